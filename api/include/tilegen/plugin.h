@@ -1,0 +1,100 @@
+// The target plugin interface (after IREE's HAL driver: a narrow vtable, each hook commented).
+// A plugin is libtilegen_<name>.so exporting
+//
+//   extern "C" const tg::PluginEntry* tilegen_plugin_entry();
+//
+// The loader checks entry->abi_version == tg::kPluginAbiVersion before calling create().
+// The interpreter target (api/src/interp_target.cpp) is the smallest complete plugin: copy it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/function.h"
+#include "tilegen/passes/pass_manager.h"
+
+namespace tg {
+
+inline constexpr uint32_t kPluginAbiVersion = 1;
+
+/// Options of one compilation. `params` are free-form target knobs ("arch", "fast_math", ...).
+struct CompileOptions {
+  std::string arch;  // empty: the device's own
+  std::map<std::string, std::string> params;
+  bool verify_each_pass = true;
+  std::string dump_after;  // pass name, "all", or empty; TILEGEN_DUMP_AFTER overrides
+};
+
+/// What compile() returns: every stage reachable by name.
+struct Artifact {
+  std::string source;          // CUDA C++, HIP C++, LLVM IR, SPIR-V disassembly, or IR text
+  std::string assembly;        // PTX/SASS, GCN, x86, ... where the target has one
+  std::vector<uint8_t> binary; // cubin, code object, object file, SPIR-V words
+  std::string entry;           // symbol to launch
+  std::shared_ptr<void> state; // target-private (a JIT'd function, a loaded module...)
+};
+
+/// One launch argument as a device context sees it.
+struct LaunchArg {
+  void* device_ptr = nullptr;          // tensors: device memory of this context
+  std::vector<int64_t> shape;          // tensors
+  DType dtype = f32;
+  Scalar scalar;                       // scalars
+  bool is_tensor = true;
+};
+
+/// An open device. Not thread-safe: one host thread at a time per context.
+class DeviceContext {
+ public:
+  virtual ~DeviceContext() = default;
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void release(void* ptr) = 0;
+  virtual void copy_to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  /// Prepare an artifact for launching on this device (load a module, ...). Called once.
+  virtual std::shared_ptr<void> load(const Artifact& a, const Function& lowered) = 0;
+  /// Launch synchronously-ordered work; args follow lowered.params, sizes omitted.
+  virtual void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+                      const std::vector<LaunchArg>& args) = 0;
+  virtual void synchronize() = 0;
+  /// Milliseconds of each of `runs` launches, timed on the device (events, timestamps).
+  virtual std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
+                                            const std::vector<LaunchArg>& args, int runs);
+};
+
+struct ProbeResult {
+  bool available = false;
+  std::string reason;              // why not, when unavailable
+  std::vector<TargetInfo> devices; // one per device
+};
+
+class TargetPlugin {
+ public:
+  virtual ~TargetPlugin() = default;
+  virtual std::string name() const = 0;
+  /// Look for the runtime and devices (dlopen here, never at load time). Cheap; may be cached.
+  virtual ProbeResult probe() = 0;
+  /// The passes from the builder's IR to what codegen() accepts, in order.
+  virtual std::vector<PassEntry> pipeline(const TargetInfo& info, const CompileOptions& opt) = 0;
+  /// Lowered IR (sizes bound) → source and binary. Must not need a device: `tilegen source`
+  /// runs it on machines without one.
+  virtual Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) = 0;
+  /// Open device `index` of probe().devices.
+  virtual std::unique_ptr<DeviceContext> open(int index) = 0;
+  /// The TargetInfo for an architecture given by name, for codegen without a device
+  /// (`tilegen source --target cuda --arch sm_80`). Default: throws tg::Error.
+  virtual TargetInfo info_for_arch(const std::string& arch);
+};
+
+}  // namespace tg
+
+extern "C" {
+struct TgPluginEntry {
+  uint32_t abi_version;
+  const char* name;
+  tg::TargetPlugin* (*create)();
+};
+}

@@ -1,0 +1,139 @@
+// The runtime facade: find targets, pick one, compile, allocate, launch, profile.
+//
+//   auto target = tg::Target::select();
+//   auto kernel = target.compile(matmul_relu(4096, 4096, 4096, 128, 128, 32));
+//   kernel(a, b, c);                 // tg::DeviceBuffer or tg::HostTensor arguments
+//   auto t = kernel.profile(a, b, c);
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "tilegen/builder.h"
+#include "tilegen/plugin.h"
+
+namespace tg {
+
+/// Every plugin found, available or not (with the reason), in discovery order.
+struct TargetStatus {
+  std::string name;
+  bool available = false;
+  std::string reason;
+  std::string path;  // the shared library, or "(built in)"
+  std::vector<TargetInfo> devices;
+};
+std::vector<TargetStatus> targets();
+
+/// A host array: pointer (not owned), shape, dtype.
+struct HostTensor {
+  void* data = nullptr;
+  std::vector<int64_t> shape;
+  DType dtype = f32;
+  int64_t numel() const;
+  std::size_t bytes() const { return storage_bytes(dtype, numel()); }
+};
+
+struct DeviceState;  // private: a plugin's open device, shared by its buffers and kernels
+
+/// Device memory owned by a target's device context. Move-only semantics via shared ownership.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  const std::vector<int64_t>& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t numel() const;
+  std::size_t bytes() const { return storage_bytes(dtype_, numel()); }
+  void* device_ptr() const { return ptr_.get(); }
+  void upload(const void* host, std::size_t bytes, Loc loc = Loc::current());
+  void download(void* host, std::size_t bytes, Loc loc = Loc::current()) const;
+  const std::string& target() const;
+
+ private:
+  friend class Target;
+  friend class CompiledKernel;
+  std::shared_ptr<DeviceState> dev_;
+  std::shared_ptr<void> ptr_;
+  std::vector<int64_t> shape_;
+  DType dtype_ = f32;
+};
+
+/// One launch argument: a device buffer, a host tensor (copied in and out around the launch), or a scalar.
+using KernelArg = std::variant<const DeviceBuffer*, HostTensor, double, int64_t>;
+
+struct ProfileOptions {
+  int warmup = 3;
+  int runs = 20;
+  bool flush_l2 = true;  // where the target has a cache to flush
+};
+struct ProfileResult {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+class CompiledKernel {
+ public:
+  const std::string& name() const;
+  /// Target code: CUDA C++, HIP C++, LLVM IR, SPIR-V disassembly, or IR text for interp.
+  const std::string& source() const;
+  const std::string& assembly() const;
+  const std::vector<uint8_t>& binary() const;
+  /// IR after each pass, by pass name, in pipeline order.
+  const std::vector<std::pair<std::string, std::string>>& stages() const;
+  /// The pass-output function (sizes bound).
+  const Function& lowered() const;
+
+  /// Launch with checked arguments (in parameter order, sizes omitted). A mismatch of shape,
+  /// dtype, device or count is a tg::Error naming the parameter and the launch site.
+  void launch(const std::vector<KernelArg>& args, Loc loc = Loc::current()) const;
+  template <typename... A> void operator()(A&&... a) const { launch(std::vector<KernelArg>{to_arg(a)...}); }
+  ProfileResult profile(const std::vector<KernelArg>& args, ProfileOptions opt = {}, Loc loc = Loc::current()) const;
+
+  struct Impl;
+  explicit CompiledKernel(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  static KernelArg to_arg(const DeviceBuffer& b) { return &b; }
+  static KernelArg to_arg(const HostTensor& t) { return t; }
+  static KernelArg to_arg(double v) { return v; }
+  static KernelArg to_arg(float v) { return double(v); }
+  static KernelArg to_arg(int v) { return int64_t(v); }
+  static KernelArg to_arg(int64_t v) { return v; }
+  std::shared_ptr<Impl> impl_;
+};
+
+class Target {
+ public:
+  /// TILEGEN_TARGET if set, else the best available device: hardware GPUs (cuda, hip, vulkan),
+  /// then the native cpu target, then software devices (lavapipe), then interp.
+  static Target select(Loc loc = Loc::current());
+  /// A named target ("cuda", "cpu", "interp", ...), device index; throws if unavailable.
+  static Target get(const std::string& name, int device = 0, Loc loc = Loc::current());
+
+  const std::string& name() const;
+  const TargetInfo& info() const;
+  TargetPlugin& plugin() const;
+
+  /// Compile; symbolic sizes are specialised at each new launch shape.
+  CompiledKernel compile(const Kernel& k, const CompileOptions& opt = {}, Loc loc = Loc::current()) const;
+  /// Run the pass pipeline and codegen without a device (for `tilegen source`), for `info`.
+  static Artifact codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
+                              const CompileOptions& opt,
+                              std::vector<std::pair<std::string, std::string>>* stages = nullptr);
+
+  DeviceBuffer alloc(std::vector<int64_t> shape, DType t, Loc loc = Loc::current()) const;
+  DeviceBuffer upload(const HostTensor& h, Loc loc = Loc::current()) const;
+
+  struct Impl;
+  explicit Target(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+/// Load (or find already loaded) a plugin by name; nullptr with `reason` set when it fails.
+TargetPlugin* find_plugin(const std::string& name, std::string* reason = nullptr);
+
+}  // namespace tg

@@ -1,0 +1,77 @@
+// Buffers and regions. A buffer is identified by its node (two buffers may share a name only
+// until the verifier sees them); its scope says where it lives:
+//   Global   — a kernel parameter in device memory
+//   Shared   — one copy per block, visible to all its threads
+//   Fragment — one tile per block, distributed over the threads' registers by layout inference
+//   Local    — one copy per thread (registers or stack)
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/expr.h"
+
+namespace tg {
+
+enum class Scope : uint8_t { Global, Shared, Fragment, Local };
+const char* name_of(Scope s);
+
+/// How a Shared buffer's logical (row, col) maps to storage, and how a Fragment is spread.
+/// RowMajor is the default. Swizzle XORs the 16-byte chunk index within a row by (row mod 2^bits),
+/// the bank-conflict-free layout of shared tiles. Padded adds `pad` elements to every row.
+/// A Fragment's per-thread layout is derived by layout inference and named by `matrix_unit`.
+struct Layout {
+  enum class Kind : uint8_t { RowMajor, Swizzle, Padded, MatrixUnit } kind = Kind::RowMajor;
+  int param = 0;            // Swizzle: bits; Padded: pad elements
+  std::string matrix_unit;  // MatrixUnit: name of the description, e.g. "mma_m16n8k16_f16"
+  bool operator==(const Layout&) const = default;
+  bool is_default() const { return kind == Kind::RowMajor; }
+};
+
+namespace ir {
+struct BufferNode {
+  std::string name;
+  std::vector<Expr> shape;  // one Expr a dimension, row-major
+  DType dtype;
+  Scope scope;
+  Layout layout;
+  SourceLoc loc;
+};
+}  // namespace ir
+
+/// A handle to a buffer node.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(std::shared_ptr<const ir::BufferNode> n) : node_(std::move(n)) {}
+  static Buffer make(std::string name, std::vector<Expr> shape, DType t, Scope s, Layout layout = {},
+                     SourceLoc loc = {});
+  const ir::BufferNode* operator->() const { return node_.get(); }
+  const ir::BufferNode* get() const { return node_.get(); }
+  const std::shared_ptr<const ir::BufferNode>& ptr() const { return node_; }
+  explicit operator bool() const { return bool(node_); }
+  bool same_as(const Buffer& o) const { return node_ == o.node_; }
+  std::size_t rank() const { return node_->shape.size(); }
+  /// The product of the shape, when every dimension is constant.
+  std::optional<int64_t> const_numel() const;
+  Expr load(std::vector<Expr> indices) const;
+
+ private:
+  std::shared_ptr<const ir::BufferNode> node_;
+};
+
+/// A box of a buffer: offsets and extents per dimension. What copy, fill and gemm operate on.
+/// Copies match regions by their extents with unit dimensions dropped, so a {1, 1, 64, 128}
+/// box of a 4-D tensor copies into a 64×128 shared tile.
+struct Region {
+  Buffer buffer;
+  std::vector<Expr> offsets;
+  std::vector<Expr> extents;
+  /// The whole buffer.
+  static Region full(const Buffer& b);
+  /// Extents with unit (constant 1) dimensions removed.
+  std::vector<Expr> squeezed_extents() const;
+};
+
+}  // namespace tg

@@ -1,0 +1,187 @@
+// Statements of the tile IR. Semantics (the interpreter is the definition):
+// a Kernel runs grid blocks independently; inside a block, the body is executed by every thread
+// (SIMT), except the collective statements — Copy, Fill, Gemm, Reduce and For(Parallel) — which the
+// block's threads perform together, once. Collective statements must not sit under control flow
+// that depends on the thread index. Explicit thread-level code reads the Kernel's thread_var, uses
+// Local buffers and synchronises with Barrier; Mma is collective over one warp/wave/subgroup.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/buffer.h"
+#include "tilegen/ir/expr.h"
+
+namespace tg {
+
+namespace ir {
+struct StmtNode;
+}
+
+class Stmt {
+ public:
+  Stmt() = default;
+  Stmt(std::shared_ptr<const ir::StmtNode> n) : node_(std::move(n)) {}
+  const ir::StmtNode* get() const { return node_.get(); }
+  const ir::StmtNode* operator->() const { return node_.get(); }
+  const std::shared_ptr<const ir::StmtNode>& ptr() const { return node_; }
+  explicit operator bool() const { return bool(node_); }
+  bool same_as(const Stmt& o) const { return node_ == o.node_; }
+  template <typename T> const T* as() const;
+
+ private:
+  std::shared_ptr<const ir::StmtNode> node_;
+};
+
+enum class ForKind : uint8_t { Serial, Parallel, Pipelined, Unrolled, Vectorized };
+enum class ReduceOp : uint8_t { Sum, Max, Min, AbsMax };
+enum class AtomicOp : uint8_t { Add, Max, Min };
+const char* name_of(ForKind k);
+const char* name_of(ReduceOp k);
+const char* name_of(AtomicOp k);
+
+namespace ir {
+
+enum class StmtKind : uint8_t {
+  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma
+};
+
+struct StmtNode {
+  StmtKind kind;
+  SourceLoc loc;  // the builder call (or text line) that made it
+  StmtNode(StmtKind k, SourceLoc l) : kind(k), loc(std::move(l)) {}
+  virtual ~StmtNode() = default;
+};
+
+/// kernel grid(g0, g1, g2) threads(T): block_vars[d] ranges over [0, grid[d]), thread_var over
+/// [0, threads). `buffers` are the Shared, Fragment and Local buffers the body uses.
+struct Kernel : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Kernel;
+  std::vector<Expr> grid;
+  std::vector<Var> block_vars;
+  int threads = 128;
+  Var thread_var;
+  std::vector<Buffer> buffers;
+  Stmt body;
+  Kernel(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// for var in [min, min + extent). Pipelined carries `stages` (≥ 1); Unrolled and Vectorized
+/// need a constant extent after specialisation.
+struct For : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::For;
+  Var var;
+  Expr min, extent;
+  ForKind for_kind = ForKind::Serial;
+  int stages = 0;
+  Stmt body;
+  For(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// dst ← src, element-wise with conversion to dst's dtype. With check_bounds, elements outside
+/// a Global buffer are read as zero and not written; the bounds pass clears the flag where it
+/// proves every access in range.
+struct Copy : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Copy;
+  Region src, dst;
+  bool check_bounds = true;
+  Copy(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct Fill : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Fill;
+  Region dst;
+  Expr value;
+  Fill(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// C (M×N) = (clear_c ? 0 : C) + op(A) · op(B), op = transpose when trans_*; A is M×K (K×M when
+/// trans_a), B is K×N (N×K when trans_b). Products accumulate in C's dtype.
+struct Gemm : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Gemm;
+  Region a, b, c;
+  bool trans_a = false, trans_b = false, clear_c = false;
+  Gemm(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// dst = reduce(src over axis), dst having src's shape without that axis. Without clear, the
+/// result is combined with dst's previous value.
+struct Reduce : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Reduce;
+  ReduceOp op = ReduceOp::Sum;
+  Buffer src, dst;
+  int axis = 0;
+  bool clear = true;
+  Reduce(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct Store : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Store;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  Store(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct Atomic : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Atomic;
+  AtomicOp op = AtomicOp::Add;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  Atomic(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct If : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::If;
+  Expr cond;
+  Stmt then_body, else_body;  // else_body may be null
+  If(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct Let : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Let;
+  Var var;
+  Expr value;
+  Stmt body;
+  Let(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// All threads of the block wait here (__syncthreads, s_barrier, OpControlBarrier).
+struct Barrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Barrier;
+  Barrier(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+struct Seq : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Seq;
+  std::vector<Stmt> stmts;
+  Seq(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// One operand of Mma: this lane's registers, a Local buffer from element `offset` on.
+struct MmaOperand {
+  Buffer buffer;
+  Expr offset;
+};
+
+/// The lanes of each group of the block (warp, wave, subgroup; the unit's group_size consecutive
+/// threads) multiply-accumulate one M×N×K tile: C += A·B. Each lane holds the elements of A, B, C
+/// that the matrix-unit description `unit` assigns to it. Collective over the group.
+struct Mma : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Mma;
+  std::string unit;
+  MmaOperand a, b, c;
+  Mma(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+}  // namespace ir
+
+template <typename T> const T* Stmt::as() const {
+  return node_ && node_->kind == T::kKind ? static_cast<const T*>(node_.get()) : nullptr;
+}
+
+/// Wrap a list in a Seq (or return the single statement).
+Stmt make_seq(std::vector<Stmt> stmts, SourceLoc loc = {});
+
+}  // namespace tg

@@ -1,0 +1,16 @@
+// Checks a function is well formed; every error names the offending node's call site and says
+// what to change. Run by build(), and by the pass manager after each pass.
+#pragma once
+#include "tilegen/ir/function.h"
+
+namespace tg {
+
+struct VerifyOptions {
+  int max_threads = 1024;        // per block
+  bool allow_unbound_sizes = true;  // false after bind_sizes: every size must be a constant
+};
+
+/// Throws tg::Error on the first problem found.
+void verify(const Function& f, const VerifyOptions& opt = {});
+
+}  // namespace tg

@@ -1,0 +1,24 @@
+// What passes and code generators know of a device. Passes read it; they never name a vendor.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tg {
+
+/// What a pass pipeline and a code generator need to know about one device.
+struct TargetInfo {
+  std::string target;        // plugin name: "cuda", "cpu", "interp", ...
+  std::string device_name;   // "NVIDIA H200", "llvmpipe", "host"
+  std::string arch;          // "sm_90", "gfx942", "x86-64-v4", ...
+  bool software = false;     // a CPU-emulated device (lavapipe, interp): ranked last by select()
+  bool is_cpu = false;       // the native CPU target
+  int warp_size = 1;         // lanes of a warp/wave/subgroup
+  int max_threads = 1024;    // per block
+  int64_t shared_mem_bytes = 48 * 1024;
+  int vector_bytes = 16;     // widest single load/store
+  bool async_copy = false;   // cp.async or equivalent
+  std::vector<std::string> matrix_units;  // names in the matrix-unit registry
+};
+
+}  // namespace tg
