@@ -1,0 +1,86 @@
+// The sample kernels: each a builder function, a float64 host reference, test shapes (ragged
+// ones included) and bench shapes. The conformance suite, `tilegen run/bench/conformance`, the
+// demo and the benchmarks all read this one registry.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tilegen/builder.h"
+#include "tilegen/runtime.h"
+
+namespace tg::samples {
+
+/// Parameter values by name (sizes, block sizes, flags as 0/1).
+using Params = std::map<std::string, int64_t>;
+
+struct ParamInfo {
+  std::string name;
+  int64_t default_value;
+  std::string help;
+};
+
+/// A host tensor with its storage, in the dtype's storage format.
+struct HostArray {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = f32;
+  std::vector<uint8_t> bytes;
+  bool is_output = false;
+  int64_t numel() const;
+  HostTensor view();
+  double get(int64_t i) const;        // element i as double
+  void set(int64_t i, double v);      // rounds to dtype
+};
+
+/// One prepared problem: inputs filled with random values, outputs poisoned (NaN, or 0x7F.. for
+/// integers), and the float64 reference result of each output.
+struct Problem {
+  std::vector<HostArray> args;                      // kernel parameter order (sizes omitted)
+  std::vector<std::vector<double>> expected;        // one per output arg, in args order
+  std::vector<double> scalars;                      // scalar params, in order, when any
+};
+
+struct Tolerance {
+  double abs = 0, rel = 0;  // |got - want| <= abs + rel * |want|
+};
+
+struct Sample {
+  std::string name;
+  std::string description;
+  std::vector<ParamInfo> params;      // every parameter with its default
+  std::vector<DType> dtypes;          // supported input dtypes; first is the default
+  /// Build the kernel for these parameters (defaults filled in) and input dtype.
+  std::function<Kernel(const Params&, DType)> build;
+  /// Random inputs and the float64 reference.
+  std::function<Problem(const Params&, DType, std::mt19937_64&)> make_problem;
+  std::function<Tolerance(const Params&, DType)> tolerance;
+  /// Shapes for the conformance suite (each with a label, ragged ones included) and for bench.
+  std::vector<Params> test_shapes;
+  std::vector<Params> bench_shapes;
+  /// Work of one launch, for TFLOP/s (flops) or GB/s (bytes) in bench; 0 when not meaningful.
+  std::function<double(const Params&, DType)> flops;
+  std::function<double(const Params&, DType)> bytes;
+};
+
+/// Every sample, in a stable order: gemm, gemm_relu, softmax, rmsnorm, flash_attention,
+/// dequant_gemm, conv2d, block_reduce.
+const std::vector<Sample>& all();
+/// nullptr when unknown.
+const Sample* find(const std::string& name);
+/// Defaults overlaid with `overrides`; throws tg::Error naming an unknown parameter.
+Params resolve(const Sample& s, const Params& overrides);
+
+/// Compare one output against its reference; returns the largest |got - want| and counts
+/// elements outside the tolerance (NaN counts as outside).
+struct Comparison {
+  double max_abs_error = 0;
+  int64_t mismatches = 0;
+  int64_t first_mismatch = -1;
+};
+Comparison compare(const HostArray& got, const std::vector<double>& want, Tolerance tol);
+
+}  // namespace tg::samples
