@@ -32,8 +32,8 @@ namespace {
 
 // ---- openblas: cblas_sgemm from the system's libopenblas, opened at first use.
 constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111;
-using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
-                         int lda, const float* b, int ldb, float beta, float* c, int ldc);
+using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                         const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
 // Debian's OpenBLAS picks kernels from the CPU's name and falls back to SSE3 kernels on CPUs it
 // does not know (this machine's among them), which would make the peer look several times
@@ -42,8 +42,10 @@ void choose_openblas_coretype() {
   if (std::getenv("OPENBLAS_CORETYPE")) return;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-  else if (__builtin_cpu_supports("avx2")) setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+  if (__builtin_cpu_supports("avx512f"))
+    setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+  else if (__builtin_cpu_supports("avx2"))
+    setenv("OPENBLAS_CORETYPE", "Haswell", 0);
 #endif
 }
 
@@ -55,7 +57,8 @@ SgemmFn load_sgemm() {
     tried = true;
     choose_openblas_coretype();  // must precede dlopen: OpenBLAS reads it when it loads
     void* lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) error = std::string("cannot load libopenblas.so.0 (") + dlerror() + "); install libopenblas0";
+    if (!lib)
+      error = std::string("cannot load libopenblas.so.0 (") + dlerror() + "); install libopenblas0";
     else if (!(fn = reinterpret_cast<SgemmFn>(dlsym(lib, "cblas_sgemm"))))
       error = "libopenblas.so.0 has no cblas_sgemm";
   }
@@ -72,13 +75,15 @@ int dimension(const samples::Params& p, const std::string& name, const std::stri
 }
 
 std::string openblas_unsupported(const std::string& sample, DType t) {
-  if (sample != "gemm" && sample != "gemm_relu") return "peer openblas has no " + sample + " (it covers gemm, gemm_relu)";
+  if (sample != "gemm" && sample != "gemm_relu")
+    return "peer openblas has no " + sample + " (it covers gemm, gemm_relu)";
   if (t != f32) return "peer openblas runs " + sample + " at f32 only, not " + std::string(t.name());
   return {};
 }
 
 // C = A·B (then relu for gemm_relu), row-major A[M,K], B[K,N], C[M,N] as the samples lay them out.
-PeerTiming openblas_run(const std::string& sample, const samples::Params& p, DType t, const PeerRunOptions& opt) {
+PeerTiming openblas_run(const std::string& sample, const samples::Params& p, DType t,
+                        const PeerRunOptions& opt) {
   if (auto why = openblas_unsupported(sample, t); !why.empty()) throw Error(why);
   const SgemmFn sgemm = load_sgemm();
   const int m = dimension(p, "M", sample), n = dimension(p, "N", sample), k = dimension(p, "K", sample);
@@ -90,7 +95,8 @@ PeerTiming openblas_run(const std::string& sample, const samples::Params& p, DTy
   const bool relu = sample == "gemm_relu";
   return time_median(
       [&] {
-        sgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+        sgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+              c.data(), n);
         if (relu)
           for (auto& v : c) v = std::max(v, 0.0f);
       },

@@ -41,7 +41,8 @@ std::string long_name(const std::vector<FlagSpec>& flags, const std::string& wor
 
 std::string known_flags(const std::vector<FlagSpec>& flags) {
   std::vector<std::string> names;
-  for (const auto& f : flags) names.push_back(f.short_name ? "-" + std::string(1, f.short_name) + "/--" + f.name : "--" + f.name);
+  for (const auto& f : flags)
+    names.push_back(f.short_name ? "-" + std::string(1, f.short_name) + "/--" + f.name : "--" + f.name);
   return names.empty() ? "none" : join(names, ", ");
 }
 

@@ -87,7 +87,8 @@ Target open_target(const std::string& name, int device) {
 
 TargetPlugin& find_target_plugin(const std::string& name) {
   const auto all = targets();
-  if (!find_status(all, name)) throw UsageError("unknown target '" + name + "'; targets are " + target_names(all));
+  if (!find_status(all, name))
+    throw UsageError("unknown target '" + name + "'; targets are " + target_names(all));
   std::string reason;
   TargetPlugin* plugin = find_plugin(name, &reason);
   if (!plugin) throw UsageError("cannot load target " + name + ": " + reason);
@@ -99,7 +100,8 @@ TargetInfo codegen_info(TargetPlugin& plugin, const std::string& arch) {
     try {
       return plugin.info_for_arch(arch);
     } catch (const Error& e) {
-      throw UsageError("target " + plugin.name() + " cannot generate code for arch '" + arch + "': " + e.message());
+      throw UsageError("target " + plugin.name() + " cannot generate code for arch '" + arch +
+                       "': " + e.message());
     }
   }
   ProbeResult probe = plugin.probe();
@@ -123,8 +125,10 @@ std::string describe_device(const TargetInfo& info) {
 
 std::string format_number(double v) {
   char buf[32];
-  if (v != 0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e6)) std::snprintf(buf, sizeof buf, "%.3e", v);
-  else std::snprintf(buf, sizeof buf, "%.4g", v);
+  if (v != 0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e6))
+    std::snprintf(buf, sizeof buf, "%.3e", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
 
@@ -149,16 +153,18 @@ std::vector<KernelArg> host_args(const Function& f, samples::Problem& p) {
     switch (param.kind) {
       case Param::Kind::Tensor:
         if (tensor >= p.args.size())
-          throw Error("sample problem has " + std::to_string(p.args.size()) + " tensors but kernel " + f.name +
-                      " takes more (missing " + param.name() + ")");
+          throw Error("sample problem has " + std::to_string(p.args.size()) + " tensors but kernel " +
+                      f.name + " takes more (missing " + param.name() + ")");
         args.emplace_back(p.args[tensor++].view());
         break;
       case Param::Kind::Scalar: {
         if (scalar >= p.scalars.size())
           throw Error("sample problem gives no value for scalar " + param.name() + " of " + f.name);
         const double v = p.scalars[scalar++];
-        if (param.var.dtype().is_float()) args.emplace_back(v);
-        else args.emplace_back(int64_t(std::llround(v)));
+        if (param.var.dtype().is_float())
+          args.emplace_back(v);
+        else
+          args.emplace_back(int64_t(std::llround(v)));
         break;
       }
       case Param::Kind::Size: break;  // bound from the tensors' shapes at launch

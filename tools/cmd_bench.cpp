@@ -44,7 +44,9 @@ samples::Problem bench_problem(const samples::Sample& s, const samples::Params& 
     arr.bytes.assign(storage_bytes(arr.dtype, arr.numel()), 0);
     for (int64_t i = 0; i < arr.numel(); ++i) {
       const double v = dist(rng);
-      arr.set(i, arr.dtype.is_float() ? v : arr.dtype.is_signed_int() ? std::round(4 * v) : std::round(3.5 + 3.5 * v));
+      arr.set(i, arr.dtype.is_float()        ? v
+                 : arr.dtype.is_signed_int() ? std::round(4 * v)
+                                             : std::round(3.5 + 3.5 * v));
     }
     problem.args.push_back(std::move(arr));
   }
@@ -72,7 +74,8 @@ void append_csv(const std::string& path, const BenchRow& r) {
   std::ofstream out(path, std::ios::app);
   if (!out) throw UsageError("cannot open '" + path + "' for appending");
   if (fresh)
-    out << "date,sample,target,device,arch,dtype,params,median_ms,min_ms,runs,tflops,gbps,peer,peer_median_ms,"
+    out << "date,sample,target,device,arch,dtype,params,median_ms,min_ms,runs,tflops,gbps,peer,peer_median_"
+           "ms,"
            "speedup\n";
   char date[32];
   const std::time_t now = std::time(nullptr);
@@ -80,8 +83,9 @@ void append_csv(const std::string& path, const BenchRow& r) {
   const auto num = [](double v) { return v > 0 ? format_number(v) : std::string(); };
   out << date << "," << csv_field(r.sample) << "," << csv_field(r.target) << "," << csv_field(r.device) << ","
       << csv_field(r.arch) << "," << r.dtype << "," << csv_field(r.params) << "," << num(r.t.median_ms) << ","
-      << num(r.t.min_ms) << "," << r.t.runs << "," << num(r.tflops) << "," << num(r.gbps) << "," << r.peer << ","
-      << num(r.peer_ms) << "," << (r.peer_ms > 0 ? format_number(r.peer_ms / r.t.median_ms) : "") << "\n";
+      << num(r.t.min_ms) << "," << r.t.runs << "," << num(r.tflops) << "," << num(r.gbps) << "," << r.peer
+      << "," << num(r.peer_ms) << "," << (r.peer_ms > 0 ? format_number(r.peer_ms / r.t.median_ms) : "")
+      << "\n";
   if (!out.flush()) throw Error("writing '" + path + "' failed");
 }
 
@@ -113,8 +117,16 @@ int cmd_bench(const std::vector<std::string>& argv) {
       "usage: tilegen bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] "
       "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N]\n";
   Args a = parse_args(argv,
-                      {{"target"}, {"device"}, {"set"}, {"dtype"}, {"vs"}, {"csv"}, {"runs"}, {"warmup"},
-                       {"check", false}, {"seed"}},
+                      {{"target"},
+                       {"device"},
+                       {"set"},
+                       {"dtype"},
+                       {"vs"},
+                       {"csv"},
+                       {"runs"},
+                       {"warmup"},
+                       {"check", false},
+                       {"seed"}},
                       1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
@@ -129,20 +141,22 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
   const ProfileOptions prof = profile_options(a, target, 20);
 
-  std::cout << std::left << std::setw(9) << "sample" << s.name << " " << dtype.name() << " " << format_params(params)
-            << "\n"
-            << std::setw(9) << "target" << target.name() << ": " << describe_device(target.info()) << std::endl;
+  std::cout << std::left << std::setw(9) << "sample" << s.name << " " << dtype.name() << " "
+            << format_params(params) << "\n"
+            << std::setw(9) << "target" << target.name() << ": " << describe_device(target.info())
+            << std::endl;
   const CompiledKernel compiled = target.compile(kernel);
   samples::Problem problem = bench_problem(s, params, dtype, kernel.function(), seed, a.has("check"));
   if (a.has("check")) {
     compiled.launch(host_args(kernel.function(), problem));
     for (const auto& c : check_outputs(problem, s.tolerance(params, dtype))) {
       if (c.cmp.mismatches > 0) {
-        std::cout << std::setw(9) << "check" << "FAIL " << describe_mismatch(c) << " (seed " << seed << ")\n";
+        std::cout << std::setw(9) << "check"
+                  << "FAIL " << describe_mismatch(c) << " (seed " << seed << ")\n";
         return 1;
       }
-      std::cout << std::setw(9) << "check" << "pass " << c.name << " max error " << format_number(c.cmp.max_abs_error)
-                << "\n";
+      std::cout << std::setw(9) << "check"
+                << "pass " << c.name << " max error " << format_number(c.cmp.max_abs_error) << "\n";
     }
   }
   std::vector<DeviceBuffer> keep;
@@ -163,10 +177,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
     const bench::PeerTiming pt = peer->run(s.name, params, dtype, {prof.warmup, prof.runs});
     row.peer = peer->name;
     row.peer_ms = pt.median_ms;
-    std::cout << std::setw(9) << peer->name << rate_line(pt.median_ms, pt.min_ms, pt.runs, flops, bytes) << "\n";
+    std::cout << std::setw(9) << peer->name << rate_line(pt.median_ms, pt.min_ms, pt.runs, flops, bytes)
+              << "\n";
   }
   if (a.has("csv")) append_csv(a.get("csv"), row);
-  if (peer) std::cout << "speedup_vs_" << peer->name << "=" << format_number(row.peer_ms / row.t.median_ms) << "\n";
+  if (peer)
+    std::cout << "speedup_vs_" << peer->name << "=" << format_number(row.peer_ms / row.t.median_ms) << "\n";
   return 0;
 }
 

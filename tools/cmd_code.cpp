@@ -36,7 +36,8 @@ void write_output(const Args& a, const std::string& what, const void* data, std:
     std::cerr << "wrote " << size << " bytes of " << what << " to " << path << "\n";
     return;
   }
-  if (binary && isatty(STDOUT_FILENO)) throw UsageError("refusing to write a binary to a terminal; give -o FILE");
+  if (binary && isatty(STDOUT_FILENO))
+    throw UsageError("refusing to write a binary to a terminal; give -o FILE");
   std::cout.write(static_cast<const char*>(data), std::streamsize(size));
   std::cout.flush();
 }

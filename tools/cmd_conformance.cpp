@@ -59,9 +59,10 @@ void print_failures(const std::vector<ConformanceCase>& cases) {
     if (c.status != CaseStatus::Fail) continue;
     if (!any) std::cout << "\nfailed:\n";
     any = true;
-    std::cout << "  " << c.sample << " " << c.dtype << " " << c.shape << " on " << c.target << ": " << c.reason
-              << "\n    repeat: tilegen run " << c.sample << " --target " << c.target << " --dtype " << c.dtype
-              << (c.shape.empty() ? "" : " --set " + c.shape) << " --seed " << c.seed << "\n";
+    std::cout << "  " << c.sample << " " << c.dtype << " " << c.shape << " on " << c.target << ": "
+              << c.reason << "\n    repeat: tilegen run " << c.sample << " --target " << c.target
+              << " --dtype " << c.dtype << (c.shape.empty() ? "" : " --set " + c.shape) << " --seed "
+              << c.seed << "\n";
   }
 }
 
@@ -90,14 +91,16 @@ int cmd_conformance(const std::vector<std::string>& argv) {
 
   std::size_t label_width = 18;
   for (const auto& r : rows) label_width = std::max(label_width, r.label.size());
-  std::cout << "seed " << opt.seed << " (each case derives its own; a failure prints the command that repeats it)\n"
+  std::cout << "seed " << opt.seed
+            << " (each case derives its own; a failure prints the command that repeats it)\n"
             << std::left << std::setw(int(label_width + 2)) << "SAMPLE DTYPE SHAPE";
   for (const auto& t : target_names) std::cout << std::setw(int(std::max<std::size_t>(t.size(), 4) + 2)) << t;
   std::cout << std::endl;
   auto on_row = [&](const ConformanceRow& row, const std::vector<ConformanceCase>& cases) {
     std::cout << std::setw(int(label_width + 2)) << row.label;
     for (std::size_t i = 0; i < cases.size(); ++i)
-      std::cout << std::setw(int(std::max<std::size_t>(target_names[i].size(), 4) + 2)) << cell(cases[i].status);
+      std::cout << std::setw(int(std::max<std::size_t>(target_names[i].size(), 4) + 2))
+                << cell(cases[i].status);
     std::cout << std::endl;  // a row at a time: the suite can take a while
   };
   const auto cases = run_conformance(opt, rows, target_names, on_row);

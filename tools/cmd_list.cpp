@@ -31,10 +31,11 @@ int cmd_targets(const std::vector<std::string>& argv) {
   const auto all = targets();
   std::size_t width = 6;
   for (const auto& t : all) width = std::max(width, t.name.size());
-  std::cout << std::left << std::setw(int(width + 2)) << "TARGET" << std::setw(13) << "STATUS" << "DETAIL\n";
+  std::cout << std::left << std::setw(int(width + 2)) << "TARGET" << std::setw(13) << "STATUS"
+            << "DETAIL\n";
   for (const auto& t : all) {
-    std::cout << std::setw(int(width + 2)) << t.name << std::setw(13) << (t.available ? "available" : "unavailable")
-              << (t.available ? t.path : t.reason) << "\n";
+    std::cout << std::setw(int(width + 2)) << t.name << std::setw(13)
+              << (t.available ? "available" : "unavailable") << (t.available ? t.path : t.reason) << "\n";
     for (std::size_t i = 0; i < t.devices.size(); ++i)
       std::cout << std::string(width + 15, ' ') << "device " << i << ": " << describe_device(t.devices[i])
                 << device_flags(t.devices[i]) << "\n";
@@ -60,7 +61,8 @@ int cmd_samples(const std::vector<std::string>& argv) {
       std::cout << (i ? ", " : " ") << s.dtypes[i].name() << (i == 0 ? " (default)" : "");
     std::cout << "\n  parameters:\n";
     std::size_t width = 4;
-    for (const auto& p : s.params) width = std::max(width, p.name.size() + 1 + std::to_string(p.default_value).size());
+    for (const auto& p : s.params)
+      width = std::max(width, p.name.size() + 1 + std::to_string(p.default_value).size());
     for (const auto& p : s.params)
       std::cout << "    " << std::setw(int(width + 2)) << std::left
                 << (p.name + "=" + std::to_string(p.default_value)) << p.help << "\n";

@@ -170,7 +170,8 @@ std::vector<std::string> plan_targets(const ConformanceOptions& opt) {
     return names;
   }
   for (const auto& name : opt.targets) {
-    const bool known = std::any_of(all.begin(), all.end(), [&](const TargetStatus& t) { return t.name == name; });
+    const bool known =
+        std::any_of(all.begin(), all.end(), [&](const TargetStatus& t) { return t.name == name; });
     if (!known) {
       std::vector<std::string> listed;
       for (const auto& t : all) listed.push_back(t.name);
@@ -181,7 +182,8 @@ std::vector<std::string> plan_targets(const ConformanceOptions& opt) {
   return names;
 }
 
-std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt, const std::vector<ConformanceRow>& rows,
+std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt,
+                                             const std::vector<ConformanceRow>& rows,
                                              const std::vector<std::string>& target_names,
                                              const RowCallback& on_row) {
   const auto all = targets();

@@ -49,8 +49,10 @@ std::vector<std::string> plan_targets(const ConformanceOptions& opt);
 
 /// Run every row on every target; `on_row` sees each row's cases (one per target) as it ends.
 using RowCallback = std::function<void(const ConformanceRow&, const std::vector<ConformanceCase>&)>;
-std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt, const std::vector<ConformanceRow>& rows,
-                                             const std::vector<std::string>& targets, const RowCallback& on_row);
+std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt,
+                                             const std::vector<ConformanceRow>& rows,
+                                             const std::vector<std::string>& targets,
+                                             const RowCallback& on_row);
 
 /// {"cases":[{"sample","target","dtype","shape","status","max_error","reason","seed"}]}
 std::string conformance_json(const std::vector<ConformanceCase>& cases);

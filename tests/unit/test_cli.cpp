@@ -58,7 +58,9 @@ const std::string kSmallGemm = "--set M=40,N=24,K=20";
 
 }  // namespace
 
-TEST_CASE("cli: the binary exists") { REQUIRE_MESSAGE(std::filesystem::exists(tilegen_path()), tilegen_path()); }
+TEST_CASE("cli: the binary exists") {
+  REQUIRE_MESSAGE(std::filesystem::exists(tilegen_path()), tilegen_path());
+}
 
 TEST_CASE("cli: help, and no command") {
   auto r = tilegen("help");
