@@ -146,7 +146,7 @@ uint64_t fresh_seed() {
   return (uint64_t(rd()) << 32) ^ uint64_t(rd());
 }
 
-std::vector<KernelArg> host_args(const Function& f, samples::Problem& p) {
+std::vector<KernelArg> launch_args(const Function& f, samples::Problem& p) {
   std::vector<KernelArg> args;
   std::size_t tensor = 0, scalar = 0;
   for (const Param& param : f.params) {
@@ -175,7 +175,7 @@ std::vector<KernelArg> host_args(const Function& f, samples::Problem& p) {
 
 std::vector<KernelArg> device_args(const Target& target, const Function& f, samples::Problem& p,
                                    std::vector<DeviceBuffer>& keep) {
-  std::vector<KernelArg> args = host_args(f, p);
+  std::vector<KernelArg> args = launch_args(f, p);
   keep.clear();
   keep.reserve(args.size());  // the pointers below must stay valid
   for (auto& a : args) {

@@ -58,7 +58,7 @@ uint64_t fresh_seed();
 // ---- Launching a sample's problem.
 /// Launch arguments in parameter order (sizes omitted): host views of the problem's tensors and
 /// its scalars. The views point into `p`, which must outlive them.
-std::vector<KernelArg> host_args(const Function& f, samples::Problem& p);
+std::vector<KernelArg> launch_args(const Function& f, samples::Problem& p);
 /// Same, with every tensor uploaded to a device buffer of `target`, kept alive in `keep`.
 std::vector<KernelArg> device_args(const Target& target, const Function& f, samples::Problem& p,
                                    std::vector<DeviceBuffer>& keep);

@@ -148,7 +148,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const CompiledKernel compiled = target.compile(kernel);
   samples::Problem problem = bench_problem(s, params, dtype, kernel.function(), seed, a.has("check"));
   if (a.has("check")) {
-    compiled.launch(host_args(kernel.function(), problem));
+    compiled.launch(launch_args(kernel.function(), problem));
     for (const auto& c : check_outputs(problem, s.tolerance(params, dtype))) {
       if (c.cmp.mismatches > 0) {
         std::cout << std::setw(9) << "check"

@@ -73,7 +73,7 @@ ConformanceCase run_case(const ConformanceRow& row, const samples::Params& param
   try {
     std::mt19937_64 rng(c.seed);
     samples::Problem problem = row.sample->make_problem(params, row.dtype, rng);
-    compiled->launch(host_args(kernel.function(), problem));
+    compiled->launch(launch_args(kernel.function(), problem));
     double max_error = 0;
     std::string mismatch;
     for (const auto& check : check_outputs(problem, row.sample->tolerance(params, row.dtype))) {
