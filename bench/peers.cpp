@@ -31,7 +31,7 @@ PeerTiming time_median(const std::function<void()>& f, const PeerRunOptions& opt
 namespace {
 
 // ---- openblas: cblas_sgemm from the system's libopenblas, opened at first use.
-constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111;
+constexpr int kCblasRowMajor = 101, kCblasNoTrans = 111, kCblasTrans = 112;
 using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
                          const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
 
@@ -81,12 +81,19 @@ std::string openblas_unsupported(const std::string& sample, DType t) {
   return {};
 }
 
-// C = A·B (then relu for gemm_relu), row-major A[M,K], B[K,N], C[M,N] as the samples lay them out.
+bool flag(const samples::Params& p, const std::string& name) {
+  auto it = p.find(name);
+  return it != p.end() && it->second != 0;
+}
+
+// C = op(A)·op(B) (then relu for gemm_relu), row-major as the samples lay them out: A is M×K, or
+// K×M with trans_A; B is K×N, or N×K with trans_B.
 PeerTiming openblas_run(const std::string& sample, const samples::Params& p, DType t,
                         const PeerRunOptions& opt) {
   if (auto why = openblas_unsupported(sample, t); !why.empty()) throw Error(why);
   const SgemmFn sgemm = load_sgemm();
   const int m = dimension(p, "M", sample), n = dimension(p, "N", sample), k = dimension(p, "K", sample);
+  const bool trans_a = flag(p, "trans_A"), trans_b = flag(p, "trans_B");
   std::vector<float> a(std::size_t(m) * k), b(std::size_t(k) * n), c(std::size_t(m) * n);
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -95,8 +102,8 @@ PeerTiming openblas_run(const std::string& sample, const samples::Params& p, DTy
   const bool relu = sample == "gemm_relu";
   return time_median(
       [&] {
-        sgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
-              c.data(), n);
+        sgemm(kCblasRowMajor, trans_a ? kCblasTrans : kCblasNoTrans, trans_b ? kCblasTrans : kCblasNoTrans, m,
+              n, k, 1.0f, a.data(), trans_a ? m : k, b.data(), trans_b ? k : n, 0.0f, c.data(), n);
         if (relu)
           for (auto& v : c) v = std::max(v, 0.0f);
       },
