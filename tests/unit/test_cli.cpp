@@ -53,8 +53,9 @@ std::string temp_path(const std::string& name) {
   return p;
 }
 
-// Small enough for the interpreter to run in well under a second.
-const std::string kSmallGemm = "--set M=40,N=24,K=20";
+// Ragged (not a multiple of the tiles) yet small enough for the interpreter to run in well under
+// a second; gemm and gemm_relu share these parameter names.
+const std::string kSmallGemm = "--set M=50,N=37,K=45,block_M=32,block_N=32,block_K=16";
 
 }  // namespace
 
@@ -102,7 +103,7 @@ TEST_CASE("cli: ir as built and after the interp pipeline's passes") {
   CHECK(r.status == 0);
   CHECK(has(r, "// ---- input"));
   CHECK(has(r, "func gemm"));
-  r = tilegen("ir gemm --after input");
+  r = tilegen("ir gemm --after input " + kSmallGemm);
   CHECK(r.status == 0);
   CHECK(has(r, "func gemm"));
   r = tilegen("ir gemm --after no_such_pass");
@@ -115,7 +116,7 @@ TEST_CASE("cli: source for interp, to stdout and to a file") {
   CHECK(r.status == 0);
   CHECK(has(r, "gemm"));
   const std::string out = temp_path("source.txt");
-  r = tilegen("source gemm --target interp -o " + out);
+  r = tilegen("source gemm --target interp -o " + out + " " + kSmallGemm);
   CHECK(r.status == 0);
   CHECK(read_file(out).find("gemm") != std::string::npos);
   r = tilegen("source gemm");
@@ -142,14 +143,14 @@ TEST_CASE("cli: run compares with the reference and times the kernel") {
 
 TEST_CASE("cli: conformance prints the matrix and totals, and writes JSON") {
   const std::string json = temp_path("conformance.json");
-  auto r = tilegen("conformance --target interp --sample gemm --dtype f32 --seed 3 --json " + json);
+  auto r = tilegen("conformance --target interp --sample gemm_relu --dtype f32 --seed 3 --json " + json);
   CHECK(r.status == 0);
   CHECK(has(r, "SAMPLE DTYPE SHAPE"));
-  CHECK(has(r, "gemm f32 "));
+  CHECK(has(r, "gemm_relu f32 "));
   CHECK(last_line(r.out).find(" passed, 0 failed, 0 skipped") != std::string::npos);
   const std::string text = read_file(json);
   CHECK(text.rfind("{\"cases\":[", 0) == 0);
-  CHECK(text.find("\"sample\":\"gemm\"") != std::string::npos);
+  CHECK(text.find("\"sample\":\"gemm_relu\"") != std::string::npos);
   CHECK(text.find("\"status\":\"pass\"") != std::string::npos);
   CHECK(text.find("\"max_error\":") != std::string::npos);
   r = tilegen("conformance --target interp --sample no_such_sample");
