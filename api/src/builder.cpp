@@ -366,8 +366,9 @@ Kernel KernelBuilder::build(Loc loc) {
 
 void KernelBuilder::check_arity(std::size_t lambda_args, std::size_t rank, Loc loc) {
   if (lambda_args != rank)
-    throw Error("parallel: the lambda takes " + std::to_string(lambda_args) + " indices but the loop has " +
-                    std::to_string(rank) + " dimensions; take one tg::Expr per dimension",
+    throw Error("parallel: the lambda takes " + std::to_string(lambda_args) +
+                    (lambda_args == 1 ? " index" : " indices") + " but the loop has " + std::to_string(rank) +
+                    (rank == 1 ? " dimension" : " dimensions") + "; take one tg::Expr per dimension",
                 SourceLoc::from(loc));
 }
 

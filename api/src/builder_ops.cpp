@@ -16,7 +16,8 @@ void check_indices(const Buffer& b, const std::vector<Expr>& idx, const char* wh
   if (!b) throw Error(std::string(what) + " of an empty Tensor", at);
   if (idx.size() != b.rank())
     throw Error(std::string(what) + ": " + describe(b) + " has " + ordinal_dims(b.rank()) + " but " +
-                    std::to_string(idx.size()) + " indices were given; give one index per dimension",
+                    std::to_string(idx.size()) + (idx.size() == 1 ? " index was" : " indices were") +
+                    " given; give one index per dimension",
                 at);
   for (std::size_t d = 0; d < idx.size(); ++d) {
     if (!idx[d].defined())

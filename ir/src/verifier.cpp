@@ -159,7 +159,8 @@ void Verifier::check_shape(const Buffer& b, const std::string& who) {
     if (!e.defined() || !e.dtype().is_int()) fail(who + ": dimension " + std::to_string(d) + " must be an integer");
     if (auto v = e.as_int(); v && *v <= 0)
       fail(who + ": dimension " + std::to_string(d) + " is " + std::to_string(*v) +
-           "; every dimension must be at least 1 (check the block sizes)");
+           "; every dimension must be at least 1" +
+           (b->scope == Scope::Global ? std::string() : std::string(" (check the block sizes)")));
     visit_expr(e);
   }
 }

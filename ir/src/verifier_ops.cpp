@@ -34,7 +34,7 @@ std::string dims_str(const std::vector<Expr>& dims) {
 void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what, const SourceLoc& at) {
   if (idx.size() != b.rank())
     throw Error(what + ": " + describe(b) + " has " + dims_word(b.rank()) + " but " + num(int64_t(idx.size())) +
-                    " indices are given; give one index per dimension",
+                    (idx.size() == 1 ? " index is" : " indices are") + " given; give one index per dimension",
                 at);
   for (std::size_t d = 0; d < idx.size(); ++d) {
     if (!idx[d].defined()) throw Error(what + ": index " + num(int64_t(d)) + " into " + b->name + " is empty", at);
