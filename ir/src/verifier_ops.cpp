@@ -251,6 +251,14 @@ void check_mma(const ir::Mma& op) {
                   op.loc);
     if (!ops[i]->offset.defined() || !ops[i]->offset.dtype().is_int())
       throw Error(std::string("mma: operand ") + roles[i] + " needs an integer element offset", op.loc);
+    int regs = i == 0 ? unit->a_regs() : i == 1 ? unit->b_regs() : unit->c_regs();
+    auto numel = b.const_numel();
+    auto offset = ops[i]->offset.as_int();
+    if (numel && offset && (*offset < 0 || *offset + regs > *numel))
+      throw Error(std::string("mma: operand ") + roles[i] + " reads elements [" + num(*offset) + ", " +
+                      num(*offset + regs) + ") of " + describe(b) + ", which holds " + num(*numel) +
+                      "; make the local buffer larger or the offset smaller",
+                  op.loc);
   }
 }
 

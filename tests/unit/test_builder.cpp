@@ -308,3 +308,55 @@ TEST_CASE("builder: gemm options, reductions and element assignment casts") {
   REQUIRE(store);
   CHECK(store->value.dtype() == f32);  // the int literal became the buffer's dtype
 }
+
+TEST_CASE("builder: an online-softmax row kernel uses the rest of the language") {
+  KernelBuilder k("softmax_rows");
+  Expr m = k.size("M");
+  auto X = k.tensor("X", {m, 256}, f16);
+  auto Y = k.tensor("Y", {m, 256}, f16);
+  Expr scale = k.scalar("scale", f32);
+  k.grid(ceildiv(m, 16)).threads(128).body([&]() {
+    Expr row0 = k.let("row0", k.block_index(0) * 16);
+    auto xs = k.fragment({16, 64}, f32, "xs");
+    auto mx = k.fragment({16}, f32, "mx");
+    auto sum = k.fragment({16}, f32, "sum");
+    auto part = k.fragment({16}, f32, "part");
+    auto tmp = k.local({4}, f32, "tmp");
+    k.fill(mx, lowest(f32));
+    k.clear(sum);
+    k.serial(4, [&](Expr c) {
+      k.copy(X.slice({row0, c * 64}, {16, 64}), xs);
+      k.reduce_max(xs, mx, 1, /*clear=*/false);
+      k.parallel(xs, [&](Expr i, Expr j) { xs(i, j) = exp2(xs(i, j) * scale - mx(i)); });
+      k.reduce_sum(xs, part, 1);
+      k.parallel(sum, [&](Expr i) { sum(i) += part(i); });
+    });
+    k.unrolled(4, [&](Expr u) { tmp(u) = 0.0f; });
+    k.vectorized(4, [&](Expr v) { tmp(v) += 1.0f; });
+    k.serial(4, [&](Expr c) {
+      k.copy(X.at(row0, c * 64), xs);
+      k.parallel(xs, [&](Expr i, Expr j) { xs(i, j) = exp2(xs(i, j) * scale - mx(i)) / sum(i); });
+      k.copy(xs, Y.at(row0, c * 64));
+    });
+  });
+  Kernel kern = k.build();
+  auto* kernel = kern.function().body.as<ir::Kernel>();
+  REQUIRE(kernel);
+  auto* let = kernel->body.as<ir::Let>();  // the let takes the whole rest of the body
+  REQUIRE(let);
+  auto body = stmts_of(let->body);
+  REQUIRE(body.size() == 6);
+  auto* fill = body[0].as<ir::Fill>();
+  REQUIRE(fill);
+  CHECK(fill->value.as<ir::FloatImm>()->value < -1e38);
+  auto first_loop = stmts_of(body[2].as<ir::For>()->body);
+  auto* red = first_loop[1].as<ir::Reduce>();
+  REQUIRE(red);
+  CHECK(!red->clear);
+  CHECK(body[3].as<ir::For>()->for_kind == ForKind::Unrolled);
+  CHECK(body[4].as<ir::For>()->for_kind == ForKind::Vectorized);
+  const Function& f = kern.function();
+  REQUIRE(f.params.size() == 4);
+  CHECK(f.params[2].name() == "scale");
+  CHECK(f.params[3].name() == "M");
+}
