@@ -18,9 +18,12 @@ std::string shape_str(const std::vector<Expr>& dims) {
   std::string out;
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (i) out += "x";
-    if (auto v = dims[i].as_int()) out += std::to_string(*v);
-    else if (auto* var = dims[i].as<ir::VarNode>()) out += var->name;
-    else out += "?";
+    if (auto v = dims[i].as_int())
+      out += std::to_string(*v);
+    else if (auto* var = dims[i].as<ir::VarNode>())
+      out += var->name;
+    else
+      out += "?";
   }
   return out.empty() ? "scalar" : out;
 }
@@ -43,7 +46,8 @@ void BuilderState::check_not_built(const char* what, const SourceLoc& at) const 
                 at);
 }
 
-void BuilderState::require_body(const char* what, const SourceLoc& at, const std::vector<Buffer>& used) const {
+void BuilderState::require_body(const char* what, const SourceLoc& at,
+                                const std::vector<Buffer>& used) const {
   check_not_built(what, at);
   if (phase == Phase::InBody && !frames.empty()) return;
   if (phase == Phase::AfterBody)
@@ -52,7 +56,8 @@ void BuilderState::require_body(const char* what, const SourceLoc& at, const std
         throw Error(std::string(what) + " after body() closed: " + describe(b) +
                         " lives only inside its kernel; move this call into the body lambda",
                     at);
-  throw Error(std::string(what) + " outside body(): tile operations and element code belong inside "
+  throw Error(std::string(what) +
+                  " outside body(): tile operations and element code belong inside "
                   "k.grid(...).threads(...).body([&](...) { ... })",
               at);
 }
@@ -63,7 +68,8 @@ void BuilderState::check_owned(const Buffer& b, const char* what, const SourceLo
   if (b->scope == Scope::Global) {
     for (auto& p : params)
       if (p.kind == Param::Kind::Tensor && same(p.buffer)) return;
-    throw Error(std::string(what) + ": " + describe(b) + " belongs to another KernelBuilder; declare it here with "
+    throw Error(std::string(what) + ": " + describe(b) +
+                    " belongs to another KernelBuilder; declare it here with "
                     "k.tensor(...)",
                 at);
   }
@@ -75,9 +81,11 @@ void BuilderState::check_owned(const Buffer& b, const char* what, const SourceLo
 
 void BuilderState::claim_name(const std::string& n, const char* what, const SourceLoc& at) {
   if (!builder_detail::is_identifier(n))
-    throw Error(std::string(what) + " name \"" + n + "\" is not an identifier; use letters, digits and _", at);
+    throw Error(std::string(what) + " name \"" + n + "\" is not an identifier; use letters, digits and _",
+                at);
   if (std::find(names.begin(), names.end(), n) != names.end())
-    throw Error(std::string(what) + " name " + n + " is already used in kernel " + name + "; pick another name", at);
+    throw Error(
+        std::string(what) + " name " + n + " is already used in kernel " + name + "; pick another name", at);
   names.push_back(n);
 }
 
@@ -134,7 +142,8 @@ Tensor KernelBuilder::tensor(std::string name, std::vector<Expr> shape, DType t,
   st_->claim_name(name, "tensor", at);
   for (auto& d : shape)
     if (!d.defined() || !d.dtype().is_int())
-      throw Error("tensor " + name + ": every dimension must be an integer (a constant or a k.size(...))", at);
+      throw Error("tensor " + name + ": every dimension must be an integer (a constant or a k.size(...))",
+                  at);
   Buffer b = Buffer::make(std::move(name), std::move(shape), t, Scope::Global, {}, at);
   Param p;
   p.kind = Param::Kind::Tensor;
@@ -162,8 +171,10 @@ Expr KernelBuilder::scalar(std::string name, DType t, Loc loc) {
   if (st_->phase != BuilderState::Phase::Declaring)
     throw Error("scalar(\"" + name + "\") after body(): declare scalars before grid(...).body(...)", at);
   st_->claim_name(name, "scalar", at);
-  if (t.is_packed()) throw Error("scalar " + name + " of packed type " + std::string(t.name()) +
-                                     " cannot be passed by value; use i8 or a wider type", at);
+  if (t.is_packed())
+    throw Error("scalar " + name + " of packed type " + std::string(t.name()) +
+                    " cannot be passed by value; use i8 or a wider type",
+                at);
   Param p;
   p.kind = Param::Kind::Scalar;
   p.var = Var(std::move(name), t, at);
@@ -177,7 +188,8 @@ namespace {
 KernelBuilder& set_grid(KernelBuilder& k, BuilderState& st, std::vector<Expr> dims, const SourceLoc& at) {
   st.check_not_built("grid()", at);
   if (st.phase != BuilderState::Phase::Declaring || !st.grid.empty())
-    throw Error("grid() called twice: a KernelBuilder makes one kernel; use another builder for another kernel", at);
+    throw Error(
+        "grid() called twice: a KernelBuilder makes one kernel; use another builder for another kernel", at);
   static const char* names[] = {"bx", "by", "bz"};
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (!dims[d].defined() || !dims[d].dtype().is_int())
@@ -190,7 +202,9 @@ KernelBuilder& set_grid(KernelBuilder& k, BuilderState& st, std::vector<Expr> di
 }
 }  // namespace
 
-KernelBuilder& KernelBuilder::grid(Expr gx, Loc loc) { return set_grid(*this, *st_, {gx}, SourceLoc::from(loc)); }
+KernelBuilder& KernelBuilder::grid(Expr gx, Loc loc) {
+  return set_grid(*this, *st_, {gx}, SourceLoc::from(loc));
+}
 KernelBuilder& KernelBuilder::grid(Expr gx, Expr gy, Loc loc) {
   return set_grid(*this, *st_, {gx, gy}, SourceLoc::from(loc));
 }
@@ -213,9 +227,10 @@ KernelBuilder& KernelBuilder::threads(int n, Loc loc) {
 void KernelBuilder::begin_body(SourceLoc loc) {
   st_->check_not_built("body()", loc);
   if (st_->phase != BuilderState::Phase::Declaring)
-    throw Error("body() called twice: a KernelBuilder makes one kernel; use another builder for another kernel",
-                loc);
-  if (st_->grid.empty()) throw Error("body() before grid(...): call k.grid(blocks...).threads(n).body(...)", loc);
+    throw Error(
+        "body() called twice: a KernelBuilder makes one kernel; use another builder for another kernel", loc);
+  if (st_->grid.empty())
+    throw Error("body() before grid(...): call k.grid(blocks...).threads(n).body(...)", loc);
   st_->phase = BuilderState::Phase::InBody;
   st_->body_loc = loc;
   st_->thread_var = Var("tx", i32, loc);
@@ -255,14 +270,18 @@ Expr KernelBuilder::block_index(int dim, Loc loc) {
 namespace {
 Tensor allocate(BuilderState& st, Scope scope, std::vector<Expr> shape, DType t, std::string name,
                 const SourceLoc& at) {
-  const char* what = scope == Scope::Shared ? "shared()" : scope == Scope::Fragment ? "fragment()" : "local()";
+  const char* what = scope == Scope::Shared     ? "shared()"
+                     : scope == Scope::Fragment ? "fragment()"
+                                                : "local()";
   st.require_body(what, at);
   for (auto& d : shape)
     if (!d.defined() || !d.dtype().is_int())
       throw Error(std::string(what) + ": every dimension must be an integer", at);
   if (name.empty()) {
     const char* prefix = scope == Scope::Shared ? "shared_" : scope == Scope::Fragment ? "frag_" : "local_";
-    auto taken = [&](const std::string& n) { return std::find(st.names.begin(), st.names.end(), n) != st.names.end(); };
+    auto taken = [&](const std::string& n) {
+      return std::find(st.names.begin(), st.names.end(), n) != st.names.end();
+    };
     do name = prefix + std::to_string(st.scope_counters[int(scope)]++);
     while (taken(name));
   }
@@ -290,7 +309,8 @@ void KernelBuilder::annotate_layout(const Tensor& t, Layout layout, Loc loc) {
   const Buffer& b = t.buffer();
   bool shared_kind = layout.kind == Layout::Kind::Swizzle || layout.kind == Layout::Kind::Padded;
   if (shared_kind && b->scope != Scope::Shared)
-    throw Error("annotate_layout(): swizzled and padded layouts apply to shared tiles, not " + describe(b), at);
+    throw Error("annotate_layout(): swizzled and padded layouts apply to shared tiles, not " + describe(b),
+                at);
   if (layout.kind == Layout::Kind::MatrixUnit && b->scope != Scope::Fragment)
     throw Error("annotate_layout(): a matrix-unit layout applies to fragments, not " + describe(b), at);
   if (layout.kind == Layout::Kind::Swizzle && (layout.param < 1 || layout.param > 3))
@@ -298,7 +318,8 @@ void KernelBuilder::annotate_layout(const Tensor& t, Layout layout, Loc loc) {
                     std::to_string(layout.param),
                 at);
   if (layout.kind == Layout::Kind::Padded && layout.param < 1)
-    throw Error("annotate_layout(): padding must be at least 1 element, not " + std::to_string(layout.param), at);
+    throw Error("annotate_layout(): padding must be at least 1 element, not " + std::to_string(layout.param),
+                at);
   for (auto& note : st_->layouts)
     if (note.buffer.same_as(b))
       throw Error("annotate_layout(): " + describe(b) + " already has a layout (set at " + note.loc.str() +
@@ -339,10 +360,12 @@ Kernel KernelBuilder::build(Loc loc) {
   SourceLoc at = SourceLoc::from(loc);
   if (st_->phase == BuilderState::Phase::Built)
     throw Error("build() called twice: kernel " + st_->name + " is already built; keep the first result", at);
-  if (st_->phase == BuilderState::Phase::InBody) throw Error("build() inside body(): call it after body(...)", at);
+  if (st_->phase == BuilderState::Phase::InBody)
+    throw Error("build() inside body(): call it after body(...)", at);
   if (st_->phase == BuilderState::Phase::Declaring)
-    throw Error("build(): kernel " + st_->name + " has no body; add k.grid(...).threads(n).body([&](...) { ... })",
-                at);
+    throw Error(
+        "build(): kernel " + st_->name + " has no body; add k.grid(...).threads(n).body([&](...) { ... })",
+        at);
   st_->phase = BuilderState::Phase::Built;
 
   auto kernel = std::make_shared<ir::Kernel>(st_->grid_loc);

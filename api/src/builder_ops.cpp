@@ -10,7 +10,9 @@ using builder_detail::shape_str;
 
 namespace {
 
-std::string ordinal_dims(std::size_t n) { return std::to_string(n) + (n == 1 ? " dimension" : " dimensions"); }
+std::string ordinal_dims(std::size_t n) {
+  return std::to_string(n) + (n == 1 ? " dimension" : " dimensions");
+}
 
 void check_indices(const Buffer& b, const std::vector<Expr>& idx, const char* what, const SourceLoc& at) {
   if (!b) throw Error(std::string(what) + " of an empty Tensor", at);
@@ -21,11 +23,13 @@ void check_indices(const Buffer& b, const std::vector<Expr>& idx, const char* wh
                 at);
   for (std::size_t d = 0; d < idx.size(); ++d) {
     if (!idx[d].defined())
-      throw Error(std::string(what) + ": index " + std::to_string(d) + " into " + b->name + " is an empty expression",
-                  at);
+      throw Error(
+          std::string(what) + ": index " + std::to_string(d) + " into " + b->name + " is an empty expression",
+          at);
     if (!idx[d].dtype().is_int())
       throw Error(std::string(what) + ": index " + std::to_string(d) + " into " + b->name + " has type " +
-                      std::string(idx[d].dtype().name()) + "; indices must be integers (tg::cast(tg::i32, ...))",
+                      std::string(idx[d].dtype().name()) +
+                      "; indices must be integers (tg::cast(tg::i32, ...))",
                   at);
   }
 }
@@ -70,7 +74,10 @@ void need_extents(const Tile& t, const char* op, const char* role, const SourceL
                 at);
 }
 
-template <typename Node> std::shared_ptr<Node> node(const SourceLoc& at) { return std::make_shared<Node>(at); }
+template <typename Node>
+std::shared_ptr<Node> node(const SourceLoc& at) {
+  return std::make_shared<Node>(at);
+}
 
 }  // namespace
 
@@ -88,7 +95,9 @@ ElementRef Tensor::operator()(Expr i0, Expr i1, Expr i2, Expr i3, Loc loc) const
 Tile Tensor::at(Expr i0, Loc loc) const { return tile(buf_, {i0}, {}, loc); }
 Tile Tensor::at(Expr i0, Expr i1, Loc loc) const { return tile(buf_, {i0, i1}, {}, loc); }
 Tile Tensor::at(Expr i0, Expr i1, Expr i2, Loc loc) const { return tile(buf_, {i0, i1, i2}, {}, loc); }
-Tile Tensor::at(Expr i0, Expr i1, Expr i2, Expr i3, Loc loc) const { return tile(buf_, {i0, i1, i2, i3}, {}, loc); }
+Tile Tensor::at(Expr i0, Expr i1, Expr i2, Expr i3, Loc loc) const {
+  return tile(buf_, {i0, i1, i2, i3}, {}, loc);
+}
 Tile Tensor::slice(std::vector<Expr> offsets, std::vector<Expr> extents, Loc loc) const {
   if (extents.empty()) throw Error("slice: give one extent per dimension", SourceLoc::from(loc));
   return tile(buf_, std::move(offsets), std::move(extents), loc);
@@ -130,10 +139,11 @@ void KernelBuilder::copy(const Tile& src, const Tile& dst, Loc loc) {
   st_->check_owned(src.buffer, "copy", at);
   st_->check_owned(dst.buffer, "copy", at);
   if (src.extents.empty() && dst.extents.empty())
-    throw Error("copy: the extents of both " + describe(src.buffer) + " and " + describe(dst.buffer) +
-                    " are unknown (both come from .at(...)); pass a whole buffer on one side or give extents with "
-                    ".slice(offsets, extents)",
-                at);
+    throw Error(
+        "copy: the extents of both " + describe(src.buffer) + " and " + describe(dst.buffer) +
+            " are unknown (both come from .at(...)); pass a whole buffer on one side or give extents with "
+            ".slice(offsets, extents)",
+        at);
   auto s = node<ir::Copy>(at);
   s->src = region_of(src);
   s->dst = region_of(dst);
@@ -155,7 +165,9 @@ void record_fill(BuilderState& st, const Tile& dst, Expr value, const char* what
 }
 }  // namespace
 
-void KernelBuilder::clear(const Tile& dst, Loc loc) { record_fill(*st_, dst, Expr(0), "clear", SourceLoc::from(loc)); }
+void KernelBuilder::clear(const Tile& dst, Loc loc) {
+  record_fill(*st_, dst, Expr(0), "clear", SourceLoc::from(loc));
+}
 void KernelBuilder::fill(const Tile& dst, Expr value, Loc loc) {
   record_fill(*st_, dst, std::move(value), "fill", SourceLoc::from(loc));
 }
@@ -243,7 +255,8 @@ Stmt make_for(Var v, Expr min, Expr extent, ForKind kind, int stages, Stmt body,
 }
 }  // namespace
 
-void KernelBuilder::loop(ForKind kind, Expr begin, Expr extent, int stages, std::function<void(Expr)> f, Loc loc) {
+void KernelBuilder::loop(ForKind kind, Expr begin, Expr extent, int stages, std::function<void(Expr)> f,
+                         Loc loc) {
   SourceLoc at = SourceLoc::from(loc);
   const char* what = name_of(kind);
   st_->require_body(what, at);
@@ -273,7 +286,8 @@ void KernelBuilder::loop_nest(ForKind kind, const std::vector<Expr>& extents, in
   st_->push();
   f(std::vector<Expr>(vars.begin(), vars.end()));
   Stmt body = st_->pop(at);
-  for (std::size_t d = extents.size(); d-- > 0;) body = make_for(vars[d], Expr(0), extents[d], kind, stages, body, at);
+  for (std::size_t d = extents.size(); d-- > 0;)
+    body = make_for(vars[d], Expr(0), extents[d], kind, stages, body, at);
   st_->record(body);
 }
 

@@ -4,10 +4,11 @@
 //   kernel grid(4) threads(128) -> (bx; tx) {
 //     if (tx < 32) { copy(A[bx*64 : 64] -> As) }   ← error: copy under an if that depends on tx
 //   }
+#include "tilegen/ir/verifier.h"
+
 #include <unordered_map>
 #include <unordered_set>
 
-#include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
 #include "verifier_internal.h"
 
@@ -36,10 +37,18 @@ class ThreadDependence : public IRVisitor {
 
 const char* stmt_name(StmtKind k) {
   switch (k) {
-    case StmtKind::Kernel: return "kernel"; case StmtKind::For: return "loop"; case StmtKind::Copy: return "copy";
-    case StmtKind::Fill: return "fill"; case StmtKind::Gemm: return "gemm"; case StmtKind::Reduce: return "reduce";
-    case StmtKind::Store: return "store"; case StmtKind::Atomic: return "atomic"; case StmtKind::If: return "if";
-    case StmtKind::Let: return "let"; case StmtKind::Barrier: return "barrier"; case StmtKind::Seq: return "sequence";
+    case StmtKind::Kernel: return "kernel";
+    case StmtKind::For: return "loop";
+    case StmtKind::Copy: return "copy";
+    case StmtKind::Fill: return "fill";
+    case StmtKind::Gemm: return "gemm";
+    case StmtKind::Reduce: return "reduce";
+    case StmtKind::Store: return "store";
+    case StmtKind::Atomic: return "atomic";
+    case StmtKind::If: return "if";
+    case StmtKind::Let: return "let";
+    case StmtKind::Barrier: return "barrier";
+    case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
   }
   return "statement";
@@ -123,10 +132,14 @@ void Verifier::check_params() {
     if (!names.insert(p.name()).second)
       fail("two parameters of " + f_.name + " are named " + p.name() + "; give each parameter its own name");
     if (tensor && p.buffer->scope != Scope::Global)
-      fail("parameter " + p.name() + " is a " + name_of(p.buffer->scope) + " buffer; tensor parameters are global");
-    if (tensor) tensors_.insert(p.buffer.get());
-    else if (p.kind == Param::Kind::Size) sizes_.insert(p.var.node());
-    else scalars_.insert(p.var.node());
+      fail("parameter " + p.name() + " is a " + name_of(p.buffer->scope) +
+           " buffer; tensor parameters are global");
+    if (tensor)
+      tensors_.insert(p.buffer.get());
+    else if (p.kind == Param::Kind::Size)
+      sizes_.insert(p.var.node());
+    else
+      scalars_.insert(p.var.node());
     if (p.kind == Param::Kind::Size && !p.var.dtype().is_int())
       fail("size " + p.name() + " has type " + std::string(p.var.dtype().name()) + "; sizes are integers");
   }
@@ -156,7 +169,8 @@ void Verifier::check_shape(const Buffer& b, const std::string& who) {
   if (b.rank() == 0) fail(who + " has no dimensions; give it at least one (use {1} for a single value)");
   for (std::size_t d = 0; d < b.rank(); ++d) {
     const Expr& e = b->shape[d];
-    if (!e.defined() || !e.dtype().is_int()) fail(who + ": dimension " + std::to_string(d) + " must be an integer");
+    if (!e.defined() || !e.dtype().is_int())
+      fail(who + ": dimension " + std::to_string(d) + " must be an integer");
     if (auto v = e.as_int(); v && *v <= 0)
       fail(who + ": dimension " + std::to_string(d) + " is " + std::to_string(*v) +
            "; every dimension must be at least 1" +
@@ -168,7 +182,8 @@ void Verifier::check_shape(const Buffer& b, const std::string& who) {
 void Verifier::bind(const Var& v, const char* kind) {
   if (!v.defined()) fail(std::string("a ") + kind + " has no variable");
   if (!bound_.insert(v.node()).second)
-    fail("variable " + v.name() + " is bound twice in nested scopes; give the inner " + kind + " a new variable");
+    fail("variable " + v.name() + " is bound twice in nested scopes; give the inner " + kind +
+         " a new variable");
   retired_.erase(v.node());
 }
 
@@ -191,22 +206,26 @@ void Verifier::visit(const VarNode* op) {
   }
   if (sizes_.count(op)) {
     if (!opt_.allow_unbound_sizes)
-      fail("size " + op->name + " is still symbolic here; bind sizes (the bind_sizes pass) before this stage");
+      fail("size " + op->name +
+           " is still symbolic here; bind sizes (the bind_sizes pass) before this stage");
     return;
   }
   if (scalars_.count(op)) return;
   if (!bound_.count(op)) {
     auto it = retired_.find(op);
     if (it == retired_.end())
-      fail("variable " + op->name + " is not defined here; use a parameter, a block or thread index, a loop index "
+      fail("variable " + op->name +
+           " is not defined here; use a parameter, a block or thread index, a loop index "
            "or a let inside its scope");
     std::string kind = it->second;
     std::string scope = kind == "loop variable" ? "loop" : kind == "let variable" ? "let's block" : "kernel";
-    fail(kind + " " + op->name + " is used outside its " + scope + "; use it inside, or store the value in a buffer");
+    fail(kind + " " + op->name + " is used outside its " + scope +
+         "; use it inside, or store the value in a buffer");
   }
   if (kernel_ && op == kernel_->thread_var.node() && parallel_depth_ > 0)
-    fail("thread_index() inside a parallel loop: the loop's iterations are already spread over the threads; "
-         "index with the loop variables instead");
+    fail(
+        "thread_index() inside a parallel loop: the loop's iterations are already spread over the threads; "
+        "index with the loop variables instead");
 }
 
 void Verifier::check_buffer_use(const Buffer& b, const std::string& what) {
@@ -218,13 +237,16 @@ void Verifier::check_buffer_use(const Buffer& b, const std::string& what) {
     return;
   }
   if (!kernel_)
-    fail(describe(b) + " is used outside a kernel; shared, fragment and local buffers live inside the kernel "
+    fail(describe(b) +
+         " is used outside a kernel; shared, fragment and local buffers live inside the kernel "
          "that allocates them");
   if (!kernel_buffers_.count(b.get()))
-    fail(describe(b) + " is used outside its kernel (this kernel does not allocate it); allocate it inside the "
+    fail(describe(b) +
+         " is used outside its kernel (this kernel does not allocate it); allocate it inside the "
          "body of the kernel that uses it");
   if (b->scope == Scope::Local && parallel_depth_ > 0)
-    fail("local " + b->name + " is used inside a parallel loop; locals are per thread, so use a fragment for a "
+    fail("local " + b->name +
+         " is used inside a parallel loop; locals are per thread, so use a fragment for a "
          "block-wide tile, or use the local in per-thread code outside parallel loops");
 }
 
@@ -249,7 +271,8 @@ void Verifier::check_collective(const std::string& what, bool is_parallel_loop) 
     const Divergence& d = divergent_.back();
     fail(what + " under control flow that depends on the thread index (the " + d.what + " at " + d.loc.str() +
          "): collective statements are performed once by the whole block, so every thread must reach them; "
-         "move it out of that " + d.what);
+         "move it out of that " +
+         d.what);
   }
 }
 
@@ -261,14 +284,16 @@ void Verifier::visit(const Kernel* op) {
   if (op->block_vars.size() != op->grid.size()) fail("the kernel needs one block index per grid dimension");
   for (std::size_t d = 0; d < op->grid.size(); ++d) {
     const Expr& g = op->grid[d];
-    if (!g.defined() || !g.dtype().is_int()) fail("grid dimension " + std::to_string(d) + " must be an integer");
+    if (!g.defined() || !g.dtype().is_int())
+      fail("grid dimension " + std::to_string(d) + " must be an integer");
     visit_expr(g);
     if (auto v = g.as_int(); v && *v <= 0)
       fail("grid dimension " + std::to_string(d) + " has " + std::to_string(*v) +
            " blocks; every grid dimension needs at least 1 block (e.g. tg::ceildiv(N, bn))");
   }
   if (op->threads < 1 || op->threads > opt_.max_threads)
-    fail("threads(" + std::to_string(op->threads) + "): a block has 1 to " + std::to_string(opt_.max_threads) +
+    fail("threads(" + std::to_string(op->threads) + "): a block has 1 to " +
+         std::to_string(opt_.max_threads) +
          " threads here; change the block size (and use a larger grid for more work)");
   kernel_ = op;
   for (auto& b : op->buffers) {
@@ -294,13 +319,15 @@ void Verifier::visit(const For* op) {
   At at(loc_, op->loc);
   std::string kind = name_of(op->for_kind);
   require_kernel(kind + " loop");
-  if (!op->min.defined() || !op->extent.defined() || !op->min.dtype().is_int() || !op->extent.dtype().is_int())
+  if (!op->min.defined() || !op->extent.defined() || !op->min.dtype().is_int() ||
+      !op->extent.dtype().is_int())
     fail(kind + " loop: the start and extent must be integers");
   visit_expr(op->min);
   visit_expr(op->extent);
   std::string var = op->var.defined() ? op->var.name() : "?";
   if (auto v = op->extent.as_int(); v && *v <= 0)
-    fail(kind + " loop over " + var + " has extent " + std::to_string(*v) + "; a loop needs a positive extent");
+    fail(kind + " loop over " + var + " has extent " + std::to_string(*v) +
+         "; a loop needs a positive extent");
   if (op->for_kind == ForKind::Pipelined && op->stages < 1)
     fail("pipelined loop with " + std::to_string(op->stages) +
          " stages; use at least 1 stage (2 to 4 overlap copies with compute)");
@@ -394,8 +421,9 @@ void Verifier::visit(const Let* op) {
   require_kernel("let");
   if (!op->value.defined()) fail("let " + (op->var.defined() ? op->var.name() : "?") + " has an empty value");
   if (op->var.defined() && op->var.dtype() != op->value.dtype())
-    fail("let " + op->var.name() + " is declared " + std::string(op->var.dtype().name()) + " but its value is " +
-         std::string(op->value.dtype().name()) + "; give the variable the value's dtype");
+    fail("let " + op->var.name() + " is declared " + std::string(op->var.dtype().name()) +
+         " but its value is " + std::string(op->value.dtype().name()) +
+         "; give the variable the value's dtype");
   visit_expr(op->value);
   bind(op->var, "let variable");
   if (thread_dependent(op->value)) tainted_.insert(op->var.node());
@@ -407,11 +435,13 @@ void Verifier::visit(const Barrier* op) {
   At at(loc_, op->loc);
   require_kernel("barrier");
   if (parallel_depth_ > 0)
-    fail("barrier inside a parallel loop; put barriers in per-thread code, between loops and tile operations");
+    fail(
+        "barrier inside a parallel loop; put barriers in per-thread code, between loops and tile operations");
   if (!divergent_.empty()) {
     const Divergence& d = divergent_.back();
     fail("barrier under control flow that depends on the thread index (the " + std::string(d.what) + " at " +
-         d.loc.str() + "): every thread of the block must reach a barrier or the block hangs; move it out of that " +
+         d.loc.str() +
+         "): every thread of the block must reach a barrier or the block hangs; move it out of that " +
          d.what);
   }
 }

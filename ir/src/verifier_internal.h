@@ -17,7 +17,8 @@ std::string dims_str(const std::vector<Expr>& dims);
 /// constant box lies inside a constant shape.
 void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at);
 /// One index per dimension, each an integer.
-void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what, const SourceLoc& at);
+void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what,
+                   const SourceLoc& at);
 /// A value of `value`'s dtype may be stored into `target` (numeric to numeric, bool to bool/int).
 void check_value_type(DType target, const Expr& value, const std::string& what, const SourceLoc& at);
 

@@ -31,16 +31,20 @@ std::string dims_str(const std::vector<Expr>& dims) {
   return out.empty() ? "a scalar" : out;
 }
 
-void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what, const SourceLoc& at) {
+void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what,
+                   const SourceLoc& at) {
   if (idx.size() != b.rank())
-    throw Error(what + ": " + describe(b) + " has " + dims_word(b.rank()) + " but " + num(int64_t(idx.size())) +
-                    (idx.size() == 1 ? " index is" : " indices are") + " given; give one index per dimension",
+    throw Error(what + ": " + describe(b) + " has " + dims_word(b.rank()) + " but " +
+                    num(int64_t(idx.size())) + (idx.size() == 1 ? " index is" : " indices are") +
+                    " given; give one index per dimension",
                 at);
   for (std::size_t d = 0; d < idx.size(); ++d) {
-    if (!idx[d].defined()) throw Error(what + ": index " + num(int64_t(d)) + " into " + b->name + " is empty", at);
+    if (!idx[d].defined())
+      throw Error(what + ": index " + num(int64_t(d)) + " into " + b->name + " is empty", at);
     if (!idx[d].dtype().is_int())
       throw Error(what + ": index " + num(int64_t(d)) + " into " + b->name + " has type " +
-                      std::string(idx[d].dtype().name()) + "; indices must be integers (tg::cast(tg::i32, ...))",
+                      std::string(idx[d].dtype().name()) +
+                      "; indices must be integers (tg::cast(tg::i32, ...))",
                   at);
   }
 }
@@ -61,8 +65,8 @@ void check_region(const Region& r, const std::string& op, const std::string& rol
   std::string who = "the " + role + " region of " + describe(b);
   if (r.offsets.size() != b.rank() || r.extents.size() != b.rank())
     throw Error(op + ": " + who + " has " + num(int64_t(r.offsets.size())) + " offsets and " +
-                    num(int64_t(r.extents.size())) + " extents but " + b->name + " has " + dims_word(b.rank()) +
-                    "; give one of each per dimension",
+                    num(int64_t(r.extents.size())) + " extents but " + b->name + " has " +
+                    dims_word(b.rank()) + "; give one of each per dimension",
                 at);
   for (std::size_t d = 0; d < b.rank(); ++d) {
     const Expr &off = r.offsets[d], &ext = r.extents[d];
@@ -74,8 +78,9 @@ void check_region(const Region& r, const std::string& op, const std::string& rol
                       "; extents must be positive",
                   at);
     if (o && e && n && (*o < 0 || *o + *e > *n))
-      throw Error(op + ": " + who + " covers [" + num(*o) + ", " + num(*o + *e) + ") in dim " + num(int64_t(d)) +
-                      ", outside " + b->name + "'s " + num(*n) + " there; keep the region inside the buffer",
+      throw Error(op + ": " + who + " covers [" + num(*o) + ", " + num(*o + *e) + ") in dim " +
+                      num(int64_t(d)) + ", outside " + b->name + "'s " + num(*n) +
+                      " there; keep the region inside the buffer",
                   at);
   }
 }
@@ -85,8 +90,9 @@ void check_copy(const ir::Copy& op) {
   check_region(op.dst, "copy", "destination", op.loc);
   const Buffer &s = op.src.buffer, &d = op.dst.buffer;
   if (s->scope == Scope::Global && d->scope == Scope::Global)
-    throw Error("copy from global " + s->name + " to global " + d->name + ": stage through a shared or fragment tile",
-                op.loc);
+    throw Error(
+        "copy from global " + s->name + " to global " + d->name + ": stage through a shared or fragment tile",
+        op.loc);
   auto se = op.src.squeezed_extents(), de = op.dst.squeezed_extents();
   bool mismatch = false;
   if (se.size() == de.size()) {
@@ -142,22 +148,32 @@ std::optional<std::string> accumulator_problem(DType in, DType acc) {
     case TypeCode::F16:
       if (acc == f32 || acc == f16) return std::nullopt;
       return need("an f32 (or f16) accumulator");
-    case TypeCode::BF16: case TypeCode::F8E4M3: case TypeCode::F8E5M2: case TypeCode::F4E2M1: case TypeCode::F32:
+    case TypeCode::BF16:
+    case TypeCode::F8E4M3:
+    case TypeCode::F8E5M2:
+    case TypeCode::F4E2M1:
+    case TypeCode::F32:
       if (acc == f32) return std::nullopt;
       return need("an f32 accumulator");
     case TypeCode::F64:
       if (acc == f64) return std::nullopt;
       return need("an f64 accumulator");
-    case TypeCode::I4: case TypeCode::U4: case TypeCode::I8: case TypeCode::U8: case TypeCode::I16:
+    case TypeCode::I4:
+    case TypeCode::U4:
+    case TypeCode::I8:
+    case TypeCode::U8:
+    case TypeCode::I16:
       if (acc == i32) return std::nullopt;
       return need("an i32 accumulator");
-    case TypeCode::I32: case TypeCode::U32:
+    case TypeCode::I32:
+    case TypeCode::U32:
       if (acc == i32 || acc == i64) return std::nullopt;
       return need("an i32 or i64 accumulator");
     case TypeCode::I64:
       if (acc == i64) return std::nullopt;
       return need("an i64 accumulator");
-    case TypeCode::Bool: return std::string("but bool inputs cannot be multiplied; convert them to a numeric type");
+    case TypeCode::Bool:
+      return std::string("but bool inputs cannot be multiplied; convert them to a numeric type");
   }
   return std::nullopt;
 }
@@ -175,13 +191,15 @@ void check_gemm(const ir::Gemm& op) {
     throw Error("gemm: the accumulator C is " + describe(c) +
                     "; accumulate into a fragment (k.fragment(...)) or a local buffer",
                 op.loc);
-  Matrix ma = matrix_of(op.a, "A", op.loc), mb = matrix_of(op.b, "B", op.loc), mc = matrix_of(op.c, "C", op.loc);
+  Matrix ma = matrix_of(op.a, "A", op.loc), mb = matrix_of(op.b, "B", op.loc),
+         mc = matrix_of(op.c, "C", op.loc);
   Expr m = op.trans_a ? ma.cols : ma.rows, ka = op.trans_a ? ma.rows : ma.cols;
   Expr kb = op.trans_b ? mb.cols : mb.rows, n = op.trans_b ? mb.rows : mb.cols;
   agree(ka, kb, "K", "A " + a->name, "B " + b->name, op.loc);
   agree(m, mc.rows, "M", "A " + a->name, "C " + c->name, op.loc);
   agree(n, mc.cols, "N", "B " + b->name, "C " + c->name, op.loc);
-  bool both_fp8 = (a->dtype == fp8_e4m3 || a->dtype == fp8_e5m2) && (b->dtype == fp8_e4m3 || b->dtype == fp8_e5m2);
+  bool both_fp8 =
+      (a->dtype == fp8_e4m3 || a->dtype == fp8_e5m2) && (b->dtype == fp8_e4m3 || b->dtype == fp8_e5m2);
   if (a->dtype != b->dtype && !both_fp8)
     throw Error("gemm: A " + a->name + " is " + std::string(a->dtype.name()) + " but B " + b->name + " is " +
                     std::string(b->dtype.name()) + "; copy one into a tile of the other's dtype",
@@ -208,8 +226,8 @@ void check_reduce(const ir::Reduce& op) {
     ok = (x && y) ? *x == *y : equal(want[i], d->shape[i]);
   }
   if (!ok)
-    throw Error(what + ": " + describe(d) + " is " + dims_str(d->shape) + " but reducing " + describe(s) + " (" +
-                    dims_str(s->shape) + ") over axis " + num(op.axis) + " gives " + dims_str(want) +
+    throw Error(what + ": " + describe(d) + " is " + dims_str(d->shape) + " but reducing " + describe(s) +
+                    " (" + dims_str(s->shape) + ") over axis " + num(op.axis) + " gives " + dims_str(want) +
                     "; allocate the destination with that shape",
                 op.loc);
   if (s->dtype.is_bool() || d->dtype.is_bool())
@@ -220,9 +238,10 @@ void check_atomic(const ir::Atomic& op) {
   std::string what = std::string("atomic_") + name_of(op.op);
   const Buffer& b = op.buffer;
   if (b->scope != Scope::Global && b->scope != Scope::Shared)
-    throw Error(what + " on " + describe(b) +
-                    ": atomics need a global or shared buffer; update a fragment with element code or a reduce",
-                op.loc);
+    throw Error(
+        what + " on " + describe(b) +
+            ": atomics need a global or shared buffer; update a fragment with element code or a reduce",
+        op.loc);
   if (b->dtype.is_bool() || b->dtype.is_packed())
     throw Error(what + " on " + describe(b) + " of type " + std::string(b->dtype.name()) +
                     ": atomics need a numeric type of at least 8 bits",
@@ -233,7 +252,8 @@ void check_atomic(const ir::Atomic& op) {
 void check_mma(const ir::Mma& op) {
   const MatrixUnit* unit = find_matrix_unit(op.unit);
   if (!unit)
-    throw Error("mma: no matrix unit named \"" + op.unit + "\"; use a registered one (matrix_unit_names())", op.loc);
+    throw Error("mma: no matrix unit named \"" + op.unit + "\"; use a registered one (matrix_unit_names())",
+                op.loc);
   const char* roles[] = {"A", "B", "C"};
   const ir::MmaOperand* ops[] = {&op.a, &op.b, &op.c};
   DType types[] = {unit->a_type, unit->b_type, unit->c_type};
@@ -245,9 +265,9 @@ void check_mma(const ir::Mma& op) {
                       "; matrix-unit operands are per-lane registers, so use a local buffer",
                   op.loc);
     if (b->dtype != types[i])
-      throw Error(std::string("mma: operand ") + roles[i] + " (" + b->name + ") is " + std::string(b->dtype.name()) +
-                      " but unit " + unit->name + " takes " + std::string(types[i].name()) +
-                      "; convert the operand or pick a unit of that dtype",
+      throw Error(std::string("mma: operand ") + roles[i] + " (" + b->name + ") is " +
+                      std::string(b->dtype.name()) + " but unit " + unit->name + " takes " +
+                      std::string(types[i].name()) + "; convert the operand or pick a unit of that dtype",
                   op.loc);
     if (!ops[i]->offset.defined() || !ops[i]->offset.dtype().is_int())
       throw Error(std::string("mma: operand ") + roles[i] + " needs an integer element offset", op.loc);

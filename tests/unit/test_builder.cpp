@@ -10,6 +10,8 @@ using namespace tg;
 
 namespace {
 
+// `line = __LINE__;` must stay on the line of the call it marks.
+// clang-format off
 // Line numbers of the statements in matmul_relu, for the location checks.
 int line_shared, line_clear, line_pipelined, line_copy_a, line_gemm, line_parallel, line_store, line_copy_c;
 
@@ -34,6 +36,8 @@ Kernel matmul_relu(Expr M, Expr N, Expr K, int bm, int bn, int bk, KernelBuilder
   });
   return k.build();
 }
+
+// clang-format on
 
 std::vector<Stmt> stmts_of(const Stmt& s) {
   if (auto* seq = s.as<ir::Seq>()) return seq->stmts;
@@ -154,7 +158,8 @@ TEST_CASE("builder: symbolic sizes are Size params after tensors and scalars") {
   CHECK(!kernel->grid[0].as_int());
   CHECK(kernel->buffers[0]->name == "t");
   // Symbolic sizes are fine while unbound, and an error once sizes must be bound.
-  CHECK_THROWS_WITH_AS(verify(f, VerifyOptions{1024, false}), doctest::Contains("size N is still symbolic"), Error);
+  CHECK_THROWS_WITH_AS(verify(f, VerifyOptions{1024, false}), doctest::Contains("size N is still symbolic"),
+                       Error);
 }
 
 TEST_CASE("builder: let scopes the rest of its block") {
@@ -191,8 +196,9 @@ TEST_CASE("builder: if_ and else_ record one If with both branches") {
   k.grid(1).threads(64).body([&](Expr) {
     auto t = k.fragment({64}, f32);
     k.copy(X, t);
-    k.if_(flag > 0, [&] { k.parallel(t, [&](Expr i) { t(i) = t(i) * 2.0f; }); })
-        .else_([&] { k.parallel(t, [&](Expr i) { t(i) = 0.0f; }); });
+    k.if_(flag > 0, [&] { k.parallel(t, [&](Expr i) { t(i) = t(i) * 2.0f; }); }).else_([&] {
+      k.parallel(t, [&](Expr i) { t(i) = 0.0f; });
+    });
     k.if_(flag == 3, [&] { k.copy(t, X); });
   });
   Kernel kern = k.build();
@@ -241,8 +247,14 @@ TEST_CASE("builder: a thread-level block reduction") {
   struct Count : IRVisitor {
     int barriers = 0, atomics = 0, ifs = 0;
     void visit(const ir::Barrier*) override { ++barriers; }
-    void visit(const ir::Atomic* op) override { ++atomics; IRVisitor::visit(op); }
-    void visit(const ir::If* op) override { ++ifs; IRVisitor::visit(op); }
+    void visit(const ir::Atomic* op) override {
+      ++atomics;
+      IRVisitor::visit(op);
+    }
+    void visit(const ir::If* op) override {
+      ++ifs;
+      IRVisitor::visit(op);
+    }
   } count;
   count.visit_stmt(kernel->body);
   CHECK(count.barriers == 8);

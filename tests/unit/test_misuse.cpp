@@ -27,6 +27,8 @@ void expect_misuse(const std::function<void()>& f, const int& line, const std::s
 
 }  // namespace
 
+// `line = __LINE__;` must stay on the line of the call it marks.
+// clang-format off
 TEST_CASE("misuse: gemm with mismatched K names both K's") {
   int line = 0;
   expect_misuse([&] {
@@ -490,3 +492,4 @@ TEST_CASE("misuse: a serial loop with a negative extent") {
     k.build();
   }, line, "serial loop over i has extent -3; a loop needs a positive extent");
 }
+// clang-format on

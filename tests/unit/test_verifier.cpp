@@ -117,8 +117,9 @@ TEST_CASE("verifier: a well-formed two-kernel function passes") {
   Stmt body2 = seq({copy(box(Y, {k2.bx * 64}, {64}), Region::full(t2), 20), barrier(21),
                     store(t2, {k2.tx % 64}, t2.load({(k2.tx + 1) % 64}), 22), barrier(23),
                     copy(Region::full(t2), box(X, {k2.bx * 64}, {64}), 24)});
-  Function f = function({tensor_param(X), tensor_param(Y), var_param(n, Param::Kind::Size)},
-                        seq({k1.make({t1}, body1, 64, ceildiv(n, 64)), k2.make({t2}, body2, 64, ceildiv(n, 64))}));
+  Function f =
+      function({tensor_param(X), tensor_param(Y), var_param(n, Param::Kind::Size)},
+               seq({k1.make({t1}, body1, 64, ceildiv(n, 64)), k2.make({t2}, body2, 64, ceildiv(n, 64))}));
   CHECK_NOTHROW(verify(f));
   expect_error(f, 2, "size N is still symbolic", VerifyOptions{1024, false});
 }
@@ -157,13 +158,15 @@ TEST_CASE("verifier: undefined variables, foreign tensors, and let scope") {
   let->value = k.tx + 1;
   let->body = store(X, {x % 64}, 1.0f, 13);
   Stmt body = seq({Stmt(let), store(X, {x % 64}, 2.0f, 14)});
-  expect_error(function({tensor_param(X)}, k.make({}, body)), 14, "let variable x is used outside its let's block");
+  expect_error(function({tensor_param(X)}, k.make({}, body)), 14,
+               "let variable x is used outside its let's block");
 
   auto bad_type = std::make_shared<ir::Let>(at(15));
   bad_type->var = Var("y", f16);
   bad_type->value = k.tx + 1;
   bad_type->body = barrier(16);
-  expect_error(function({tensor_param(X)}, k.make({}, Stmt(bad_type))), 15, "give the variable the value's dtype");
+  expect_error(function({tensor_param(X)}, k.make({}, Stmt(bad_type))), 15,
+               "give the variable the value's dtype");
 }
 
 TEST_CASE("verifier: parameters") {
@@ -245,7 +248,8 @@ TEST_CASE("verifier: thread-dependent loops and control flow") {
   CHECK_NOTHROW(verify(function({tensor_param(X)}, k.make({s}, ok))));
   // A value read from a Local buffer is per thread too.
   Buffer l = onchip("l", {1}, Scope::Local, i32);
-  Stmt via_local = seq({store(l, {0}, k.tx, 65), if_(l.load({0}) == 0, copy(Region::full(X), Region::full(s), 67), 66)});
+  Stmt via_local =
+      seq({store(l, {0}, k.tx, 65), if_(l.load({0}) == 0, copy(Region::full(X), Region::full(s), 67), 66)});
   expect_error(function({tensor_param(X)}, k.make({s, l}, via_local)), 67, "(the if at hand.ir:66)");
   // Collective statements inside a parallel loop's body.
   Var j("j");
@@ -263,7 +267,8 @@ TEST_CASE("verifier: kernels and allocations") {
   expect_error(function({tensor_param(X)}, outer.make({global("G", {4})}, barrier(5))), 1,
                "the kernel allocates global G");
   Buffer bad = onchip("bad", {Var("bx")}, Scope::Shared, f32, 8);
-  expect_error(function({tensor_param(X)}, outer.make({bad}, barrier(5))), 8, "variable bx is not defined here");
+  expect_error(function({tensor_param(X)}, outer.make({bad}, barrier(5))), 8,
+               "variable bx is not defined here");
   KernelParts k;
   auto k3 = std::make_shared<ir::Kernel>(*k.make({}, barrier(5)).as<ir::Kernel>());
   k3->grid = {1, 1, 1, 1};
@@ -283,7 +288,8 @@ TEST_CASE("verifier: gemm shapes with transposes and region ranks") {
   CHECK_NOTHROW(verify(function({}, k.make({As, Bs, Cf}, Stmt(gemm)))));
   auto wrong = std::make_shared<ir::Gemm>(*gemm);
   wrong->trans_b = false;  // B is now 64x32: K 64 against A's 32
-  expect_error(function({}, k.make({As, Bs, Cf}, Stmt(wrong))), 80, "K of A As (32) differs from K of B Bs (64)");
+  expect_error(function({}, k.make({As, Bs, Cf}, Stmt(wrong))), 80,
+               "K of A As (32) differs from K of B Bs (64)");
   auto bad_region = std::make_shared<ir::Gemm>(*gemm);
   bad_region->a.extents = {32};
   expect_error(function({}, k.make({As, Bs, Cf}, Stmt(bad_region))), 80, "has 2 offsets and 1 extents");
@@ -302,5 +308,6 @@ TEST_CASE("verifier: reduce and fill on hand-made IR") {
   auto fill = std::make_shared<ir::Fill>(at(91));
   fill->dst = box(S, {0, 16}, {64, 32});
   fill->value = make_float(0, f32);
-  expect_error(function({}, k.make({S, M}, Stmt(fill))), 91, "covers [16, 48) in dim 1, outside S's 32 there");
+  expect_error(function({}, k.make({S, M}, Stmt(fill))), 91,
+               "covers [16, 48) in dim 1, outside S's 32 there");
 }
