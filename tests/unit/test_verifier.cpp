@@ -2,6 +2,7 @@
 // but the builder never would. Each error must carry the offending node's location.
 #include <doctest/doctest.h>
 
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/verifier.h"
 
 using namespace tg;
@@ -310,4 +311,47 @@ TEST_CASE("verifier: reduce and fill on hand-made IR") {
   fill->value = make_float(0, f32);
   expect_error(function({}, k.make({S, M}, Stmt(fill))), 91,
                "covers [16, 48) in dim 1, outside S's 32 there");
+}
+
+TEST_CASE("verifier: mma operands") {
+  // A one-lane 1x1x1 unit registered by the test, so the check does not depend on core's list.
+  MatrixUnit unit;
+  unit.name = "verifier_test_unit_1x1x1";
+  unit.family = "test";
+  unit.m = unit.n = unit.k = 1;
+  unit.group_size = 1;
+  unit.a_type = f16;
+  unit.b_type = f16;
+  unit.c_type = f32;
+  unit.a_layout = unit.b_layout = unit.c_layout = {MatrixUnit::Slot{0, 0}};
+  register_matrix_unit(unit);
+
+  KernelParts k;
+  Buffer a = onchip("a", {1}, Scope::Local, f16), b = onchip("b", {1}, Scope::Local, f16);
+  Buffer c = onchip("c", {1}, Scope::Local, f32);
+  auto mma = std::make_shared<ir::Mma>(at(100));
+  mma->unit = unit.name;
+  mma->a = {a, Expr(0)};
+  mma->b = {b, Expr(0)};
+  mma->c = {c, Expr(0)};
+  CHECK_NOTHROW(verify(function({}, k.make({a, b, c}, Stmt(mma)))));
+
+  auto unknown = std::make_shared<ir::Mma>(*mma);
+  unknown->unit = "no_such_unit";
+  expect_error(function({}, k.make({a, b, c}, Stmt(unknown))), 100, "no matrix unit named \"no_such_unit\"");
+
+  Buffer cs = onchip("cs", {1}, Scope::Shared, f32);
+  auto shared_c = std::make_shared<ir::Mma>(*mma);
+  shared_c->c = {cs, Expr(0)};
+  expect_error(function({}, k.make({a, b, cs}, Stmt(shared_c))), 100, "so use a local buffer");
+
+  Buffer c16 = onchip("c16", {1}, Scope::Local, f16);
+  auto wrong_type = std::make_shared<ir::Mma>(*mma);
+  wrong_type->c = {c16, Expr(0)};
+  expect_error(function({}, k.make({a, b, c16}, Stmt(wrong_type))), 100,
+               "operand C (c16) is f16 but unit verifier_test_unit_1x1x1 takes f32");
+
+  auto past_end = std::make_shared<ir::Mma>(*mma);
+  past_end->a = {a, Expr(1)};
+  expect_error(function({}, k.make({a, b, c}, Stmt(past_end))), 100, "reads elements [1, 2) of local a");
 }
