@@ -243,7 +243,7 @@ class Bounder {
       case ExprKind::Unary: return unary(e);
       case ExprKind::Select: {
         auto* s = e.as<Select>();
-        if (auto d = ctx_.decide(s->cond)) return *d ? of(s->t) : of(s->f);
+        if (auto d = ctx_.decide(s->cond, false)) return *d ? of(s->t) : of(s->f);
         return hull(of(s->t), of(s->f));
       }
       case ExprKind::Cast: {
@@ -260,7 +260,7 @@ class Bounder {
   Interval binary(const Expr& e) const {
     auto* b = e.as<Binary>();
     if (is_comparison(b->op) || is_logical(b->op)) {
-      auto d = ctx_.decide(e);
+      auto d = ctx_.decide(e, false);
       return d ? Interval::point(*d) : Interval{0, 1};
     }
     if (e.dtype().is_bool()) return {0, 1};
@@ -295,7 +295,7 @@ class Bounder {
     switch (u->op) {
       case UnOp::Neg: return neg(of(u->a));
       case UnOp::Not: {
-        auto d = ctx_.decide(e);
+        auto d = ctx_.decide(e, false);
         return d ? Interval::point(*d) : Interval{0, 1};
       }
       case UnOp::BitNot: return add(neg(of(u->a)), Interval::point(-1));  // ~x = -x - 1
@@ -324,14 +324,33 @@ RangeContext RangeContext::for_function(const Function& f) {
   return c;
 }
 
-bool RangeContext::prove_nonpositive(const Expr& d) const {
+bool RangeContext::prove_nonpositive(const Expr& d, bool use_facts) const {
   if (!d.dtype().is_int() && !d.dtype().is_bool()) return false;
-  return prove_nonpositive(linear_form(d));
+  return prove_nonpositive(linear_form(d), use_facts);
 }
 
-bool RangeContext::prove_nonpositive(const LinearForm& d) const {
+LinearForm RangeContext::expand(const LinearForm& f) const {
+  if (definitions.empty()) return f;
+  LinearForm out{f.type, {}, f.constant};
+  for (auto& [t, c] : f.terms) {
+    auto* v = t.as<VarNode>();
+    auto it = v ? definitions.find(v) : definitions.end();
+    if (it == definitions.end()) {
+      add_term(out, t, c);
+      continue;
+    }
+    for (auto& [dt, dc] : it->second.terms) add_term(out, dt, wrap_mul(dc, c));
+    out.constant = wrap_add(out.constant, wrap_mul(it->second.constant, c));
+  }
+  drop_zero_terms(out);
+  return out;
+}
+
+bool RangeContext::prove_nonpositive(const LinearForm& goal, bool use_facts) const {
   Bounder b(*this);
+  LinearForm d = expand(goal);
   if (b.of_linear(d).hi <= 0) return true;
+  if (!use_facts) return false;
   for (auto& f : facts) {
     // d ≤ 0 follows from f ≤ 0 when d - k·f ≤ 0 for some k > 0; try k = 1 and the k that
     // cancels the first term the two share.
@@ -345,13 +364,15 @@ bool RangeContext::prove_nonpositive(const LinearForm& d) const {
   return false;
 }
 
-std::optional<bool> RangeContext::decide(const Expr& c) const {
+std::optional<bool> RangeContext::decide(const Expr& c, bool use_facts) const {
   if (!c.defined()) return std::nullopt;
   if (auto* i = c.as<IntImm>()) return i->value != 0;
   if (auto* b = c.as<Binary>()) {
     if (is_comparison(b->op)) {
       if (!int_operands(b)) return std::nullopt;
-      auto le = [&](const Expr& x, const Expr& y, int64_t k) { return prove_nonpositive(linear_difference(x, y, k)); };
+      auto le = [&](const Expr& x, const Expr& y, int64_t k) {
+        return prove_nonpositive(linear_difference(x, y, k), use_facts);
+      };
       switch (b->op) {
         case BinOp::Lt: if (le(b->a, b->b, 1)) return true; if (le(b->b, b->a, 0)) return false; break;
         case BinOp::Le: if (le(b->a, b->b, 0)) return true; if (le(b->b, b->a, 1)) return false; break;
@@ -370,7 +391,7 @@ std::optional<bool> RangeContext::decide(const Expr& c) const {
       return std::nullopt;
     }
     if (is_logical(b->op)) {
-      auto x = decide(b->a), y = decide(b->b);
+      auto x = decide(b->a, use_facts), y = decide(b->b, use_facts);
       bool dominant = b->op == BinOp::Or;  // the value that decides the whole alone
       if ((x && *x == dominant) || (y && *y == dominant)) return dominant;
       if (x && y) return !dominant;
@@ -378,7 +399,7 @@ std::optional<bool> RangeContext::decide(const Expr& c) const {
     }
   }
   if (auto* u = c.as<Unary>(); u && u->op == UnOp::Not) {
-    auto x = decide(u->a);
+    auto x = decide(u->a, use_facts);
     return x ? std::optional<bool>(!*x) : std::nullopt;
   }
   if (c.dtype().is_bool() || c.dtype().is_int()) {
@@ -413,7 +434,8 @@ BinOp negated(BinOp op) {
 }
 }  // namespace
 
-void RangeContext::assume_linear(const LinearForm& f) {
+void RangeContext::assume_linear(const LinearForm& fact) {
+  LinearForm f = expand(fact);
   if (f.terms.empty()) return;
   facts.push_back(f);
   // c·v + k ≤ 0 narrows v: v ≤ floor(-k / c) when c > 0, v ≥ ceil(k / -c) when c < 0.
@@ -481,8 +503,7 @@ void RangeContext::enter_loop(const Var& v, const Expr& min, const Expr& extent)
 void RangeContext::enter_let(const Var& v, const Expr& value) {
   if (!v.dtype().is_int() || !value.dtype().is_int()) return;
   set_range(v, bounds(value));
-  assume_linear(linear_difference(v, value, 0));
-  assume_linear(linear_difference(value, v, 0));
+  definitions[v.node()] = expand(linear_form(value));
 }
 
 }  // namespace tg

@@ -64,6 +64,9 @@ class RangeContext {
  public:
   VarRanges ranges;
   std::vector<LinearForm> facts;
+  /// Let variables with a linear value, expanded in facts and goals so that proofs see through
+  /// them (let row = by*128 + i; ... row < M ...).
+  std::unordered_map<const ir::VarNode*, LinearForm> definitions;
 
   /// Size parameters of f are known to be ≥ 0.
   static RangeContext for_function(const Function& f);
@@ -71,11 +74,13 @@ class RangeContext {
   /// Bounds of an integer or bool expression (everything() for floats and what is unknown).
   Interval bounds(const Expr& e) const;
   /// Whether d ≤ 0 always holds, from bounds or from a fact f with d - k·f ≤ 0 (k > 0).
-  bool prove_nonpositive(const Expr& d) const;
-  bool prove_nonpositive(const LinearForm& d) const;
+  /// Decisions nested inside a bounds computation (a select's condition) use ranges only, so
+  /// that a fact mentioning a select cannot send the proof around in a circle.
+  bool prove_nonpositive(const Expr& d, bool use_facts = true) const;
+  bool prove_nonpositive(const LinearForm& d, bool use_facts = true) const;
   /// true / false when the condition is decided for every value in scope; nullopt otherwise.
   /// Decides integer comparisons, &&, ||, ! and constants; float conditions stay undecided.
-  std::optional<bool> decide(const Expr& cond) const;
+  std::optional<bool> decide(const Expr& cond, bool use_facts = true) const;
   bool prove(const Expr& cond) const {
     auto d = decide(cond);
     return d && *d;
@@ -95,15 +100,18 @@ class RangeContext {
   void enter_loop(const Var& v, const Expr& min, const Expr& extent);
   /// let v = value.
   void enter_let(const Var& v, const Expr& value);
+  /// f with every let variable that has a definition replaced by it.
+  LinearForm expand(const LinearForm& f) const;
   void set_range(const Var& v, Interval r);
 
   /// Restores ranges and facts when it goes out of scope:
   ///   { RangeContext::Scope s(ctx); ctx.enter_loop(...); body = mutate(op->body); }
   class Scope {
    public:
-    explicit Scope(RangeContext& c) : ctx_(c), ranges_(c.ranges), nfacts_(c.facts.size()) {}
+    explicit Scope(RangeContext& c) : ctx_(c), ranges_(c.ranges), definitions_(c.definitions), nfacts_(c.facts.size()) {}
     ~Scope() {
       ctx_.ranges = std::move(ranges_);
+      ctx_.definitions = std::move(definitions_);
       ctx_.facts.resize(nfacts_);
     }
     Scope(const Scope&) = delete;
@@ -112,6 +120,7 @@ class RangeContext {
    private:
     RangeContext& ctx_;
     VarRanges ranges_;
+    std::unordered_map<const ir::VarNode*, LinearForm> definitions_;
     std::size_t nfacts_;
   };
 };
