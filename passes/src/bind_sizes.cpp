@@ -71,7 +71,9 @@ Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& siz
 
 namespace {
 
-std::string dim_name(const Buffer& t, std::size_t d) { return "tensor " + t->name + " dimension " + std::to_string(d); }
+std::string dim_name(const Buffer& t, std::size_t d) {
+  return "tensor " + t->name + " dimension " + std::to_string(d);
+}
 
 // Binds sizes from dimensions that are exactly a size; checks constant dimensions.
 void bind_direct(const Function& f, const Buffer& t, const std::vector<int64_t>& shape,
@@ -79,11 +81,12 @@ void bind_direct(const Function& f, const Buffer& t, const std::vector<int64_t>&
   for (std::size_t d = 0; d < shape.size(); ++d) {
     const Expr& dim = t->shape[d];
     if (shape[d] < 0)
-      throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + "; dimensions cannot be negative", t->loc);
+      throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + "; dimensions cannot be negative",
+                  t->loc);
     if (auto c = dim.as_int()) {
       if (*c != shape[d])
-        throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + " but " + f.name + " was built for " +
-                        std::to_string(*c),
+        throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + " but " + f.name +
+                        " was built for " + std::to_string(*c),
                     t->loc);
       continue;
     }
@@ -91,19 +94,21 @@ void bind_direct(const Function& f, const Buffer& t, const std::vector<int64_t>&
     if (!v || !size_param(f, v)) continue;
     auto [it, fresh] = bound.try_emplace(v, shape[d], dim_name(t, d));
     if (!fresh && it->second.first != shape[d])
-      throw Error("size " + v->name + " is " + std::to_string(it->second.first) + " from " + it->second.second +
-                      " but " + std::to_string(shape[d]) + " from " + dim_name(t, d) + "; the tensors' shapes disagree",
+      throw Error("size " + v->name + " is " + std::to_string(it->second.first) + " from " +
+                      it->second.second + " but " + std::to_string(shape[d]) + " from " + dim_name(t, d) +
+                      "; the tensors' shapes disagree",
                   t->loc);
   }
 }
 
 }  // namespace
 
-std::map<std::string, int64_t> infer_sizes(const Function& f, const std::vector<std::vector<int64_t>>& tensor_shapes) {
+std::map<std::string, int64_t> infer_sizes(const Function& f,
+                                           const std::vector<std::vector<int64_t>>& tensor_shapes) {
   std::vector<Buffer> tensors = f.tensors();
   if (tensor_shapes.size() != tensors.size())
-    throw Error(f.name + " takes " + std::to_string(tensors.size()) + " tensors (" + tensor_names(f) + ") but " +
-                    std::to_string(tensor_shapes.size()) + " shapes were given",
+    throw Error(f.name + " takes " + std::to_string(tensors.size()) + " tensors (" + tensor_names(f) +
+                    ") but " + std::to_string(tensor_shapes.size()) + " shapes were given",
                 f.loc);
   std::map<const VarNode*, std::pair<int64_t, std::string>> bound;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -132,8 +137,8 @@ std::map<std::string, int64_t> infer_sizes(const Function& f, const std::vector<
       if (dim.as_int() || dim.as<VarNode>()) continue;
       auto value = substitute(dim, subst).as_int();
       if (value && *value != tensor_shapes[i][d])
-        throw Error(dim_name(tensors[i], d) + " is " + std::to_string(tensor_shapes[i][d]) + " but its shape gives " +
-                        std::to_string(*value) + " for these sizes",
+        throw Error(dim_name(tensors[i], d) + " is " + std::to_string(tensor_shapes[i][d]) +
+                        " but its shape gives " + std::to_string(*value) + " for these sizes",
                     tensors[i]->loc);
     }
   }

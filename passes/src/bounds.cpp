@@ -154,7 +154,8 @@ class BoundsInserter : public IRMutator {
 
   // Store and Atomic: inside a loop, an unproven Global write is wrapped in If(guard); its value
   // is then evaluated knowing the guard, so loads that share its indices need no guard of their own.
-  template <typename Node> Stmt guard_write(const Node* op, const Stmt& self) {
+  template <typename Node>
+  Stmt guard_write(const Node* op, const Stmt& self) {
     if (loops_ == 0 || op->buffer->scope != tg::Scope::Global) return IRMutator::visit(op, self);
     Buffer b = mutate_buffer(op->buffer);
     std::vector<Expr> idx;

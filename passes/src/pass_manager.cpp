@@ -88,7 +88,8 @@ Function PassManager::run(const Function& f, const TargetInfo& info, const PassM
     bool dump = dumps.wants(name);
     if (!opt.keep_stages && !dump) return;
     std::string text = print(g);
-    if (dump) out << "# IR after " << name << "\n" << text << (text.ends_with('\n') ? "" : "\n") << std::flush;
+    if (dump)
+      out << "# IR after " << name << "\n" << text << (text.ends_with('\n') ? "" : "\n") << std::flush;
     if (opt.keep_stages) stages_.emplace_back(name, std::move(text));
   };
 

@@ -63,7 +63,8 @@ Interval div(Interval a, Interval b) {
   if (b.lo <= 0 && b.hi >= 0) return Interval::everything();
   if (b.hi < 0) return div(neg(a), neg(b));  // floor(x / y) = floor(-x / -y)
   // floor(x / y) with y > 0 is monotone in x, and monotone in y for a fixed sign of x.
-  Wide c[4] = {div_corner(a.lo, b.lo), div_corner(a.lo, b.hi), div_corner(a.hi, b.lo), div_corner(a.hi, b.hi)};
+  Wide c[4] = {div_corner(a.lo, b.lo), div_corner(a.lo, b.hi), div_corner(a.hi, b.lo),
+               div_corner(a.hi, b.hi)};
   return make_interval(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
 }
 
@@ -132,8 +133,14 @@ void collect(LinearForm& f, const Expr& e, int64_t scale) {
   if (e.dtype() == f.type) {
     if (auto* b = e.as<Binary>()) {
       switch (b->op) {
-        case BinOp::Add: collect(f, b->a, scale); collect(f, b->b, scale); return;
-        case BinOp::Sub: collect(f, b->a, scale); collect(f, b->b, wrap_mul(scale, -1)); return;
+        case BinOp::Add:
+          collect(f, b->a, scale);
+          collect(f, b->b, scale);
+          return;
+        case BinOp::Sub:
+          collect(f, b->a, scale);
+          collect(f, b->b, wrap_mul(scale, -1));
+          return;
         case BinOp::Mul:
           if (auto k = b->b.as_int()) return collect(f, b->a, wrap_mul(scale, *k));
           if (auto k = b->a.as_int()) return collect(f, b->b, wrap_mul(scale, *k));
@@ -196,18 +203,24 @@ LinearForm linear_form(const Expr& e) {
 
 Expr to_expr(const LinearForm& f) {
   Expr acc;
-  auto term = [&](const Expr& atom, int64_t c) { return c == 1 ? atom : make_binary(BinOp::Mul, atom, make_int(c, f.type)); };
+  auto term = [&](const Expr& atom, int64_t c) {
+    return c == 1 ? atom : make_binary(BinOp::Mul, atom, make_int(c, f.type));
+  };
   for (int pass = 0; pass < 2; ++pass) {
     for (auto& [atom, c] : f.terms) {
       if (c == 0 || (pass == 0) != (c > 0)) continue;
-      if (!acc.defined()) acc = c == -1 ? make_unary(UnOp::Neg, atom) : term(atom, c);
-      else if (c > 0) acc = make_binary(BinOp::Add, acc, term(atom, c));
-      else acc = make_binary(BinOp::Sub, acc, term(atom, wrap_mul(c, -1)));
+      if (!acc.defined())
+        acc = c == -1 ? make_unary(UnOp::Neg, atom) : term(atom, c);
+      else if (c > 0)
+        acc = make_binary(BinOp::Add, acc, term(atom, c));
+      else
+        acc = make_binary(BinOp::Sub, acc, term(atom, wrap_mul(c, -1)));
     }
   }
   if (!acc.defined()) return make_int(f.constant, f.type);
   if (f.constant > 0) return make_binary(BinOp::Add, acc, make_int(f.constant, f.type));
-  if (f.constant < 0 && f.constant != INT64_MIN) return make_binary(BinOp::Sub, acc, make_int(-f.constant, f.type));
+  if (f.constant < 0 && f.constant != INT64_MIN)
+    return make_binary(BinOp::Sub, acc, make_int(-f.constant, f.type));
   if (f.constant != 0) return make_binary(BinOp::Add, acc, make_int(f.constant, f.type));
   return acc;
 }
@@ -250,7 +263,8 @@ class Bounder {
         auto* c = e.as<Cast>();
         if (c->a.dtype().is_float()) return type_range(e.dtype());
         Interval in = of(c->a), range = type_range(e.dtype());
-        if (e.dtype().is_bool()) return in.lo > 0 || in.hi < 0 ? Interval::point(1) : in.is_point() ? Interval::point(0) : range;
+        if (e.dtype().is_bool())
+          return in.lo > 0 || in.hi < 0 ? Interval::point(1) : in.is_point() ? Interval::point(0) : range;
         return in.lo >= range.lo && in.hi <= range.hi ? in : range;  // a narrowing cast may wrap
       }
       default: return type_range(e.dtype());  // loads, calls
@@ -284,7 +298,8 @@ class Bounder {
         if (auto k = b->b.as_int(); k && *k >= 0 && *k < 62) return scale(of(b->a), int64_t(1) << *k);
         return type_range(e.dtype());
       case BinOp::Shr:
-        if (auto k = b->b.as_int(); k && *k >= 0 && *k < 63) return div(of(b->a), Interval::point(int64_t(1) << *k));
+        if (auto k = b->b.as_int(); k && *k >= 0 && *k < 63)
+          return div(of(b->a), Interval::point(int64_t(1) << *k));
         return type_range(e.dtype());
       default: return bitwise(b->op, of(b->a), of(b->b), e.dtype());
     }
@@ -374,15 +389,29 @@ std::optional<bool> RangeContext::decide(const Expr& c, bool use_facts) const {
         return prove_nonpositive(linear_difference(x, y, k), use_facts);
       };
       switch (b->op) {
-        case BinOp::Lt: if (le(b->a, b->b, 1)) return true; if (le(b->b, b->a, 0)) return false; break;
-        case BinOp::Le: if (le(b->a, b->b, 0)) return true; if (le(b->b, b->a, 1)) return false; break;
-        case BinOp::Gt: if (le(b->b, b->a, 1)) return true; if (le(b->a, b->b, 0)) return false; break;
-        case BinOp::Ge: if (le(b->b, b->a, 0)) return true; if (le(b->a, b->b, 1)) return false; break;
+        case BinOp::Lt:
+          if (le(b->a, b->b, 1)) return true;
+          if (le(b->b, b->a, 0)) return false;
+          break;
+        case BinOp::Le:
+          if (le(b->a, b->b, 0)) return true;
+          if (le(b->b, b->a, 1)) return false;
+          break;
+        case BinOp::Gt:
+          if (le(b->b, b->a, 1)) return true;
+          if (le(b->a, b->b, 0)) return false;
+          break;
+        case BinOp::Ge:
+          if (le(b->b, b->a, 0)) return true;
+          if (le(b->a, b->b, 1)) return false;
+          break;
         case BinOp::Eq:
         case BinOp::Ne: {
           std::optional<bool> eq;
-          if (le(b->a, b->b, 0) && le(b->b, b->a, 0)) eq = true;
-          else if (le(b->a, b->b, 1) || le(b->b, b->a, 1)) eq = false;
+          if (le(b->a, b->b, 0) && le(b->b, b->a, 0))
+            eq = true;
+          else if (le(b->a, b->b, 1) || le(b->b, b->a, 1))
+            eq = false;
           if (eq && b->op == BinOp::Ne) eq = !*eq;
           return eq;
         }
@@ -444,8 +473,10 @@ void RangeContext::assume_linear(const LinearForm& fact) {
   auto* v = atom.as<VarNode>();
   if (!v || f.constant == INT64_MIN || c == INT64_MIN) return;
   Interval r = bounds(atom);
-  if (c > 0) r.hi = std::min(r.hi, floordiv(-f.constant, c));
-  else r.lo = std::max(r.lo, -floordiv(-f.constant, -c));
+  if (c > 0)
+    r.hi = std::min(r.hi, floordiv(-f.constant, c));
+  else
+    r.lo = std::max(r.lo, -floordiv(-f.constant, -c));
   if (r.lo <= r.hi) ranges[v] = r;
 }
 
@@ -479,7 +510,9 @@ void RangeContext::assume_not(const Expr& cond) {
   }
 }
 
-void RangeContext::set_range(const Var& v, Interval r) { ranges[v.node()] = intersect(r, type_range(v.dtype())); }
+void RangeContext::set_range(const Var& v, Interval r) {
+  ranges[v.node()] = intersect(r, type_range(v.dtype()));
+}
 
 void RangeContext::enter_kernel(const Kernel& k) {
   for (std::size_t d = 0; d < k.grid.size() && d < k.block_vars.size(); ++d) {
@@ -496,8 +529,8 @@ void RangeContext::enter_loop(const Var& v, const Expr& min, const Expr& extent)
   Interval r = e.hi <= 0 ? m : Interval{m.lo, e.hi == kPos ? kPos : add(m, Interval::point(e.hi - 1)).hi};
   set_range(v, r);
   if (!v.dtype().is_int()) return;
-  assume_linear(linear_difference(min, v, 0));                                        // min ≤ v
-  assume_linear(combine(linear_difference(v, min, 1), linear_form(extent), -1));      // v < min + extent
+  assume_linear(linear_difference(min, v, 0));                                    // min ≤ v
+  assume_linear(combine(linear_difference(v, min, 1), linear_form(extent), -1));  // v < min + extent
 }
 
 void RangeContext::enter_let(const Var& v, const Expr& value) {

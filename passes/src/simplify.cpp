@@ -316,8 +316,10 @@ class Simplifier : public IRMutator {
     LinearForm n = linear_form(a);
     LinearForm q{n.type, {}, floordiv(n.constant, *d)}, r{n.type, {}, floormod(n.constant, *d)};
     for (auto& [t, c] : n.terms) {
-      if (c % *d == 0) q.terms.emplace_back(t, c / *d);
-      else r.terms.emplace_back(t, c);
+      if (c % *d == 0)
+        q.terms.emplace_back(t, c / *d);
+      else
+        r.terms.emplace_back(t, c);
     }
     Expr rest = to_expr(r);
     Interval rb = ctx_.bounds(rest);

@@ -18,11 +18,12 @@ struct AddKernel {
   Var n{"N"}, k{"K"}, bx{"bx"}, tx{"tx"}, i{"i"};
   Buffer a = global("A", {n, k}), c = global("C", {n});
   Buffer s = shared("S", {Expr(128)});
-  Function f = function("add", {tensor_param(a), tensor_param(c), size_param(n), size_param(k)},
-                        kernel({(n + 127) / 128}, {bx}, 128, tx,
-                               seq({for_(i, 0, 128, store(s, {i}, a.load({bx * 128 + i, k - 1})), ForKind::Parallel),
-                                    for_(i, 0, 128, store(c, {bx * 128 + i}, s.load({i})), ForKind::Parallel)}),
-                               {s}));
+  Function f =
+      function("add", {tensor_param(a), tensor_param(c), size_param(n), size_param(k)},
+               kernel({(n + 127) / 128}, {bx}, 128, tx,
+                      seq({for_(i, 0, 128, store(s, {i}, a.load({bx * 128 + i, k - 1})), ForKind::Parallel),
+                           for_(i, 0, 128, store(c, {bx * 128 + i}, s.load({i})), ForKind::Parallel)}),
+                      {s}));
 };
 
 std::string error_of(const std::function<void()>& fn) {
@@ -72,12 +73,16 @@ TEST_CASE("bind_sizes: errors") {
   std::string unknown = error_of([&] { bind_sizes(t.f, {{"M", 3}}); });
   CHECK(unknown.find("no size parameter named 'M'") != std::string::npos);
   CHECK(unknown.find("N, K") != std::string::npos);
-  CHECK(error_of([&] { bind_sizes(t.f, {{"A", 3}}); }).find("no size parameter named 'A'") != std::string::npos);
+  CHECK(error_of([&] {
+          bind_sizes(t.f, {{"A", 3}});
+        }).find("no size parameter named 'A'") != std::string::npos);
   std::string zero = error_of([&] { bind_sizes(t.f, {{"N", 0}}); });
   CHECK(zero.find("size N = 0") != std::string::npos);
   CHECK(zero.find("positive") != std::string::npos);
   CHECK(error_of([&] { bind_sizes(t.f, {{"N", -5}}); }).find("positive") != std::string::npos);
-  CHECK(error_of([&] { bind_sizes(t.f, {{"N", int64_t(1) << 40}}); }).find("fit in i32") != std::string::npos);
+  CHECK(error_of([&] {
+          bind_sizes(t.f, {{"N", int64_t(1) << 40}});
+        }).find("fit in i32") != std::string::npos);
 }
 
 TEST_CASE("infer_sizes: from tensor shapes") {
@@ -93,12 +98,15 @@ TEST_CASE("infer_sizes: from tensor shapes") {
 TEST_CASE("infer_sizes: errors name the tensor and dimension") {
   AddKernel t;
   std::string mismatch = error_of([&] { infer_sizes(t.f, {{1000, 64}, {999}}); });
-  CHECK(mismatch.find("size N is 1000 from tensor A dimension 0 but 999 from tensor C dimension 0") != std::string::npos);
+  CHECK(mismatch.find("size N is 1000 from tensor A dimension 0 but 999 from tensor C dimension 0") !=
+        std::string::npos);
   std::string count = error_of([&] { infer_sizes(t.f, {{1000, 64}}); });
   CHECK(count.find("takes 2 tensors (A, C) but 1 shapes") != std::string::npos);
   std::string rank = error_of([&] { infer_sizes(t.f, {{1000}, {1000}}); });
   CHECK(rank.find("tensor A of add has rank 2 but a shape of rank 1") != std::string::npos);
-  CHECK(error_of([&] { infer_sizes(t.f, {{1000, -1}, {1000}}); }).find("tensor A dimension 1 is -1") != std::string::npos);
+  CHECK(error_of([&] {
+          infer_sizes(t.f, {{1000, -1}, {1000}});
+        }).find("tensor A dimension 1 is -1") != std::string::npos);
 
   // A constant dimension must match.
   Var m("M");

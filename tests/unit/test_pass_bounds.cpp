@@ -19,16 +19,23 @@ TEST_CASE("bounds: copies proven in range lose check_bounds, ragged ones keep it
   Buffer as = shared("As", {Expr(128), Expr(32)}), bs = shared("Bs", {Expr(32), Expr(64)});
   Buffer s2 = shared("S2", {Expr(128), Expr(32)});
   Stmt body = seq({
-      copy(region(a, {bx * 128, Expr(0)}, {Expr(128), Expr(32)}), region(as, {Expr(0), Expr(0)}, {Expr(128), Expr(32)})),
-      copy(region(b, {Expr(0), Expr(0)}, {Expr(32), Expr(64)}), region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
+      copy(region(a, {bx * 128, Expr(0)}, {Expr(128), Expr(32)}),
+           region(as, {Expr(0), Expr(0)}, {Expr(128), Expr(32)})),
+      copy(region(b, {Expr(0), Expr(0)}, {Expr(32), Expr(64)}),
+           region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
       for_(ko, 0, 8,
-           copy(region(b, {ko * 32, Expr(0)}, {Expr(32), Expr(64)}), region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
+           copy(region(b, {ko * 32, Expr(0)}, {Expr(32), Expr(64)}),
+                region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
            ForKind::Pipelined),
-      copy(region(as, {Expr(0), Expr(0)}, {Expr(128), Expr(32)}), region(s2, {Expr(0), Expr(0)}, {Expr(128), Expr(32)})),
-      copy(region(a, {bx * 125, Expr(0)}, {Expr(125), Expr(256)}), region(as, {Expr(0), Expr(0)}, {Expr(125), Expr(256)})),
-      copy(region(b, {Expr(0), Expr(-1)}, {Expr(32), Expr(64)}), region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
+      copy(region(as, {Expr(0), Expr(0)}, {Expr(128), Expr(32)}),
+           region(s2, {Expr(0), Expr(0)}, {Expr(128), Expr(32)})),
+      copy(region(a, {bx * 125, Expr(0)}, {Expr(125), Expr(256)}),
+           region(as, {Expr(0), Expr(0)}, {Expr(125), Expr(256)})),
+      copy(region(b, {Expr(0), Expr(-1)}, {Expr(32), Expr(64)}),
+           region(bs, {Expr(0), Expr(0)}, {Expr(32), Expr(64)})),
   });
-  Function f = function("k", {tensor_param(a), tensor_param(b)}, kernel({Expr(8)}, {bx}, 128, tx, body, {as, bs, s2}));
+  Function f =
+      function("k", {tensor_param(a), tensor_param(b)}, kernel({Expr(8)}, {bx}, 128, tx, body, {as, bs, s2}));
   Function g = insert_bounds_checks(f, TargetInfo{});
   CHECK(copy_at(g, 0).check_bounds);   // rows 1000..1023 of the last block stick out
   CHECK(!copy_at(g, 1).check_bounds);  // B[0:32, 0:64] inside f32[256, 64]
@@ -43,7 +50,8 @@ TEST_CASE("bounds: element stores and loads in loops get guards") {
   Var bx("bx"), tx("tx"), i("i");
   Buffer a = global("A", {Expr(1000), Expr(4)}), c = global("C", {Expr(1000)}), bb = global("B", {Expr(128)});
   Expr row = bx * 128 + i;
-  Stmt loop = for_(i, 0, 128, store(c, {row}, a.load({row, Expr(0)}) * 2.0f + bb.load({i})), ForKind::Parallel);
+  Stmt loop =
+      for_(i, 0, 128, store(c, {row}, a.load({row, Expr(0)}) * 2.0f + bb.load({i})), ForKind::Parallel);
   Function f = function("k", {tensor_param(a), tensor_param(c), tensor_param(bb)},
                         kernel({Expr(8)}, {bx}, 128, tx, loop));
   Function g = insert_bounds_checks(f, TargetInfo{});
@@ -78,7 +86,7 @@ TEST_CASE("bounds: an unproven load becomes select(in_range, load, 0)") {
 TEST_CASE("bounds: what is proven or outside loops stays as written") {
   Var n("N"), bx("bx"), tx("tx"), i("i");
   Buffer a = global("A", {n}), c = global("C", {n}), d = global("D", {Expr(4096)});
-  Stmt in_range = for_(i, 0, n, store(c, {i}, a.load({i})));  // i < N from the loop itself
+  Stmt in_range = for_(i, 0, n, store(c, {i}, a.load({i})));          // i < N from the loop itself
   Stmt outside = store(c, {bx * 128 + tx}, a.load({bx * 128 + tx}));  // per-thread code: left to the author
   Stmt guarded = for_(i, 0, 128, if_(bx * 128 + i < n, store(c, {bx * 128 + i}, 1.0f)));  // guarded by hand
   Stmt exact = for_(i, 0, 128, store(d, {bx * 128 + i}, 1.0f), ForKind::Parallel);  // 32 blocks × 128 = 4096

@@ -93,7 +93,7 @@ TEST_CASE("range analysis: facts from loops, ifs and lets") {
   c.set_range(n, {0, Interval::kPosInf});
   c.enter_loop(i, Expr(0), n);
   CHECK(c.bounds(i).lo == 0);
-  CHECK(c.decide(i < n) == true);       // symbolic: the loop's own bound
+  CHECK(c.decide(i < n) == true);  // symbolic: the loop's own bound
   CHECK(c.decide(i + 1 <= n) == true);
   CHECK(c.decide(i >= n) == false);
   CHECK(c.decide(i * 2 < n * 2) == true);  // a scaled fact

@@ -13,11 +13,11 @@ RangeContext ranges(std::initializer_list<std::pair<Var, Interval>> vars) {
   for (auto& [v, r] : vars) c.set_range(v, r);
   return c;
 }
-#define CHECK_SIMPLIFIES(in, ctx, out)                                                         \
-  do {                                                                                         \
-    Expr got_ = simplify_expr(in, ctx);                                                        \
-    INFO("got " << print(got_) << ", expected " << print(out));                                \
-    CHECK(equal(got_, out));                                                                   \
+#define CHECK_SIMPLIFIES(in, ctx, out)                          \
+  do {                                                          \
+    Expr got_ = simplify_expr(in, ctx);                         \
+    INFO("got " << print(got_) << ", expected " << print(out)); \
+    CHECK(equal(got_, out));                                    \
   } while (0)
 }  // namespace
 
@@ -91,10 +91,13 @@ TEST_CASE("simplify: rewrites keep values (exhaustive over small ranges)") {
   Var i("i"), j("j");
   RangeContext c = ranges({{i, {-3, 5}}, {j, {0, 12}}});
   std::vector<Expr> cases = {
-      (i * 8 + j) / 8,        (i * 8 + j) % 8,         (i * 6 + j + 13) / 6, (j * 3 - 7) % 4,
-      (i * 4 + j) / 2 / 3,    (j % 12) % 4,            (i * 10 + 3) / 4,     min(i * 2, j - 1) + max(j, i),
-      (i - j) / -3,           (i - j) % -3,            (j * 6) / 4,          select(i < j, i * 8 / 8, j % 13),
-      (i + 3) * 2 - i - i,    (j + 1) / 14 + (i + 3) % 9,
+      (i * 8 + j) / 8,      (i * 8 + j) % 8,
+      (i * 6 + j + 13) / 6, (j * 3 - 7) % 4,
+      (i * 4 + j) / 2 / 3,  (j % 12) % 4,
+      (i * 10 + 3) / 4,     min(i * 2, j - 1) + max(j, i),
+      (i - j) / -3,         (i - j) % -3,
+      (j * 6) / 4,          select(i < j, i * 8 / 8, j % 13),
+      (i + 3) * 2 - i - i,  (j + 1) / 14 + (i + 3) % 9,
   };
   for (auto& e : cases) {
     Expr s = simplify_expr(e, c);
@@ -173,7 +176,8 @@ TEST_CASE("simplify: statements") {
     CHECK(*st->indices[0].as_int() == 0);
   }
   SUBCASE("if decided by a loop range, and an else-only if inverted") {
-    Stmt s = simplify_stmt(for_(i, 0, 16, seq({if_(i < 16, store(c, {i}, 1.0f)), if_(i < x, seq({}), store(c, {i}, 2.0f))})));
+    Stmt s = simplify_stmt(
+        for_(i, 0, 16, seq({if_(i < 16, store(c, {i}, 1.0f)), if_(i < x, seq({}), store(c, {i}, 2.0f))})));
     auto* loop = s.as<ir::For>();
     REQUIRE(loop);
     auto* body = loop->body.as<ir::Seq>();
@@ -214,7 +218,8 @@ TEST_CASE("simplify: statements") {
     CHECK(equal(l->body.as<ir::Store>()->indices[0], t / 16));  // not linear through the let, but kept exact
   }
   SUBCASE("nested seqs flatten and empty ones disappear") {
-    Stmt s = simplify_stmt(seq({seq({barrier(), seq({})}), seq({seq({barrier()})}), if_(Expr(1) > 2, barrier())}));
+    Stmt s =
+        simplify_stmt(seq({seq({barrier(), seq({})}), seq({seq({barrier()})}), if_(Expr(1) > 2, barrier())}));
     auto* q = s.as<ir::Seq>();
     REQUIRE(q);
     CHECK(q->stmts.size() == 2);

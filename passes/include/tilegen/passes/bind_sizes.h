@@ -30,6 +30,7 @@ Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& siz
 /// match; a dimension computed from sizes (N * 2) must match once they are bound.
 /// Throws tg::Error naming the tensor and dimension on a mismatch, and for a size that no
 /// tensor dimension binds ("size N is not the dimension of any tensor").
-std::map<std::string, int64_t> infer_sizes(const Function& f, const std::vector<std::vector<int64_t>>& tensor_shapes);
+std::map<std::string, int64_t> infer_sizes(const Function& f,
+                                           const std::vector<std::vector<int64_t>>& tensor_shapes);
 
 }  // namespace tg

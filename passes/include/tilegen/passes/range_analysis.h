@@ -108,7 +108,8 @@ class RangeContext {
   ///   { RangeContext::Scope s(ctx); ctx.enter_loop(...); body = mutate(op->body); }
   class Scope {
    public:
-    explicit Scope(RangeContext& c) : ctx_(c), ranges_(c.ranges), definitions_(c.definitions), nfacts_(c.facts.size()) {}
+    explicit Scope(RangeContext& c)
+        : ctx_(c), ranges_(c.ranges), definitions_(c.definitions), nfacts_(c.facts.size()) {}
     ~Scope() {
       ctx_.ranges = std::move(ranges_);
       ctx_.definitions = std::move(definitions_);
