@@ -28,6 +28,8 @@ class Compiler {
   };
 
   int32_t expr(const Expr& e, const SourceLoc& where);
+  int32_t expr_as(const Expr& e, DType t, const SourceLoc& where);
+  int32_t index(const Expr& e, const std::string& what, const SourceLoc& where);
   int32_t add_expr(XNode n) {
     p_.exprs.push_back(n);
     return int32_t(p_.exprs.size() - 1);
@@ -125,6 +127,8 @@ int32_t Compiler::buffer(const Buffer& b, const SourceLoc& where) {
 int32_t Compiler::host_expr(const Expr& e, const std::string& what, const SourceLoc& where) {
   Tracker t;
   trackers_.push_back(&t);
+  if (e.defined() && !e.dtype().is_int())
+    throw Error(what + " has type " + std::string(e.dtype().name()) + "; it must be an integer", where);
   const VarNode* saved = thread_var_;
   thread_var_ = nullptr;
   int32_t id;
@@ -154,7 +158,7 @@ int32_t Compiler::load(const Load* op, const SourceLoc& where) {
     throw Error("local buffer " + b->name + " is read inside a parallel loop (" + parallel_loc_.str() +
                     "); local buffers belong to one thread, use a fragment or shared buffer", where);
   std::vector<int32_t> idx;
-  for (auto& i : op->indices) idx.push_back(expr(i, where));
+  for (auto& i : op->indices) idx.push_back(index(i, "index into " + b->name, where));
   XNode n;
   n.kind = XKind::Load;
   n.type = op->dtype;
@@ -180,7 +184,8 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
     case ExprKind::Binary: {
       auto* op = e.as<Binary>();
       n.kind = XKind::Binary, n.op = uint8_t(op->op), n.arg_type = op->a.dtype();
-      n.a = expr(op->a, where), n.b = expr(op->b, where);
+      // The constructors give both operands one type; hand-built nodes may not, so convert.
+      n.a = expr(op->a, where), n.b = expr_as(op->b, op->a.dtype(), where);
       return add_expr(n);
     }
     case ExprKind::Unary: {
@@ -192,7 +197,7 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
     case ExprKind::Select: {
       auto* op = e.as<Select>();
       n.kind = XKind::Select;
-      n.a = expr(op->cond, where), n.b = expr(op->t, where), n.c = expr(op->f, where);
+      n.a = expr_as(op->cond, boolean, where), n.b = expr_as(op->t, n.type, where), n.c = expr_as(op->f, n.type, where);
       return add_expr(n);
     }
     case ExprKind::Cast: {
@@ -205,14 +210,32 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
       auto* op = e.as<Call>();
       if (op->args.empty() || op->args.size() > 3) throw Error("intrinsic with a bad argument count", where);
       n.kind = XKind::Call, n.op = uint8_t(op->fn);
-      n.a = expr(op->args[0], where);
-      if (op->args.size() > 1) n.b = expr(op->args[1], where);
-      if (op->args.size() > 2) n.c = expr(op->args[2], where);
+      if (!n.type.is_float()) throw Error(std::string(name_of(op->fn)) + " must compute in a float type", where);
+      n.a = expr_as(op->args[0], n.type, where);
+      if (op->args.size() > 1) n.b = expr_as(op->args[1], n.type, where);
+      if (op->args.size() > 2) n.c = expr_as(op->args[2], n.type, where);
       return add_expr(n);
     }
     case ExprKind::Load: return load(e.as<Load>(), where);
   }
   throw Error("unknown expression kind", where);
+}
+
+// The value converted to `t` where the IR left the conversion implicit (a let of another type, an
+// integer condition).
+int32_t Compiler::expr_as(const Expr& e, DType t, const SourceLoc& where) {
+  int32_t id = expr(e, where);
+  if (p_.exprs[std::size_t(id)].type == t) return id;
+  XNode n;
+  n.kind = XKind::Cast, n.type = t, n.arg_type = p_.exprs[std::size_t(id)].type, n.a = id;
+  return add_expr(n);
+}
+
+int32_t Compiler::index(const Expr& e, const std::string& what, const SourceLoc& where) {
+  if (e.defined() && !e.dtype().is_int())
+    throw Error(what + " has type " + std::string(e.dtype().name()) + "; it must be an integer (cast with "
+                "tg::cast(tg::i32, ...))", where);
+  return expr(e, where);
 }
 
 void Compiler::need_kernel(const StmtNode* op, const char* what) const {
@@ -262,8 +285,11 @@ int32_t Compiler::kernel(const Kernel* op) {
 int32_t Compiler::for_loop(const For* op) {
   need_kernel(op, "a loop");
   SNode n(StmtKind::For, op);
-  n.e0 = expr(op->min, op->loc);
-  n.e1 = expr(op->extent, op->loc);
+  n.e0 = index(op->min, "loop start", op->loc);
+  n.e1 = index(op->extent, "loop extent", op->loc);
+  if (!op->var.dtype().is_int())
+    throw Error("loop variable " + op->var.name() + " has type " + std::string(op->var.dtype().name()) +
+                "; loop variables are integers", op->loc);
   auto old = slots_.find(op->var.node());
   int32_t previous = old == slots_.end() ? -1 : old->second;
   bool parallel = op->for_kind == ForKind::Parallel;
@@ -301,8 +327,8 @@ XRegion Compiler::region(const Region& r, SNode& n, const char* what) {
     throw Error(std::string(what) + ": region of " + r.buffer->name + " has " + std::to_string(r.offsets.size()) +
                 " offsets and " + std::to_string(r.extents.size()) + " extents; the buffer has rank " +
                 std::to_string(r.buffer.rank()), n.src->loc);
-  for (auto& o : r.offsets) x.offsets.push_back(expr(o, n.src->loc));
-  for (auto& e : r.extents) x.extents.push_back(expr(e, n.src->loc));
+  for (auto& o : r.offsets) x.offsets.push_back(index(o, std::string(what) + " offset into " + r.buffer->name, n.src->loc));
+  for (auto& e : r.extents) x.extents.push_back(index(e, std::string(what) + " extent of " + r.buffer->name, n.src->loc));
   n.operands.insert(n.operands.end(), x.offsets.begin(), x.offsets.end());
   n.operands.insert(n.operands.end(), x.extents.begin(), x.extents.end());
   return x;
@@ -344,7 +370,7 @@ int32_t Compiler::mma(const ir::Mma* op) {
     if (o->buffer->scope != Scope::Local)
       throw Error("mma operand " + o->buffer->name + " is a " + name_of(o->buffer->scope) +
                   " buffer; mma operands are each lane's registers, a local buffer", op->loc);
-    x.offsets.push_back(expr(o->offset.defined() ? o->offset : Expr(0), op->loc));
+    x.offsets.push_back(index(o->offset.defined() ? o->offset : Expr(0), "mma offset into " + o->buffer->name, op->loc));
     n.regions.push_back(std::move(x));
   }
   return add_stmt(std::move(n));
@@ -371,7 +397,7 @@ int32_t Compiler::stmt(const Stmt& s) {
       if (b->scope == Scope::Local && parallel_depth_ > 0)
         throw Error("local buffer " + b->name + " is written inside a parallel loop (" + parallel_loc_.str() +
                         "); local buffers belong to one thread, use a fragment or shared buffer", s->loc);
-      for (auto& i : indices) n.idx.push_back(expr(i, s->loc));
+      for (auto& i : indices) n.idx.push_back(index(i, "index into " + b->name, s->loc));
       n.e0 = expr(value, s->loc);
       return add_stmt(std::move(n));
     }
@@ -379,7 +405,7 @@ int32_t Compiler::stmt(const Stmt& s) {
       auto* op = s.as<If>();
       need_kernel(op, "an if");
       SNode n(StmtKind::If, op);
-      n.e0 = expr(op->cond, op->loc);
+      n.e0 = expr_as(op->cond, boolean, op->loc);
       if (!op->then_body) throw Error("if without a then branch", op->loc);
       n.body = stmt(op->then_body);
       if (op->else_body) n.orelse = stmt(op->else_body);
@@ -388,7 +414,8 @@ int32_t Compiler::stmt(const Stmt& s) {
     case StmtKind::Let: {
       auto* op = s.as<Let>();
       SNode n(StmtKind::Let, op);
-      n.e0 = expr(op->value, op->loc);
+      if (!op->var.defined()) throw Error("let without a variable", op->loc);
+      n.e0 = expr_as(op->value, op->var.dtype(), op->loc);
       auto old = slots_.find(op->var.node());
       int32_t previous = old == slots_.end() ? -1 : old->second;
       n.slot = bind(op->var, kernel_ < 0);

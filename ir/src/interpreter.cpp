@@ -155,7 +155,14 @@ void launch_kernel(Launch& l, const KernelInfo& k, int kernel, BlockExec& host) 
       if (n < 0)
         throw Error("buffer " + p.bufs[std::size_t(b)].node->name + " has a negative shape " + dims_text(dims),
                     p.bufs[std::size_t(b)].node->loc);
+    const ir::BufferNode* node = p.bufs[std::size_t(b)].node;
     set_shape(l.shapes[std::size_t(b)], std::move(dims));
+    // The interpreter holds every element as 8 bytes; refuse what cannot be a real on-chip buffer
+    // before allocating it per worker.
+    int64_t n = l.shapes[std::size_t(b)].numel * (node->scope == Scope::Local ? k.threads : 1);
+    if (n > (int64_t(1) << 28) || n < 0)
+      throw Error(std::string(name_of(node->scope)) + " buffer " + node->name + " of shape " +
+                  dims_text(l.shapes[std::size_t(b)].dims) + " is too large for on-chip memory; tile it", node->loc);
   }
   std::vector<int64_t> grid;
   int64_t count = 1;

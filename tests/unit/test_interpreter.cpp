@@ -423,3 +423,49 @@ TEST_CASE("parallel loops, per-thread loop bounds and atomics") {
   for (int x = 0; x < 64; ++x) CHECK(t[x] == x);  // thread x looped x times
   CHECK(cnt[0] == 5 * 64);
 }
+
+TEST_CASE("a function of two kernels runs them in order; top-level lets and scalars reach both") {
+  Var N("N"), alpha("alpha", f32), half("half"), bx("bx"), tid("tid"), bx2("bx2"), tid2("tid2");
+  Buffer A = global("A", {N}), Tmp = global("Tmp", {N}), Out = global("Out", {N});
+  auto first = std::make_shared<ir::Kernel>(here());
+  first->grid = {ceildiv(N, 32)}, first->block_vars = {bx}, first->threads = 32, first->thread_var = tid;
+  Expr i = bx * 32 + tid;
+  first->body = when(i < N, store(Tmp, {i}, A.load({i}) * alpha));
+  auto second = std::make_shared<ir::Kernel>(here());
+  second->grid = {half}, second->block_vars = {bx2}, second->threads = 2, second->thread_var = tid2;
+  Expr j = bx2 * 2 + tid2;  // reads Tmp written by other blocks of the first kernel
+  second->body = when(j < N, store(Out, {j}, Tmp.load({N - 1 - j}) + 1.0f));
+  Stmt body = let(half, ceildiv(N, 2), make_seq({Stmt(first), Stmt(second)}));
+  Function f{"two", {{Param::Kind::Tensor, A, {}}, {Param::Kind::Tensor, Tmp, {}}, {Param::Kind::Tensor, Out, {}},
+                     {Param::Kind::Scalar, {}, alpha}, {Param::Kind::Size, {}, N}}, body, here()};
+  const int n = 77;
+  std::vector<float> a(n), tmp(n), out(n);
+  for (int x = 0; x < n; ++x) a[x] = float(x);
+  HostArg s;
+  s.is_tensor = false, s.dtype = f64, s.scalar = Scalar::of_float(0.5);
+  interpret(f, {arg(a, {n}), arg(tmp, {n}), arg(out, {n}), s});
+  for (int x = 0; x < n; ++x) CHECK(out[x] == float(n - 1 - x) * 0.5f + 1.0f);
+  HostArg wrong = s;
+  wrong.is_tensor = true;
+  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {n}), arg(tmp, {n}), arg(out, {n}), wrong}),
+                       doctest::Contains("(scalar alpha) is a tensor"), Error);
+}
+
+TEST_CASE("malformed kernels are rejected before they run") {
+  KernelFn k;
+  Var i("i");
+  Buffer A = global("A", {64}), L = local("L", {4}), Big = shared("Big", {1 << 20, 1 << 20});
+  k.tensors = {A}, k.bufs = {L};
+  std::vector<float> a(64);
+  Function local_in_parallel = k.build({1}, 32, {loop(i, 0, 4, store(L, {i}, 1.0f), ForKind::Parallel)});
+  CHECK_THROWS_WITH_AS(interpret(local_in_parallel, {arg(a, {64})}), doctest::Contains("local buffer L is written inside a parallel loop"), Error);
+  Function float_index = k.build({1}, 32, {store(A, {cast(f32, k.tid)}, 1.0f)});
+  CHECK_THROWS_WITH_AS(interpret(float_index, {arg(a, {64})}), doctest::Contains("must be an integer"), Error);
+  KernelFn b;
+  b.tensors = {A}, b.bufs = {Big};
+  Function huge = b.build({1}, 32, {fill(full(Big), 0.0)});
+  CHECK_THROWS_WITH_AS(interpret(huge, {arg(a, {64})}), doctest::Contains("too large"), Error);
+  Function outside = b.build({1}, 32, {});
+  outside.body = barrier();
+  CHECK_THROWS_WITH_AS(interpret(outside, {arg(a, {64})}), doctest::Contains("outside a kernel"), Error);
+}

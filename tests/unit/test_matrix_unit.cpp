@@ -211,3 +211,27 @@ TEST_CASE("interpreted mma equals a plain matmul") {
   check_against_matmul("wgmma_m64n64k16_f16_f32", 128);
   check_against_matmul("coopmat_16x16x16_f16_f32", 32);
 }
+
+TEST_CASE("mma needs whole groups and matching register types") {
+  const MatrixUnit& u = unit("mma_m16n8k16_f16_f32");
+  Buffer Ar = Buffer::make("Ar", {8}, f16, Scope::Local), Br = Buffer::make("Br", {4}, f16, Scope::Local),
+         Cr = Buffer::make("Cr", {4}, f32, Scope::Local), Cbad = Buffer::make("Cbad", {4}, f16, Scope::Local);
+  Var tid("tid"), bx("bx");
+  auto make = [&](const Buffer& c, Expr cond, Expr a_off, std::string name = "") {
+    auto mma = std::make_shared<ir::Mma>(here());
+    mma->unit = name.empty() ? u.name : name;
+    mma->a = {Ar, a_off}, mma->b = {Br, Expr(0)}, mma->c = {c, Expr(0)};
+    auto iff = std::make_shared<ir::If>(here());
+    iff->cond = cond, iff->then_body = Stmt(mma);
+    auto k = std::make_shared<ir::Kernel>(here());
+    k->grid = {1}, k->block_vars = {bx}, k->threads = 64, k->thread_var = tid, k->buffers = {Ar, Br, c};
+    k->body = Stmt(iff);
+    return Function{"mma_errors", {}, Stmt(k), here()};
+  };
+  CHECK_NOTHROW(interpret(make(Cr, tid < 32, 0), {}));  // warp 1 skips the mma as a whole: fine
+  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 16, 0), {}), doctest::Contains("reached by 16 of the 32 lanes of group 0"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cbad, tid < 64, 0), {}), doctest::Contains("holds f32 registers, but Cbad is f16"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 64, tid % 2), {}), doctest::Contains("thread 1 reads Ar[1 .. 8]"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 64, 0, "mma_m16n8k99"), {}),
+                       doctest::Contains("unknown matrix unit \"mma_m16n8k99\"; known units: mma_m16n8k16_f16_f32"), Error);
+}
