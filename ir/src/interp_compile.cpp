@@ -50,6 +50,8 @@ class Compiler {
   XRegion region(const Region& r, SNode& n, const char* what);
   int32_t collective(const Stmt& s);
   int32_t mma(const ir::Mma* op);
+  int32_t store(const Stmt& s);
+  int32_t let(const Let* op);
   void need_kernel(const StmtNode* op, const char* what) const;
   void no_parallel(const StmtNode* op, const char* what) const;
 
@@ -83,9 +85,10 @@ void Compiler::unbind(const Var& v, int32_t previous) {
 int32_t Compiler::var(const VarNode* v, const SourceLoc& where) {
   if (v == thread_var_) {
     if (parallel_depth_ > 0)
-      throw Error("the thread index " + v->name + " is read inside a parallel loop (" + parallel_loc_.str() +
-                      "): a parallel loop is run by the block as a whole; use a serial loop for per-thread code",
-                  where);
+      throw Error(
+          "the thread index " + v->name + " is read inside a parallel loop (" + parallel_loc_.str() +
+              "): a parallel loop is run by the block as a whole; use a serial loop for per-thread code",
+          where);
     XNode n;
     n.kind = XKind::ThreadIdx;
     n.type = v->dtype;
@@ -93,8 +96,10 @@ int32_t Compiler::var(const VarNode* v, const SourceLoc& where) {
   }
   auto it = slots_.find(v);
   if (it == slots_.end())
-    throw Error("variable " + v->name + " is used where it is not bound (no enclosing loop, let, kernel or "
-                "parameter defines it)", where.known() ? where : v->loc);
+    throw Error("variable " + v->name +
+                    " is used where it is not bound (no enclosing loop, let, kernel or "
+                    "parameter defines it)",
+                where.known() ? where : v->loc);
   for (auto* t : trackers_) t->reads.insert(it->second);
   XNode n;
   n.kind = XKind::Var;
@@ -109,15 +114,18 @@ int32_t Compiler::buffer(const Buffer& b, const SourceLoc& where) {
   if (it != bufs_.end()) return it->second;
   if (b->scope == Scope::Global)
     throw Error("global buffer " + b->name + " is not a tensor parameter of function " + f_.name +
-                    "; add it with k.tensor(...)", where);
+                    "; add it with k.tensor(...)",
+                where);
   if (kernel_ < 0) throw Error("buffer " + b->name + " is used outside a kernel", where);
   int32_t id = int32_t(p_.bufs.size());
   bufs_[b.get()] = id;
   p_.bufs.push_back(BufInfo{b.get(), {}, -1});
   std::vector<int32_t> shape;
   for (std::size_t d = 0; d < b->shape.size(); ++d)
-    shape.push_back(host_expr(b->shape[d], "dimension " + std::to_string(d) + " of " + std::string(name_of(b->scope)) +
-                                               " buffer " + b->name, b->loc.known() ? b->loc : where));
+    shape.push_back(host_expr(
+        b->shape[d],
+        "dimension " + std::to_string(d) + " of " + std::string(name_of(b->scope)) + " buffer " + b->name,
+        b->loc.known() ? b->loc : where));
   p_.bufs[id].shape = std::move(shape);
   p_.kernels[kernel_].local_bufs.push_back(id);
   return id;
@@ -143,8 +151,10 @@ int32_t Compiler::host_expr(const Expr& e, const std::string& what, const Source
   thread_var_ = saved;
   for (int32_t s : t.reads)
     if (!host_slot_[s])
-      throw Error(what + " depends on a loop, block or thread variable; it may use only sizes, scalar "
-                  "parameters and constants", where);
+      throw Error(what +
+                      " depends on a loop, block or thread variable; it may use only sizes, scalar "
+                      "parameters and constants",
+                  where);
   return id;
 }
 
@@ -152,11 +162,13 @@ int32_t Compiler::load(const Load* op, const SourceLoc& where) {
   Buffer b(op->buffer);
   int32_t buf = buffer(b, where);
   if (op->indices.size() != b.rank())
-    throw Error("load from " + b->name + " has " + std::to_string(op->indices.size()) + " indices; " + b->name +
-                    " has rank " + std::to_string(b.rank()), where);
+    throw Error("load from " + b->name + " has " + std::to_string(op->indices.size()) + " indices; " +
+                    b->name + " has rank " + std::to_string(b.rank()),
+                where);
   if (b->scope == Scope::Local && parallel_depth_ > 0)
     throw Error("local buffer " + b->name + " is read inside a parallel loop (" + parallel_loc_.str() +
-                    "); local buffers belong to one thread, use a fragment or shared buffer", where);
+                    "); local buffers belong to one thread, use a fragment or shared buffer",
+                where);
   std::vector<int32_t> idx;
   for (auto& i : op->indices) idx.push_back(index(i, "index into " + b->name, where));
   XNode n;
@@ -174,12 +186,8 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
   XNode n;
   n.type = e.dtype();
   switch (e->kind) {
-    case ExprKind::IntImm:
-      n.imm = Scalar::of_int(e.as<IntImm>()->value);
-      return add_expr(n);
-    case ExprKind::FloatImm:
-      n.imm = Scalar::of_float(e.as<FloatImm>()->value);
-      return add_expr(n);
+    case ExprKind::IntImm: n.imm = Scalar::of_int(e.as<IntImm>()->value); return add_expr(n);
+    case ExprKind::FloatImm: n.imm = Scalar::of_float(e.as<FloatImm>()->value); return add_expr(n);
     case ExprKind::Var: return var(e.as<VarNode>(), where);
     case ExprKind::Binary: {
       auto* op = e.as<Binary>();
@@ -197,7 +205,8 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
     case ExprKind::Select: {
       auto* op = e.as<Select>();
       n.kind = XKind::Select;
-      n.a = expr_as(op->cond, boolean, where), n.b = expr_as(op->t, n.type, where), n.c = expr_as(op->f, n.type, where);
+      n.a = expr_as(op->cond, boolean, where), n.b = expr_as(op->t, n.type, where),
+      n.c = expr_as(op->f, n.type, where);
       return add_expr(n);
     }
     case ExprKind::Cast: {
@@ -210,7 +219,8 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
       auto* op = e.as<Call>();
       if (op->args.empty() || op->args.size() > 3) throw Error("intrinsic with a bad argument count", where);
       n.kind = XKind::Call, n.op = uint8_t(op->fn);
-      if (!n.type.is_float()) throw Error(std::string(name_of(op->fn)) + " must compute in a float type", where);
+      if (!n.type.is_float())
+        throw Error(std::string(name_of(op->fn)) + " must compute in a float type", where);
       n.a = expr_as(op->args[0], n.type, where);
       if (op->args.size() > 1) n.b = expr_as(op->args[1], n.type, where);
       if (op->args.size() > 2) n.c = expr_as(op->args[2], n.type, where);
@@ -233,8 +243,10 @@ int32_t Compiler::expr_as(const Expr& e, DType t, const SourceLoc& where) {
 
 int32_t Compiler::index(const Expr& e, const std::string& what, const SourceLoc& where) {
   if (e.defined() && !e.dtype().is_int())
-    throw Error(what + " has type " + std::string(e.dtype().name()) + "; it must be an integer (cast with "
-                "tg::cast(tg::i32, ...))", where);
+    throw Error(what + " has type " + std::string(e.dtype().name()) +
+                    "; it must be an integer (cast with "
+                    "tg::cast(tg::i32, ...))",
+                where);
   return expr(e, where);
 }
 
@@ -247,14 +259,17 @@ void Compiler::need_kernel(const StmtNode* op, const char* what) const {
 void Compiler::no_parallel(const StmtNode* op, const char* what) const {
   if (parallel_depth_ > 0)
     throw Error(std::string(what) + " inside a parallel loop (" + parallel_loc_.str() +
-                    "): a parallel loop body is element code; move it out of the loop", op->loc);
+                    "): a parallel loop body is element code; move it out of the loop",
+                op->loc);
 }
 
 int32_t Compiler::kernel(const Kernel* op) {
-  if (kernel_ >= 0) throw Error("a kernel inside a kernel; kernels run one after another at the top level", op->loc);
+  if (kernel_ >= 0)
+    throw Error("a kernel inside a kernel; kernels run one after another at the top level", op->loc);
   if (op->grid.size() != op->block_vars.size())
     throw Error("kernel has " + std::to_string(op->grid.size()) + " grid dimensions but " +
-                    std::to_string(op->block_vars.size()) + " block variables", op->loc);
+                    std::to_string(op->block_vars.size()) + " block variables",
+                op->loc);
   if (op->threads <= 0 || op->threads > 4096)
     throw Error("kernel has " + std::to_string(op->threads) + " threads; use 1 to 1024", op->loc);
   KernelInfo k;
@@ -289,7 +304,8 @@ int32_t Compiler::for_loop(const For* op) {
   n.e1 = index(op->extent, "loop extent", op->loc);
   if (!op->var.dtype().is_int())
     throw Error("loop variable " + op->var.name() + " has type " + std::string(op->var.dtype().name()) +
-                "; loop variables are integers", op->loc);
+                    "; loop variables are integers",
+                op->loc);
   auto old = slots_.find(op->var.node());
   int32_t previous = old == slots_.end() ? -1 : old->second;
   bool parallel = op->for_kind == ForKind::Parallel;
@@ -321,14 +337,20 @@ XRegion Compiler::region(const Region& r, SNode& n, const char* what) {
   XRegion x;
   x.buf = buffer(r.buffer, n.src->loc);
   if (r.buffer->scope == Scope::Local)
-    throw Error(std::string(what) + " of local buffer " + r.buffer->name + ": tile statements are collective over the "
-                "block and work on global, shared and fragment buffers; use element stores for local ones", n.src->loc);
+    throw Error(
+        std::string(what) + " of local buffer " + r.buffer->name +
+            ": tile statements are collective over the "
+            "block and work on global, shared and fragment buffers; use element stores for local ones",
+        n.src->loc);
   if (r.offsets.size() != r.buffer.rank() || r.extents.size() != r.buffer.rank())
-    throw Error(std::string(what) + ": region of " + r.buffer->name + " has " + std::to_string(r.offsets.size()) +
-                " offsets and " + std::to_string(r.extents.size()) + " extents; the buffer has rank " +
-                std::to_string(r.buffer.rank()), n.src->loc);
-  for (auto& o : r.offsets) x.offsets.push_back(index(o, std::string(what) + " offset into " + r.buffer->name, n.src->loc));
-  for (auto& e : r.extents) x.extents.push_back(index(e, std::string(what) + " extent of " + r.buffer->name, n.src->loc));
+    throw Error(std::string(what) + ": region of " + r.buffer->name + " has " +
+                    std::to_string(r.offsets.size()) + " offsets and " + std::to_string(r.extents.size()) +
+                    " extents; the buffer has rank " + std::to_string(r.buffer.rank()),
+                n.src->loc);
+  for (auto& o : r.offsets)
+    x.offsets.push_back(index(o, std::string(what) + " offset into " + r.buffer->name, n.src->loc));
+  for (auto& e : r.extents)
+    x.extents.push_back(index(e, std::string(what) + " extent of " + r.buffer->name, n.src->loc));
   n.operands.insert(n.operands.end(), x.offsets.begin(), x.offsets.end());
   n.operands.insert(n.operands.end(), x.extents.begin(), x.extents.end());
   return x;
@@ -336,8 +358,10 @@ XRegion Compiler::region(const Region& r, SNode& n, const char* what) {
 
 int32_t Compiler::collective(const Stmt& s) {
   SNode n(s->kind, s.get());
-  const char* what = s->kind == StmtKind::Copy ? "copy" : s->kind == StmtKind::Fill ? "fill"
-                     : s->kind == StmtKind::Gemm ? "gemm" : "reduce";
+  const char* what = s->kind == StmtKind::Copy   ? "copy"
+                     : s->kind == StmtKind::Fill ? "fill"
+                     : s->kind == StmtKind::Gemm ? "gemm"
+                                                 : "reduce";
   need_kernel(s.get(), what);
   no_parallel(s.get(), what);
   if (auto* op = s.as<ir::Copy>()) {
@@ -369,10 +393,46 @@ int32_t Compiler::mma(const ir::Mma* op) {
     x.buf = buffer(o->buffer, op->loc);
     if (o->buffer->scope != Scope::Local)
       throw Error("mma operand " + o->buffer->name + " is a " + name_of(o->buffer->scope) +
-                  " buffer; mma operands are each lane's registers, a local buffer", op->loc);
-    x.offsets.push_back(index(o->offset.defined() ? o->offset : Expr(0), "mma offset into " + o->buffer->name, op->loc));
+                      " buffer; mma operands are each lane's registers, a local buffer",
+                  op->loc);
+    x.offsets.push_back(
+        index(o->offset.defined() ? o->offset : Expr(0), "mma offset into " + o->buffer->name, op->loc));
     n.regions.push_back(std::move(x));
   }
+  return add_stmt(std::move(n));
+}
+
+int32_t Compiler::let(const Let* op) {
+  SNode n(StmtKind::Let, op);
+  if (!op->var.defined()) throw Error("let without a variable", op->loc);
+  n.e0 = expr_as(op->value, op->var.dtype(), op->loc);
+  auto old = slots_.find(op->var.node());
+  int32_t previous = old == slots_.end() ? -1 : old->second;
+  n.slot = bind(op->var, kernel_ < 0);
+  if (!op->body) throw Error("let without a body", op->loc);
+  n.body = stmt(op->body);
+  unbind(op->var, previous);
+  return add_stmt(std::move(n));
+}
+
+int32_t Compiler::store(const Stmt& s) {
+  bool atomic = s->kind == StmtKind::Atomic;
+  const Buffer& b = atomic ? s.as<ir::Atomic>()->buffer : s.as<ir::Store>()->buffer;
+  const auto& indices = atomic ? s.as<ir::Atomic>()->indices : s.as<ir::Store>()->indices;
+  const Expr& value = atomic ? s.as<ir::Atomic>()->value : s.as<ir::Store>()->value;
+  need_kernel(s.get(), atomic ? "an atomic" : "a store");
+  SNode n(s->kind, s.get());
+  n.buf = buffer(b, s->loc);
+  if (indices.size() != b.rank())
+    throw Error("store to " + b->name + " has " + std::to_string(indices.size()) + " indices; " + b->name +
+                    " has rank " + std::to_string(b.rank()),
+                s->loc);
+  if (b->scope == Scope::Local && parallel_depth_ > 0)
+    throw Error("local buffer " + b->name + " is written inside a parallel loop (" + parallel_loc_.str() +
+                    "); local buffers belong to one thread, use a fragment or shared buffer",
+                s->loc);
+  for (auto& i : indices) n.idx.push_back(index(i, "index into " + b->name, s->loc));
+  n.e0 = expr(value, s->loc);
   return add_stmt(std::move(n));
 }
 
@@ -381,26 +441,13 @@ int32_t Compiler::stmt(const Stmt& s) {
   switch (s->kind) {
     case StmtKind::Kernel: return kernel(s.as<Kernel>());
     case StmtKind::For: return for_loop(s.as<For>());
-    case StmtKind::Copy: case StmtKind::Fill: case StmtKind::Gemm: case StmtKind::Reduce: return collective(s);
+    case StmtKind::Copy:
+    case StmtKind::Fill:
+    case StmtKind::Gemm:
+    case StmtKind::Reduce: return collective(s);
     case StmtKind::Mma: return mma(s.as<ir::Mma>());
-    case StmtKind::Store: case StmtKind::Atomic: {
-      bool atomic = s->kind == StmtKind::Atomic;
-      const Buffer& b = atomic ? s.as<ir::Atomic>()->buffer : s.as<ir::Store>()->buffer;
-      const auto& indices = atomic ? s.as<ir::Atomic>()->indices : s.as<ir::Store>()->indices;
-      const Expr& value = atomic ? s.as<ir::Atomic>()->value : s.as<ir::Store>()->value;
-      need_kernel(s.get(), atomic ? "an atomic" : "a store");
-      SNode n(s->kind, s.get());
-      n.buf = buffer(b, s->loc);
-      if (indices.size() != b.rank())
-        throw Error("store to " + b->name + " has " + std::to_string(indices.size()) + " indices; " + b->name +
-                        " has rank " + std::to_string(b.rank()), s->loc);
-      if (b->scope == Scope::Local && parallel_depth_ > 0)
-        throw Error("local buffer " + b->name + " is written inside a parallel loop (" + parallel_loc_.str() +
-                        "); local buffers belong to one thread, use a fragment or shared buffer", s->loc);
-      for (auto& i : indices) n.idx.push_back(index(i, "index into " + b->name, s->loc));
-      n.e0 = expr(value, s->loc);
-      return add_stmt(std::move(n));
-    }
+    case StmtKind::Store:
+    case StmtKind::Atomic: return store(s);
     case StmtKind::If: {
       auto* op = s.as<If>();
       need_kernel(op, "an if");
@@ -411,19 +458,7 @@ int32_t Compiler::stmt(const Stmt& s) {
       if (op->else_body) n.orelse = stmt(op->else_body);
       return add_stmt(std::move(n));
     }
-    case StmtKind::Let: {
-      auto* op = s.as<Let>();
-      SNode n(StmtKind::Let, op);
-      if (!op->var.defined()) throw Error("let without a variable", op->loc);
-      n.e0 = expr_as(op->value, op->var.dtype(), op->loc);
-      auto old = slots_.find(op->var.node());
-      int32_t previous = old == slots_.end() ? -1 : old->second;
-      n.slot = bind(op->var, kernel_ < 0);
-      if (!op->body) throw Error("let without a body", op->loc);
-      n.body = stmt(op->body);
-      unbind(op->var, previous);
-      return add_stmt(std::move(n));
-    }
+    case StmtKind::Let: return let(s.as<Let>());
     case StmtKind::Barrier:
       need_kernel(s.get(), "a barrier");
       no_parallel(s.get(), "a barrier");
@@ -445,7 +480,8 @@ Program Compiler::run() {
     if (prm.kind == Param::Kind::Tensor) {
       if (!prm.buffer || prm.buffer->scope != Scope::Global)
         throw Error("tensor parameter " + (prm.buffer ? prm.buffer->name : std::string("?")) +
-                    " must be a global buffer", f_.loc);
+                        " must be a global buffer",
+                    f_.loc);
       int32_t id = int32_t(p_.bufs.size());
       bufs_[prm.buffer.get()] = id;
       p_.bufs.push_back(BufInfo{prm.buffer.get(), {}, int(i)});

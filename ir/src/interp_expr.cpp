@@ -61,7 +61,8 @@ Scalar BlockExec::eval(int32_t id, int lane) {
       Scalar a = eval(x.a, lane);
       switch (UnOp(x.op)) {
         case UnOp::Neg:
-          return x.type.is_float() ? Scalar::of_float(-a.f) : Scalar::of_int(wrap_to(x.type, int64_t(0 - uint64_t(a.i))));
+          return x.type.is_float() ? Scalar::of_float(-a.f)
+                                   : Scalar::of_int(wrap_to(x.type, int64_t(0 - uint64_t(a.i))));
         case UnOp::Not: return Scalar::of_int(a.i == 0);
         case UnOp::BitNot: return Scalar::of_int(wrap_to(x.type, ~a.i));
       }
@@ -77,7 +78,8 @@ Scalar BlockExec::eval(int32_t id, int lane) {
 
 Scalar BlockExec::eval_binary(const XNode& x, int lane) {
   auto op = BinOp(x.op);
-  if (op == BinOp::And) return Scalar::of_int(eval(x.a, lane).i && eval(x.b, lane).i);  // short-circuit, as in C
+  if (op == BinOp::And)
+    return Scalar::of_int(eval(x.a, lane).i && eval(x.b, lane).i);  // short-circuit, as in C
   if (op == BinOp::Or) return Scalar::of_int(eval(x.a, lane).i || eval(x.b, lane).i);
   Scalar sa = eval(x.a, lane), sb = eval(x.b, lane);
   if (x.arg_type.is_float()) {
@@ -108,8 +110,8 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
     case BinOp::Div:
     case BinOp::Mod:
       if (b == 0)
-        fail("integer " + std::string(op == BinOp::Div ? "division" : "modulo") + " by zero in " + lane_name(lane) +
-             "; guard the divisor");
+        fail("integer " + std::string(op == BinOp::Div ? "division" : "modulo") + " by zero in " +
+             lane_name(lane) + "; guard the divisor");
       r = floor_div(a, b);
       if (op == BinOp::Mod) r = int64_t(uint64_t(a) - uint64_t(r) * uint64_t(b));
       break;
@@ -127,8 +129,8 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
     case BinOp::Shl:
     case BinOp::Shr:
       if (b < 0 || b >= x.arg_type.bits())
-        fail("shift by " + std::to_string(b) + " is out of range for " + std::string(x.arg_type.name()) + " in " +
-             lane_name(lane));
+        fail("shift by " + std::to_string(b) + " is out of range for " + std::string(x.arg_type.name()) +
+             " in " + lane_name(lane));
       r = op == BinOp::Shl ? int64_t(uint64_t(a) << b) : a >> b;  // unsigned values are held non-negative
       break;
     default: r = 0;
@@ -174,7 +176,7 @@ int64_t BlockExec::element_index(int32_t buf, const int32_t* idx, int n, int lan
   for (int d = 0; d < n; ++d) {
     v[d] = eval(idx[d], lane).i;
     if (v[d] < 0 || v[d] >= sh.dims[d]) ok = false;
-    flat += v[d] * sh.strides[d];
+    if (ok) flat += v[d] * sh.strides[d];  // only in-range indices, so the sum cannot overflow
   }
   if (!ok)
     fail(std::string(what) + " " + P.bufs[buf].node->name + index_text(v, n) + " by " + lane_name(lane) +
@@ -223,7 +225,8 @@ std::string BlockExec::element_name(int32_t buf, int64_t flat) const {
   const BufShape& sh = L.shapes[buf];
   int64_t v[8];
   int n = int(sh.dims.size());
-  for (int d = 0; d < n; ++d) v[d] = sh.strides[d] ? (flat / sh.strides[d]) % std::max<int64_t>(sh.dims[d], 1) : 0;
+  for (int d = 0; d < n; ++d)
+    v[d] = sh.strides[d] ? (flat / sh.strides[d]) % std::max<int64_t>(sh.dims[d], 1) : 0;
   return P.bufs[buf].node->name + index_text(v, n);
 }
 
@@ -243,8 +246,8 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.w_epoch == epoch_ && c.w_lane != lane)
-    fail("race on shared buffer " + element_name(buf, flat) + " between threads " +
-         std::to_string(c.w_lane) + " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
+    fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
+         " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
          ": add a barrier between the write and the read");
   if (c.r_epoch != epoch_) {
     c.r_epoch = epoch_, c.r_lane = lane, c.r_site = site;
@@ -258,13 +261,14 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.w_epoch == epoch_ && c.w_lane != lane)
-    fail("race on shared buffer " + element_name(buf, flat) + " between threads " +
-         std::to_string(c.w_lane) + " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
+    fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
+         " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
          ": add a barrier, or let one thread write");
   if (c.r_epoch == epoch_ && c.r_lane != lane) {
     std::string reader = c.r_lane == kManyReaders ? "other threads" : "thread " + std::to_string(c.r_lane);
     fail("race on shared buffer " + element_name(buf, flat) + " between " + reader + " (read) and thread " +
-         std::to_string(lane) + " (write)" + site_lines(c.r_site, site) + ": add a barrier between the read and the write");
+         std::to_string(lane) + " (write)" + site_lines(c.r_site, site) +
+         ": add a barrier between the read and the write");
   }
   c.w_epoch = epoch_, c.w_lane = lane, c.w_site = site;
 }

@@ -22,11 +22,12 @@ enum class XKind : uint8_t { Const, Var, ThreadIdx, Binary, Unary, Select, Cast,
 /// A compiled expression node. Children are ids into Program::exprs.
 struct XNode {
   XKind kind = XKind::Const;
-  uint8_t op = 0;        // BinOp, UnOp or Intrinsic
-  DType type;            // result type
-  DType arg_type;        // Binary: operand type; Cast: source type
-  int32_t a = -1, b = -1, c = -1;  // children; Var: a = slot; Load: a = buffer, b = first of c indices in lists
-  Scalar imm;            // Const
+  uint8_t op = 0;  // BinOp, UnOp or Intrinsic
+  DType type;      // result type
+  DType arg_type;  // Binary: operand type; Cast: source type
+  int32_t a = -1, b = -1,
+          c = -1;  // children; Var: a = slot; Load: a = buffer, b = first of c indices in lists
+  Scalar imm;      // Const
 };
 
 /// A buffer: static facts from the IR; shapes become numbers per kernel launch (BufShape).
@@ -45,28 +46,28 @@ struct XRegion {
 struct SNode {
   SNode(ir::StmtKind k, const ir::StmtNode* s) : kind(k), src(s) {}
   ir::StmtKind kind;
-  const ir::StmtNode* src = nullptr;  // loc and the fields that need no compiling (flags, ops)
-  int32_t slot = -1;                  // For, Let: the bound variable
-  int32_t buf = -1;                   // Store, Atomic
-  int32_t e0 = -1, e1 = -1;           // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
-  std::vector<int32_t> idx;           // Store, Atomic: indices
-  int32_t body = -1, orelse = -1;     // For, Let, If (then/else), Kernel
-  std::vector<int32_t> stmts;         // Seq
-  std::vector<XRegion> regions;       // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
-                                      // Mma: a, b, c with the lane offset as offsets[0]
-  std::vector<int32_t> operands;      // collective: every expr that must agree across threads
-  std::vector<int32_t> uniform_slots; // Parallel For: outer variables the body reads
-  const MatrixUnit* unit = nullptr;   // Mma
-  int kernel = -1;                    // Kernel: index into Program::kernels
+  const ir::StmtNode* src = nullptr;   // loc and the fields that need no compiling (flags, ops)
+  int32_t slot = -1;                   // For, Let: the bound variable
+  int32_t buf = -1;                    // Store, Atomic
+  int32_t e0 = -1, e1 = -1;            // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
+  std::vector<int32_t> idx;            // Store, Atomic: indices
+  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel
+  std::vector<int32_t> stmts;          // Seq
+  std::vector<XRegion> regions;        // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
+                                       // Mma: a, b, c with the lane offset as offsets[0]
+  std::vector<int32_t> operands;       // collective: every expr that must agree across threads
+  std::vector<int32_t> uniform_slots;  // Parallel For: outer variables the body reads
+  const MatrixUnit* unit = nullptr;    // Mma
+  int kernel = -1;                     // Kernel: index into Program::kernels
 };
 
 struct KernelInfo {
   const ir::Kernel* node = nullptr;
-  std::vector<int32_t> grid;         // expr ids, host context
+  std::vector<int32_t> grid;  // expr ids, host context
   std::vector<int32_t> block_slots;
   int threads = 0;
   int32_t body = -1;
-  std::vector<int32_t> local_bufs;   // Shared, Fragment and Local buffers the kernel uses
+  std::vector<int32_t> local_bufs;  // Shared, Fragment and Local buffers the kernel uses
 };
 
 struct Program {
@@ -94,10 +95,9 @@ struct BufShape {
 /// What every block of a launch shares, read-only except the atomics' lock.
 struct Launch {
   const Program* prog = nullptr;
-  const Function* fn = nullptr;
   InterpretOptions opt;
-  std::vector<BufShape> shapes;  // per buffer id
-  std::vector<Scalar> host_env;  // nslots: parameters and top-level lets
+  std::vector<BufShape> shapes;       // per buffer id
+  std::vector<Scalar> host_env;       // nslots: parameters and top-level lets
   std::mutex* global_lock = nullptr;  // Global atomics and packed (sub-byte) stores
 };
 
@@ -172,7 +172,7 @@ class BlockExec {
 
  private:
   int kernel_ = -1;
-  int T_ = 0;        // threads of the block; lane T_ is the virtual lane
+  int T_ = 0;  // threads of the block; lane T_ is the virtual lane
   int nslots_ = 0;
   std::vector<Scalar> env_;                   // (T_ + 1) × nslots_
   std::vector<std::vector<Scalar>> storage_;  // per buffer id: Shared/Fragment numel, Local T_ × numel
@@ -180,8 +180,8 @@ class BlockExec {
   std::deque<Frame> frames_;                  // a deque: a deeper frame must not move a shallower one
   std::vector<int> all_lanes_;                // 0 .. T_-1, then the virtual lane
   uint32_t epoch_ = 1;
-  bool single_lane_ = false;                  // inside a Parallel loop body
-  const SNode* cur_ = nullptr;                // the statement being executed, for messages
+  bool single_lane_ = false;    // inside a Parallel loop body
+  const SNode* cur_ = nullptr;  // the statement being executed, for messages
   std::string block_name_;
 };
 

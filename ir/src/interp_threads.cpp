@@ -34,7 +34,8 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
 void BlockExec::run_block(const std::vector<int64_t>& block_index) {
   const KernelInfo& k = P.kernels[std::size_t(kernel_)];
   block_name_ = " (in block (";
-  for (std::size_t d = 0; d < block_index.size(); ++d) block_name_ += (d ? ", " : "") + std::to_string(block_index[d]);
+  for (std::size_t d = 0; d < block_index.size(); ++d)
+    block_name_ += (d ? ", " : "") + std::to_string(block_index[d]);
   block_name_ += "))";
   for (int lane = 0; lane <= T_; ++lane)
     for (std::size_t d = 0; d < block_index.size(); ++d)
@@ -80,11 +81,30 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
     case StmtKind::Store: exec_store(s, m, false); return;
     case StmtKind::Atomic: exec_store(s, m, true); return;
     case StmtKind::Barrier: exec_barrier(s, m); return;
-    case StmtKind::Copy: begin_collective(s, m, "copy"); exec_copy(s); ++epoch_; return;
-    case StmtKind::Fill: begin_collective(s, m, "fill"); exec_fill(s); ++epoch_; return;
-    case StmtKind::Gemm: begin_collective(s, m, "gemm"); exec_gemm(s); ++epoch_; return;
-    case StmtKind::Reduce: begin_collective(s, m, "reduce"); exec_reduce(s); ++epoch_; return;
-    case StmtKind::Mma: cur_ = &s; exec_mma(s, m); return;
+    case StmtKind::Copy:
+      begin_collective(s, m, "copy");
+      exec_copy(s);
+      ++epoch_;
+      return;
+    case StmtKind::Fill:
+      begin_collective(s, m, "fill");
+      exec_fill(s);
+      ++epoch_;
+      return;
+    case StmtKind::Gemm:
+      begin_collective(s, m, "gemm");
+      exec_gemm(s);
+      ++epoch_;
+      return;
+    case StmtKind::Reduce:
+      begin_collective(s, m, "reduce");
+      exec_reduce(s);
+      ++epoch_;
+      return;
+    case StmtKind::Mma:
+      cur_ = &s;
+      exec_mma(s, m);
+      return;
     case StmtKind::Kernel: cur_ = &s; fail("a kernel inside a kernel");
   }
 }
@@ -124,7 +144,7 @@ void BlockExec::exec_for(const SNode& s, Mask m, int depth) {
 void BlockExec::exec_parallel(const SNode& s, Mask m, int depth) {
   cur_ = &s;
   const std::size_t v = std::size_t(T_) * nslots_;  // the virtual lane's row
-  if (single_lane_) {  // nested in another parallel loop: already one lane
+  if (single_lane_) {                               // nested in another parallel loop: already one lane
     int64_t lo = eval_int(s.e0, T_), n = eval_int(s.e1, T_);
     for (int64_t i = 0; i < n; ++i) {
       env_[v + s.slot] = Scalar::of_int(lo + i);
@@ -137,7 +157,8 @@ void BlockExec::exec_parallel(const SNode& s, Mask m, int depth) {
     for (int lane = 1; lane < T_; ++lane)
       if (env_[std::size_t(lane) * nslots_ + slot].i != env_[slot].i)
         fail("the body of a parallel loop reads a per-thread value (" + std::string("thread 0 and thread ") +
-             std::to_string(lane) + " disagree); a parallel loop is run by the block as a whole: compute the value "
+             std::to_string(lane) +
+             " disagree); a parallel loop is run by the block as a whole: compute the value "
              "outside any thread-dependent code or use a serial loop");
   int64_t lo = eval_int(s.e0, 0), n = eval_int(s.e1, 0);
   std::copy(env_.begin(), env_.begin() + nslots_, env_.begin() + std::ptrdiff_t(v));
@@ -189,12 +210,14 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
     AtomicOp op = static_cast<const ir::Atomic*>(s.src)->op;
     if (to.is_float()) {
       double a = old.f, b = v.f;
-      r = Scalar::of_float(round_float_to(to, op == AtomicOp::Add ? a + b : op == AtomicOp::Max ? std::max(a, b)
-                                                                                               : std::min(a, b)));
+      r = Scalar::of_float(round_float_to(to, op == AtomicOp::Add   ? a + b
+                                              : op == AtomicOp::Max ? std::max(a, b)
+                                                                    : std::min(a, b)));
     } else {
       int64_t a = old.i, b = v.i;
-      r = Scalar::of_int(wrap_int_to(to, op == AtomicOp::Add ? int64_t(uint64_t(a) + uint64_t(b))
-                                         : op == AtomicOp::Max ? std::max(a, b) : std::min(a, b)));
+      r = Scalar::of_int(wrap_int_to(to, op == AtomicOp::Add   ? int64_t(uint64_t(a) + uint64_t(b))
+                                         : op == AtomicOp::Max ? std::max(a, b)
+                                                               : std::min(a, b)));
     }
     write(s.buf, flat, lane, r);
   }
@@ -205,7 +228,8 @@ void BlockExec::exec_barrier(const SNode& s, Mask m) {
   if (single_lane_) fail("barrier inside a parallel loop; move it out of the loop");
   if (m.n != T_)
     fail("barrier reached by " + std::to_string(m.n) + " of " + std::to_string(T_) +
-         " threads: a barrier inside thread-dependent control flow would deadlock on a GPU; move it out of the "
+         " threads: a barrier inside thread-dependent control flow would deadlock on a GPU; move it out of "
+         "the "
          "thread-dependent if or loop");
   ++epoch_;
 }

@@ -42,7 +42,7 @@ struct Cursor {
     for (std::size_t d = 0; d < v.off.size(); ++d) {
       int64_t x = coord(d);
       ok = ok && x >= 0 && x < v.sh->dims[d];
-      f += x * v.sh->strides[d];
+      if (ok) f += x * v.sh->strides[d];
     }
     *flat = f;
     return ok;
@@ -96,7 +96,8 @@ void BlockExec::exec_copy(const SNode& s) {
   View src = make_view(*this, s.regions[0], "copy"), dst = make_view(*this, s.regions[1], "copy");
   std::vector<int> sd = non_unit_dims(src), dd = non_unit_dims(dst);
   bool same = sd.size() == dd.size();
-  for (std::size_t j = 0; same && j < sd.size(); ++j) same = src.ext[std::size_t(sd[j])] == dst.ext[std::size_t(dd[j])];
+  for (std::size_t j = 0; same && j < sd.size(); ++j)
+    same = src.ext[std::size_t(sd[j])] == dst.ext[std::size_t(dd[j])];
   if (!same)
     fail("copy from " + src.name + " (extents " + list_text(src.ext) + ") to " + dst.name + " (extents " +
          list_text(dst.ext) + "): the regions' shapes differ, unit dimensions aside; make the extents match");
@@ -110,12 +111,14 @@ void BlockExec::exec_copy(const SNode& s) {
       v = read(src.buf, fs, 0);
     } else if (!(src.global && check)) {
       fail("copy reads " + cs.text() + ", outside " + src.name + " of shape " + list_text(src.sh->dims) +
-           (src.global ? "; keep bounds checking on for ragged tiles" : "; shrink the region or grow the buffer"));
+           (src.global ? "; keep bounds checking on for ragged tiles"
+                       : "; shrink the region or grow the buffer"));
     }
     if (!cd.in_bounds(&fd)) {
       if (dst.global && check) continue;
       fail("copy writes " + cd.text() + ", outside " + dst.name + " of shape " + list_text(dst.sh->dims) +
-           (dst.global ? "; keep bounds checking on for ragged tiles" : "; shrink the region or grow the buffer"));
+           (dst.global ? "; keep bounds checking on for ragged tiles"
+                       : "; shrink the region or grow the buffer"));
     }
     write(dst.buf, fd, 0, convert_scalar(src.dtype, dst.dtype, v));
   }
@@ -160,8 +163,9 @@ static Matrix make_matrix(BlockExec& x, const XRegion& r, const char* operand) {
              ") is not a matrix: all but the last two extents must be 1");
   for (std::size_t d = 0; d < rank; ++d) {
     if (m.v.off[d] < 0 || m.v.off[d] + m.v.ext[d] > m.v.sh->dims[d])
-      x.fail(std::string("gemm operand ") + operand + ": region of " + m.v.name + " at " + list_text(m.v.off) +
-             " with extents " + list_text(m.v.ext) + " is outside its shape " + list_text(m.v.sh->dims));
+      x.fail(std::string("gemm operand ") + operand + ": region of " + m.v.name + " at " +
+             list_text(m.v.off) + " with extents " + list_text(m.v.ext) + " is outside its shape " +
+             list_text(m.v.sh->dims));
     m.base += m.v.off[d] * m.v.sh->strides[d];
   }
   m.rows = rank >= 2 ? m.v.ext[rank - 2] : 1;
@@ -184,23 +188,29 @@ void BlockExec::exec_gemm(const SNode& s) {
   // Gather op(A) and op(B) densely (logical row-major), then one K-sum per C element.
   std::vector<double> a(std::size_t(M * K)), b(std::size_t(K * N)), acc(std::size_t(M * N), 0.0);
   bool int_c = !C.v.dtype.is_float();
+  if (int_c && (A.v.dtype.is_float() || B.v.dtype.is_float()))
+    fail("gemm into integer " + C.v.name + " needs integer operands, but A is " +
+         std::string(A.v.dtype.name()) + " and B is " + std::string(B.v.dtype.name()));
   std::vector<int64_t> iacc(int_c ? std::size_t(M * N) : 0, 0);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 0; k < K; ++k) {
       int64_t r = g->trans_a ? k : i, c = g->trans_a ? i : k;
-      a[std::size_t(i * K + k)] = scalar_as_double(A.v.dtype, read(A.v.buf, A.base + r * A.row_stride + c * A.col_stride, 0));
+      a[std::size_t(i * K + k)] =
+          scalar_as_double(A.v.dtype, read(A.v.buf, A.base + r * A.row_stride + c * A.col_stride, 0));
     }
   for (int64_t k = 0; k < K; ++k)
     for (int64_t j = 0; j < N; ++j) {
       int64_t r = g->trans_b ? j : k, c = g->trans_b ? k : j;
-      b[std::size_t(k * N + j)] = scalar_as_double(B.v.dtype, read(B.v.buf, B.base + r * B.row_stride + c * B.col_stride, 0));
+      b[std::size_t(k * N + j)] =
+          scalar_as_double(B.v.dtype, read(B.v.buf, B.base + r * B.row_stride + c * B.col_stride, 0));
     }
   for (int64_t i = 0; i < M; ++i)
     for (int64_t k = 0; k < K; ++k) {
       double aik = a[std::size_t(i * K + k)];
       const double* brow = &b[std::size_t(k * N)];
       if (int_c) {
-        for (int64_t j = 0; j < N; ++j) iacc[std::size_t(i * N + j)] += int64_t(aik) * int64_t(brow[j]);
+        for (int64_t j = 0; j < N; ++j)
+          iacc[std::size_t(i * N + j)] += int64_t(uint64_t(int64_t(aik)) * uint64_t(int64_t(brow[j])));
       } else {
         double* arow = &acc[std::size_t(i * N)];
         for (int64_t j = 0; j < N; ++j) arow[j] += aik * brow[j];
@@ -211,7 +221,8 @@ void BlockExec::exec_gemm(const SNode& s) {
       int64_t flat = C.base + i * C.row_stride + j * C.col_stride;
       Scalar old = g->clear_c ? Scalar{} : read(C.v.buf, flat, 0), r;
       if (int_c)
-        r = Scalar::of_int(wrap_int_to(C.v.dtype, old.i + iacc[std::size_t(i * N + j)]));
+        r = Scalar::of_int(
+            wrap_int_to(C.v.dtype, int64_t(uint64_t(old.i) + uint64_t(iacc[std::size_t(i * N + j)]))));
       else
         r = Scalar::of_float(round_float_to(C.v.dtype, old.f + acc[std::size_t(i * N + j)]));
       write(C.v.buf, flat, 0, r);
@@ -226,17 +237,17 @@ void BlockExec::exec_reduce(const SNode& s) {
   int rank = int(ss.dims.size());
   int axis = rd->axis < 0 ? rd->axis + rank : rd->axis;
   if (axis < 0 || axis >= rank)
-    fail("reduce axis " + std::to_string(rd->axis) + " is out of range for " + P.bufs[sb].node->name + " of rank " +
-         std::to_string(rank));
+    fail("reduce axis " + std::to_string(rd->axis) + " is out of range for " + P.bufs[sb].node->name +
+         " of rank " + std::to_string(rank));
   std::vector<int64_t> want, keep;  // dst shape: src's without the axis, or with a 1 there
   for (int d = 0; d < rank; ++d) {
     if (d != axis) want.push_back(ss.dims[std::size_t(d)]);
     keep.push_back(d == axis ? 1 : ss.dims[std::size_t(d)]);
   }
   if (ds.dims != want && ds.dims != keep)
-    fail("reduce of " + P.bufs[sb].node->name + " " + list_text(ss.dims) + " over axis " + std::to_string(axis) +
-         " needs a destination of shape " + list_text(want) + ", but " + P.bufs[db].node->name + " is " +
-         list_text(ds.dims));
+    fail("reduce of " + P.bufs[sb].node->name + " " + list_text(ss.dims) + " over axis " +
+         std::to_string(axis) + " needs a destination of shape " + list_text(want) + ", but " +
+         P.bufs[db].node->name + " is " + list_text(ds.dims));
   int64_t outer = 1, len = ss.dims[std::size_t(axis)], inner = 1;
   for (int d = 0; d < axis; ++d) outer *= ss.dims[std::size_t(d)];
   for (int d = axis + 1; d < rank; ++d) inner *= ss.dims[std::size_t(d)];
@@ -244,14 +255,20 @@ void BlockExec::exec_reduce(const SNode& s) {
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t df = o * inner + i;
-      double acc = op == ReduceOp::Sum ? 0.0 : op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : 0.0;
+      double acc = op == ReduceOp::Sum   ? 0.0
+                   : op == ReduceOp::Max ? -INFINITY
+                   : op == ReduceOp::Min ? INFINITY
+                                         : 0.0;
       if (!rd->clear) acc = scalar_as_double(dt, read(db, df, 0));
       int64_t iacc = rd->clear ? 0 : read(db, df, 0).i;
       for (int64_t k = 0; k < len; ++k) {
         Scalar x = read(sb, (o * len + k) * inner + i, 0);
         double v = scalar_as_double(st, x);
         switch (op) {
-          case ReduceOp::Sum: acc += v; iacc += st.is_float() ? 0 : x.i; break;
+          case ReduceOp::Sum:
+            acc += v;
+            iacc = int64_t(uint64_t(iacc) + uint64_t(st.is_float() ? 0 : x.i));
+            break;
           case ReduceOp::Max: acc = std::fmax(acc, v); break;
           case ReduceOp::Min: acc = std::fmin(acc, v); break;
           case ReduceOp::AbsMax: acc = std::fmax(acc, std::fabs(v)); break;

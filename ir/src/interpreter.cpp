@@ -67,10 +67,12 @@ void ArgBinder::bind_tensor(std::size_t i, const HostArg& a, std::size_t positio
   if (!a.is_tensor) throw Error(arg + " is a scalar; pass a tensor", where(b));
   if (a.dtype != b->dtype)
     throw Error(arg + " has dtype " + std::string(a.dtype.name()) + ", but " + b->name + " is declared " +
-                std::string(b->dtype.name()), where(b));
+                    std::string(b->dtype.name()),
+                where(b));
   if (a.shape.size() != b.rank())
-    throw Error(arg + " has rank " + std::to_string(a.shape.size()) + " (shape " + dims_text(a.shape) + "), but " +
-                b->name + " is declared with rank " + std::to_string(b.rank()), where(b));
+    throw Error(arg + " has rank " + std::to_string(a.shape.size()) + " (shape " + dims_text(a.shape) +
+                    "), but " + b->name + " is declared with rank " + std::to_string(b.rank()),
+                where(b));
   for (std::size_t d = 0; d < a.shape.size(); ++d) {
     int64_t n = a.shape[d];
     std::string dim = "tensor " + b->name + " dimension " + std::to_string(d);
@@ -78,15 +80,17 @@ void ArgBinder::bind_tensor(std::size_t i, const HostArg& a, std::size_t positio
     int32_t slot = -1;
     if (auto c = b->shape[d].as_int()) {
       if (*c != n)
-        throw Error(dim + " is " + std::to_string(n) + ", but the kernel was built for " + std::to_string(*c), where(b));
+        throw Error(dim + " is " + std::to_string(n) + ", but the kernel was built for " + std::to_string(*c),
+                    where(b));
     } else if (const Param* sp = size_param(b->shape[d], &slot)) {
       if (bound_by_[std::size_t(slot)].empty()) {
         l_.host_env[std::size_t(slot)] = Scalar::of_int(n);
         bound_by_[std::size_t(slot)] = dim;
       } else if (l_.host_env[std::size_t(slot)].i != n) {
         throw Error(dim + " is " + std::to_string(n) + ", but size " + sp->name() + " is " +
-                    std::to_string(l_.host_env[std::size_t(slot)].i) + " from " + bound_by_[std::size_t(slot)] +
-                    "; the tensors disagree on " + sp->name(), where(b));
+                        std::to_string(l_.host_env[std::size_t(slot)].i) + " from " +
+                        bound_by_[std::size_t(slot)] + "; the tensors disagree on " + sp->name(),
+                    where(b));
       }
     } else {
       deferred_.push_back({i, d});
@@ -111,8 +115,10 @@ void ArgBinder::run() {
     }
   if (args_.size() != expected.size())
     throw Error("function " + f_.name + " takes " + std::to_string(expected.size()) + " arguments (" + names +
-                "), but " + std::to_string(args_.size()) + " were given; sizes are not passed, they come from the "
-                "tensors' shapes", f_.loc);
+                    "), but " + std::to_string(args_.size()) +
+                    " were given; sizes are not passed, they come from the "
+                    "tensors' shapes",
+                f_.loc);
   bound_by_.assign(std::size_t(p_.nslots), {});
   for (std::size_t k = 0; k < expected.size(); ++k) {
     std::size_t i = expected[k];
@@ -123,15 +129,19 @@ void ArgBinder::run() {
     }
     const Var& v = f_.params[i].var;
     if (a.is_tensor)
-      throw Error("argument " + std::to_string(k) + " (scalar " + v.name() + ") is a tensor; pass a scalar value "
-                  "(HostArg with is_tensor = false)", f_.loc);
+      throw Error("argument " + std::to_string(k) + " (scalar " + v.name() +
+                      ") is a tensor; pass a scalar value "
+                      "(HostArg with is_tensor = false)",
+                  f_.loc);
     l_.host_env[std::size_t(p_.param_slot[i])] = convert_scalar(a.dtype, v.dtype(), a.scalar);
     bound_by_[std::size_t(p_.param_slot[i])] = "scalar " + v.name();
   }
   for (std::size_t i = 0; i < f_.params.size(); ++i)
     if (f_.params[i].kind == Param::Kind::Size && bound_by_[std::size_t(p_.param_slot[i])].empty())
-      throw Error("size " + f_.params[i].name() + " is not the dimension of any tensor: pass it as a scalar "
-                  "parameter, or use it in a tensor's shape", f_.loc);
+      throw Error("size " + f_.params[i].name() +
+                      " is not the dimension of any tensor: pass it as a scalar "
+                      "parameter, or use it in a tensor's shape",
+                  f_.loc);
   if (deferred_.empty()) return;
   BlockExec host(l_, -1);  // shape expressions such as N * 2, now that every size is known
   for (auto [i, d] : deferred_) {
@@ -140,45 +150,58 @@ void ArgBinder::run() {
     int64_t have = l_.shapes[std::size_t(p_.param_buf[i])].dims[d];
     if (want != have)
       throw Error("tensor " + b->name + " dimension " + std::to_string(d) + " is " + std::to_string(have) +
-                  ", but its declared shape gives " + std::to_string(want), where(b));
+                      ", but its declared shape gives " + std::to_string(want),
+                  where(b));
   }
 }
 
-/// Runs one kernel's grid over the worker pool; the error of the lowest failing block wins, so a
-/// failure reads the same whatever the scheduling.
-void launch_kernel(Launch& l, const KernelInfo& k, int kernel, BlockExec& host) {
+/// Numbers for the kernel's shared, fragment and local buffers, from the host context.
+void resolve_buffer_shapes(Launch& l, const KernelInfo& k, BlockExec& host) {
   const Program& p = *l.prog;
   for (int32_t b : k.local_bufs) {
+    const ir::BufferNode* node = p.bufs[std::size_t(b)].node;
     std::vector<int64_t> dims;
     for (int32_t e : p.bufs[std::size_t(b)].shape) dims.push_back(host.eval_host(e).i);
     for (int64_t n : dims)
-      if (n < 0)
-        throw Error("buffer " + p.bufs[std::size_t(b)].node->name + " has a negative shape " + dims_text(dims),
-                    p.bufs[std::size_t(b)].node->loc);
-    const ir::BufferNode* node = p.bufs[std::size_t(b)].node;
+      if (n < 0) throw Error("buffer " + node->name + " has a negative shape " + dims_text(dims), node->loc);
     set_shape(l.shapes[std::size_t(b)], std::move(dims));
     // The interpreter holds every element as 8 bytes; refuse what cannot be a real on-chip buffer
     // before allocating it per worker.
     int64_t n = l.shapes[std::size_t(b)].numel * (node->scope == Scope::Local ? k.threads : 1);
     if (n > (int64_t(1) << 28) || n < 0)
       throw Error(std::string(name_of(node->scope)) + " buffer " + node->name + " of shape " +
-                  dims_text(l.shapes[std::size_t(b)].dims) + " is too large for on-chip memory; tile it", node->loc);
+                      dims_text(l.shapes[std::size_t(b)].dims) + " is too large for on-chip memory; tile it",
+                  node->loc);
   }
+}
+
+/// Runs one kernel's grid over the worker pool; the error of the lowest failing block wins, so a
+/// failure reads the same whatever the scheduling (blocks are claimed in order, and every block
+/// below a failing one was claimed and runs to its end).
+void launch_kernel(Launch& l, const KernelInfo& k, int kernel, BlockExec& host) {
+  resolve_buffer_shapes(l, k, host);
   std::vector<int64_t> grid;
   int64_t count = 1;
   for (int32_t e : k.grid) {
     grid.push_back(host.eval_host(e).i);
-    if (grid.back() < 0) throw Error("kernel grid " + dims_text(grid) + " has a negative dimension", k.node->loc);
+    if (grid.back() < 0)
+      throw Error("kernel grid " + dims_text(grid) + " has a negative dimension", k.node->loc);
     count *= grid.back();
   }
   if (count == 0) return;
-  int workers = l.opt.num_threads > 0 ? l.opt.num_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  int workers =
+      l.opt.num_threads > 0 ? l.opt.num_threads : int(std::max(1u, std::thread::hardware_concurrency()));
   workers = int(std::min<int64_t>(workers, count));
   std::atomic<int64_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex err_mu;
   int64_t err_block = INT64_MAX;
   std::exception_ptr err;
+  auto record = [&](int64_t block) {
+    std::lock_guard<std::mutex> g(err_mu);
+    if (block < err_block) err_block = block, err = std::current_exception();
+    stop = true;
+  };
   auto work = [&] {
     try {
       BlockExec ex(l, kernel);
@@ -189,15 +212,11 @@ void launch_kernel(Launch& l, const KernelInfo& k, int kernel, BlockExec& host) 
           for (std::size_t d = 0; d < grid.size(); ++d) idx[d] = r % grid[d], r /= grid[d];  // x fastest
           ex.run_block(idx);
         } catch (...) {
-          std::lock_guard<std::mutex> g(err_mu);
-          if (i < err_block) err_block = i, err = std::current_exception();
-          stop = true;
+          record(i);
         }
       }
-    } catch (...) {  // allocating the block's storage failed
-      std::lock_guard<std::mutex> g(err_mu);
-      if (!err) err = std::current_exception();
-      stop = true;
+    } catch (...) {  // allocating the worker's storage failed
+      record(INT64_MAX - 1);
     }
   };
   if (workers == 1) {
@@ -225,8 +244,7 @@ void run_top(Launch& l, int32_t sid, BlockExec& host) {
       return;
     }
     case ir::StmtKind::Kernel: launch_kernel(l, p.kernels[std::size_t(s.kernel)], s.kernel, host); return;
-    default:
-      throw Error("only kernels, lets and sequences may appear outside a kernel", s.src->loc);
+    default: throw Error("only kernels, lets and sequences may appear outside a kernel", s.src->loc);
   }
 }
 
@@ -237,7 +255,6 @@ void interpret(const Function& f, const std::vector<HostArg>& args, const Interp
   std::mutex global_lock;
   Launch l;
   l.prog = &prog;
-  l.fn = &f;
   l.opt = opt;
   l.global_lock = &global_lock;
   l.shapes.resize(prog.bufs.size());

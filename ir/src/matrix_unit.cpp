@@ -19,11 +19,12 @@ void check_operand(const MatrixUnit& u, const char* operand, const std::vector<M
                    int rows, int cols) {
   std::string where = "matrix unit " + u.name + ", operand " + operand;
   if (layout.empty() || layout.size() % std::size_t(u.group_size) != 0)
-    throw Error(where + ": the layout has " + std::to_string(layout.size()) + " slots, not a multiple of the group size " +
-                std::to_string(u.group_size));
+    throw Error(where + ": the layout has " + std::to_string(layout.size()) +
+                " slots, not a multiple of the group size " + std::to_string(u.group_size));
   if (layout.size() != std::size_t(rows) * std::size_t(cols))
-    throw Error(where + ": the layout has " + std::to_string(layout.size()) + " slots for a " + std::to_string(rows) +
-                "x" + std::to_string(cols) + " tile; every element must be held exactly once");
+    throw Error(where + ": the layout has " + std::to_string(layout.size()) + " slots for a " +
+                std::to_string(rows) + "x" + std::to_string(cols) +
+                " tile; every element must be held exactly once");
   std::vector<int> seen(std::size_t(rows) * cols, -1);
   int regs = int(layout.size()) / u.group_size;
   for (std::size_t s = 0; s < layout.size(); ++s) {
@@ -34,8 +35,9 @@ void check_operand(const MatrixUnit& u, const char* operand, const std::vector<M
                   "), outside the " + std::to_string(rows) + "x" + std::to_string(cols) + " tile");
     int& owner = seen[std::size_t(r) * cols + c];
     if (owner >= 0)
-      throw Error(where + ": element (" + std::to_string(r) + ", " + std::to_string(c) + ") is held by both lane " +
-                  std::to_string(owner / regs) + " register " + std::to_string(owner % regs) + " and " + slot);
+      throw Error(where + ": element (" + std::to_string(r) + ", " + std::to_string(c) +
+                  ") is held by both lane " + std::to_string(owner / regs) + " register " +
+                  std::to_string(owner % regs) + " and " + slot);
     owner = int(s);
   }
 }
@@ -49,8 +51,9 @@ bool same_slots(const std::vector<MatrixUnit::Slot>& a, const std::vector<Matrix
 
 bool same_unit(const MatrixUnit& a, const MatrixUnit& b) {
   return a.family == b.family && a.m == b.m && a.n == b.n && a.k == b.k && a.group_size == b.group_size &&
-         a.a_type == b.a_type && a.b_type == b.b_type && a.c_type == b.c_type && same_slots(a.a_layout, b.a_layout) &&
-         same_slots(a.b_layout, b.b_layout) && same_slots(a.c_layout, b.c_layout);
+         a.a_type == b.a_type && a.b_type == b.b_type && a.c_type == b.c_type &&
+         same_slots(a.a_layout, b.a_layout) && same_slots(a.b_layout, b.b_layout) &&
+         same_slots(a.c_layout, b.c_layout);
 }
 
 // A deque keeps the pointers find_matrix_unit hands out valid while plugins add units.
@@ -70,7 +73,8 @@ struct Registry {
     u.check();
     if (const MatrixUnit* old = find(u.name)) {
       if (same_unit(*old, u)) return;  // a plugin loaded twice registers the same data twice
-      throw Error("matrix unit " + u.name + " is already registered with a different description; give the new one "
+      throw Error("matrix unit " + u.name +
+                  " is already registered with a different description; give the new one "
                   "another name");
     }
     units.push_back(std::move(u));

@@ -25,7 +25,8 @@ std::vector<Slot> table(int lanes, int regs, const SlotFn& fn) {
   return out;
 }
 
-MatrixUnit unit(std::string name, std::string family, int m, int n, int k, int group, DType a, DType b, DType c) {
+MatrixUnit unit(std::string name, std::string family, int m, int n, int k, int group, DType a, DType b,
+                DType c) {
   MatrixUnit u;
   u.name = std::move(name);
   u.family = std::move(family);
@@ -40,12 +41,15 @@ MatrixUnit unit(std::string name, std::string family, int m, int n, int k, int g
 //   A (16×16, a0..a7):  row = groupID + 8·((i>>1)&1), col = 2·tid + (i&1) + 8·(i>>2)
 //   B (16×8,  b0..b3):  row = 2·tid + (i&1) + 8·(i>>1), col = groupID
 //   C (16×8,  c0..c3):  row = groupID + 8·(i>>1),       col = 2·tid + (i&1)
-Slot mma_a(int lane, int i) { return {(lane >> 2) + 8 * ((i >> 1) & 1), (lane % 4) * 2 + (i & 1) + 8 * (i >> 2)}; }
+Slot mma_a(int lane, int i) {
+  return {(lane >> 2) + 8 * ((i >> 1) & 1), (lane % 4) * 2 + (i & 1) + 8 * (i >> 2)};
+}
 Slot mma_b(int lane, int i) { return {(lane % 4) * 2 + (i & 1) + 8 * (i >> 1), lane >> 2}; }
 Slot mma_c(int lane, int i) { return {(lane >> 2) + 8 * (i >> 1), (lane % 4) * 2 + (i & 1)}; }
 
 MatrixUnit mma_m16n8k16(DType in) {
-  MatrixUnit u = unit("mma_m16n8k16_" + std::string(in.name()) + "_f32", "mma.sync", 16, 8, 16, 32, in, in, f32);
+  MatrixUnit u =
+      unit("mma_m16n8k16_" + std::string(in.name()) + "_f32", "mma.sync", 16, 8, 16, 32, in, in, f32);
   u.a_layout = table(32, 8, mma_a);
   u.b_layout = table(32, 4, mma_b);
   u.c_layout = table(32, 4, mma_c);
@@ -89,8 +93,12 @@ MatrixUnit mfma_16x16(int k, DType in, const std::string& type_name) {
   std::string name = "mfma_f32_16x16x" + std::to_string(k) + "_" + type_name;
   MatrixUnit u = unit(name, "mfma", 16, 16, k, 64, in, in, f32);
   int per_lane = k / 4;  // 4 k-values for x16, 8 for x32
-  u.a_layout = table(64, per_lane, [per_lane](int l, int i) { return Slot{l % 16, per_lane * (l / 16) + i}; });
-  u.b_layout = table(64, per_lane, [per_lane](int l, int i) { return Slot{per_lane * (l / 16) + i, l % 16}; });
+  u.a_layout = table(64, per_lane, [per_lane](int l, int i) {
+    return Slot{l % 16, per_lane * (l / 16) + i};
+  });
+  u.b_layout = table(64, per_lane, [per_lane](int l, int i) {
+    return Slot{per_lane * (l / 16) + i, l % 16};
+  });
   u.c_layout = table(64, 4, [](int l, int i) { return Slot{4 * (l / 16) + i, l % 16}; });
   return u;
 }
@@ -116,8 +124,8 @@ std::vector<Slot> row_major_over_lanes(int rows, int cols, int lanes) {
 }
 
 MatrixUnit coopmat(int k, DType in, DType acc) {
-  std::string name = "coopmat_16x16x" + std::to_string(k) + "_" + std::string(in.name()) + "_" +
-                     std::string(acc.name());
+  std::string name =
+      "coopmat_16x16x" + std::to_string(k) + "_" + std::string(in.name()) + "_" + std::string(acc.name());
   MatrixUnit u = unit(name, "coopmat", 16, 16, k, 32, in, in, acc);
   u.a_layout = row_major_over_lanes(16, k, 32);
   u.b_layout = row_major_over_lanes(k, 16, 32);
@@ -138,7 +146,7 @@ std::vector<MatrixUnit> builtin_matrix_units() {
   units.push_back(mfma_16x16(16, f16, "f16"));
   units.push_back(mfma_16x16(16, bf16, "bf16"));  // gfx90a v_mfma_f32_16x16x16bf16_1k
   units.push_back(mfma_32x32x8(f16, "f16"));
-  units.push_back(mfma_32x32x8(bf16, "bf16"));    // gfx90a v_mfma_f32_32x32x8bf16_1k
+  units.push_back(mfma_32x32x8(bf16, "bf16"));       // gfx90a v_mfma_f32_32x32x8bf16_1k
   units.push_back(mfma_16x16(32, fp8_e4m3, "fp8"));  // gfx942 v_mfma_f32_16x16x32_fp8_fp8
   units.push_back(coopmat(16, f16, f32));
   units.push_back(coopmat(16, f16, f16));

@@ -16,12 +16,22 @@ namespace {
 
 SourceLoc here(std::source_location s = std::source_location::current()) { return SourceLoc::from(s); }
 
-Region region(const Buffer& b, std::vector<Expr> off, std::vector<Expr> ext) { return Region{b, std::move(off), std::move(ext)}; }
+Region region(const Buffer& b, std::vector<Expr> off, std::vector<Expr> ext) {
+  return Region{b, std::move(off), std::move(ext)};
+}
 Region full(const Buffer& b) { return Region::full(b); }
-Buffer global(std::string n, std::vector<Expr> s, DType t = f32) { return Buffer::make(std::move(n), std::move(s), t, Scope::Global); }
-Buffer shared(std::string n, std::vector<Expr> s, DType t = f32) { return Buffer::make(std::move(n), std::move(s), t, Scope::Shared); }
-Buffer fragment(std::string n, std::vector<Expr> s, DType t = f32) { return Buffer::make(std::move(n), std::move(s), t, Scope::Fragment); }
-Buffer local(std::string n, std::vector<Expr> s, DType t = f32) { return Buffer::make(std::move(n), std::move(s), t, Scope::Local); }
+Buffer global(std::string n, std::vector<Expr> s, DType t = f32) {
+  return Buffer::make(std::move(n), std::move(s), t, Scope::Global);
+}
+Buffer shared(std::string n, std::vector<Expr> s, DType t = f32) {
+  return Buffer::make(std::move(n), std::move(s), t, Scope::Shared);
+}
+Buffer fragment(std::string n, std::vector<Expr> s, DType t = f32) {
+  return Buffer::make(std::move(n), std::move(s), t, Scope::Fragment);
+}
+Buffer local(std::string n, std::vector<Expr> s, DType t = f32) {
+  return Buffer::make(std::move(n), std::move(s), t, Scope::Local);
+}
 
 Stmt store(const Buffer& b, std::vector<Expr> idx, Expr v, SourceLoc loc = here()) {
   auto s = std::make_shared<ir::Store>(loc);
@@ -33,9 +43,11 @@ Stmt atomic_add(const Buffer& b, std::vector<Expr> idx, Expr v) {
   s->buffer = b, s->indices = std::move(idx), s->value = std::move(v);
   return Stmt(s);
 }
-Stmt loop(const Var& v, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::Serial, SourceLoc loc = here()) {
+Stmt loop(const Var& v, Expr min, Expr extent, Stmt body, ForKind kind = ForKind::Serial,
+          SourceLoc loc = here()) {
   auto f = std::make_shared<ir::For>(loc);
-  f->var = v, f->min = std::move(min), f->extent = std::move(extent), f->body = std::move(body), f->for_kind = kind;
+  f->var = v, f->min = std::move(min), f->extent = std::move(extent), f->body = std::move(body),
+  f->for_kind = kind;
   return Stmt(f);
 }
 Stmt when(Expr c, Stmt then, Stmt otherwise = {}) {
@@ -113,22 +125,25 @@ Function tiled_gemm(int bm, int bn, int bk, int threads, DType in = f32, DType a
   Buffer As = shared("As", {bm, bk}, in), Bs = shared("Bs", {bk, bn}, in), Cf = fragment("Cf", {bm, bn}, acc);
   k.tensors = {A, B, C}, k.sizes = {M, N, K}, k.bufs = {As, Bs, Cf};
   Stmt step = make_seq({copy(region(A, {k.by * bm, ko * bk}, {bm, bk}), full(As)),
-                        copy(region(B, {ko * bk, k.bx * bn}, {bk, bn}), full(Bs)), gemm(full(As), full(Bs), full(Cf))});
+                        copy(region(B, {ko * bk, k.bx * bn}, {bk, bn}), full(Bs)),
+                        gemm(full(As), full(Bs), full(Cf))});
   auto pipelined = loop(ko, 0, ceildiv(K, bk), step, ForKind::Pipelined);
-  return k.build({ceildiv(N, bn), ceildiv(M, bm)}, threads,
-                 {fill(full(Cf), 0.0), pipelined, copy(full(Cf), region(C, {k.by * bm, k.bx * bn}, {bm, bn}))});
+  return k.build(
+      {ceildiv(N, bn), ceildiv(M, bm)}, threads,
+      {fill(full(Cf), 0.0), pipelined, copy(full(Cf), region(C, {k.by * bm, k.bx * bn}, {bm, bn}))});
 }
 
 // The interpreter's own rounding model of tiled_gemm: one rounding into `acc` per k-tile.
-std::vector<double> gemm_model(const std::vector<float>& a, const std::vector<float>& b, int M, int N, int K, int bk,
-                               DType acc) {
+std::vector<double> gemm_model(const std::vector<float>& a, const std::vector<float>& b, int M, int N, int K,
+                               int bk, DType acc) {
   std::vector<double> c(std::size_t(M * N));
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double cij = 0;
       for (int k0 = 0; k0 < K; k0 += bk) {
         double s = 0;
-        for (int k = k0; k < std::min(K, k0 + bk); ++k) s += double(a[std::size_t(i * K + k)]) * b[std::size_t(k * N + j)];
+        for (int k = k0; k < std::min(K, k0 + bk); ++k)
+          s += double(a[std::size_t(i * K + k)]) * b[std::size_t(k * N + j)];
         cij = round_float_to(acc, cij + s);
       }
       c[std::size_t(i * N + j)] = cij;
@@ -185,8 +200,10 @@ TEST_CASE("f16 accumulation rounds once per gemm, unlike f32") {
   auto ah = to_half(a), bh = to_half(b);
   std::vector<uint16_t> c16(M * N);
   std::vector<float> c32(M * N);
-  interpret(tiled_gemm(16, 16, 32, 32, f16, f16, f16), {arg(ah, {M, K}, f16), arg(bh, {K, N}, f16), arg(c16, {M, N}, f16)});
-  interpret(tiled_gemm(16, 16, 32, 32, f16, f32, f32), {arg(ah, {M, K}, f16), arg(bh, {K, N}, f16), arg(c32, {M, N})});
+  interpret(tiled_gemm(16, 16, 32, 32, f16, f16, f16),
+            {arg(ah, {M, K}, f16), arg(bh, {K, N}, f16), arg(c16, {M, N}, f16)});
+  interpret(tiled_gemm(16, 16, 32, 32, f16, f32, f32),
+            {arg(ah, {M, K}, f16), arg(bh, {K, N}, f16), arg(c32, {M, N})});
   auto m16 = gemm_model(a, b, M, N, K, 32, f16), m32 = gemm_model(a, b, M, N, K, 32, f32);
   int differ = 0;
   for (int i = 0; i < M * N; ++i) {
@@ -201,8 +218,9 @@ TEST_CASE("copy predicates ragged edges only with check_bounds on a global side"
   KernelFn k;
   Buffer A = global("A", {5, 7}), Out = global("Out", {5, 7}), S = shared("S", {4, 4});
   k.tensors = {A, Out}, k.bufs = {S};
-  Function f = k.build({1}, 32, {copy(region(A, {3, 4}, {4, 4}), full(S)), fill(region(Out, {0, 0}, {5, 7}), -1.0),
-                                 copy(full(S), region(Out, {2, 5}, {4, 4}))});
+  Function f = k.build({1}, 32,
+                       {copy(region(A, {3, 4}, {4, 4}), full(S)), fill(region(Out, {0, 0}, {5, 7}), -1.0),
+                        copy(full(S), region(Out, {2, 5}, {4, 4}))});
   std::vector<float> a(35), out(35);
   for (int i = 0; i < 35; ++i) a[i] = float(i);
   interpret(f, {arg(a, {5, 7}), arg(out, {5, 7})});
@@ -218,7 +236,8 @@ TEST_CASE("copy predicates ragged edges only with check_bounds on a global side"
   KernelFn u;
   u.tensors = {A}, u.bufs = {S};
   Function g = u.build({1}, 32, {copy(region(A, {3, 4}, {4, 4}), full(S), false)});
-  CHECK_THROWS_WITH_AS(interpret(g, {arg(a, {5, 7})}), doctest::Contains("copy reads A[3, 7], outside A of shape [5, 7]"), Error);
+  CHECK_THROWS_WITH_AS(interpret(g, {arg(a, {5, 7})}),
+                       doctest::Contains("copy reads A[3, 7], outside A of shape [5, 7]"), Error);
   KernelFn w;
   w.tensors = {A}, w.bufs = {S};
   Function h = w.build({1}, 32, {copy(region(A, {0, 0}, {4, 4}), region(S, {1, 0}, {4, 4}))});
@@ -235,18 +254,23 @@ TEST_CASE("copy predicates ragged edges only with check_bounds on a global side"
 
 TEST_CASE("reduce sum, max and absmax, with and without clear") {
   KernelFn k;
-  Buffer A = global("A", {4, 6}), Out = global("Out", {3, 4}), F = fragment("F", {4, 6}), R = fragment("R", {4});
+  Buffer A = global("A", {4, 6}), Out = global("Out", {3, 4}), F = fragment("F", {4, 6}),
+         R = fragment("R", {4});
   Buffer Cm = fragment("Cm", {6});
   k.tensors = {A, Out}, k.bufs = {F, R, Cm};
-  Function f = k.build({1}, 64, {copy(full(A), full(F)), reduce(ReduceOp::Sum, F, R, 1), copy(full(R), region(Out, {0, 0}, {1, 4})),
-                                 reduce(ReduceOp::AbsMax, F, R, 1), copy(full(R), region(Out, {1, 0}, {1, 4})),
-                                 reduce(ReduceOp::Max, F, R, -1, false), copy(full(R), region(Out, {2, 0}, {1, 4}))});
+  Function f = k.build(
+      {1}, 64,
+      {copy(full(A), full(F)), reduce(ReduceOp::Sum, F, R, 1), copy(full(R), region(Out, {0, 0}, {1, 4})),
+       reduce(ReduceOp::AbsMax, F, R, 1), copy(full(R), region(Out, {1, 0}, {1, 4})),
+       reduce(ReduceOp::Max, F, R, -1, false), copy(full(R), region(Out, {2, 0}, {1, 4}))});
   std::vector<float> a(24), out(12);
   for (int i = 0; i < 24; ++i) a[i] = float((i * 5) % 11) - 5.0f;
   interpret(f, {arg(a, {4, 6}), arg(out, {3, 4})});
   for (int i = 0; i < 4; ++i) {
     float sum = 0, absmax = 0, mx = -1e30f;
-    for (int j = 0; j < 6; ++j) sum += a[i * 6 + j], absmax = std::max(absmax, std::fabs(a[i * 6 + j])), mx = std::max(mx, a[i * 6 + j]);
+    for (int j = 0; j < 6; ++j)
+      sum += a[i * 6 + j], absmax = std::max(absmax, std::fabs(a[i * 6 + j])),
+                           mx = std::max(mx, a[i * 6 + j]);
     CHECK(out[i] == sum);
     CHECK(out[4 + i] == absmax);
     CHECK(out[8 + i] == std::max(absmax, mx));  // not cleared: combined with the absmax already there
@@ -254,7 +278,8 @@ TEST_CASE("reduce sum, max and absmax, with and without clear") {
   KernelFn bad;
   bad.tensors = {A}, bad.bufs = {F, Cm};
   Function g = bad.build({1}, 32, {reduce(ReduceOp::Sum, F, Cm, 1)});
-  CHECK_THROWS_WITH_AS(interpret(g, {arg(a, {4, 6})}), doctest::Contains("needs a destination of shape [4]"), Error);
+  CHECK_THROWS_WITH_AS(interpret(g, {arg(a, {4, 6})}), doctest::Contains("needs a destination of shape [4]"),
+                       Error);
 }
 
 namespace {
@@ -266,15 +291,16 @@ Function block_sum(int threads, bool with_barrier) {
   Buffer A = global("A", {N}), Out = global("Out", {G}), acc = local("acc", {1}), S = shared("S", {threads});
   k.tensors = {A, Out}, k.sizes = {N, G}, k.bufs = {acc, S};
   Expr tid = k.tid;
-  Stmt accumulate = let(idx, (i * G + k.bx) * threads + tid,
-                        when(idx < N, store(acc, {0}, acc.load({0}) + A.load({idx}))));
+  Stmt accumulate =
+      let(idx, (i * G + k.bx) * threads + tid, when(idx < N, store(acc, {0}, acc.load({0}) + A.load({idx}))));
   Stmt step = when(tid < s, store(S, {tid}, S.load({tid}) + S.load({tid + s})));
   Stmt level = let(s, Expr(threads / 2) >> lvl, with_barrier ? make_seq({step, barrier()}) : step);
   int levels = 0;
   while ((1 << levels) < threads) ++levels;
-  return k.build({G}, threads,
-                 {store(acc, {0}, 0.0f), loop(i, 0, ceildiv(N, G * threads), accumulate), store(S, {tid}, acc.load({0})),
-                  barrier(), loop(lvl, 0, levels, level), when(tid == 0, store(Out, {k.bx}, S.load({0})))});
+  return k.build(
+      {G}, threads,
+      {store(acc, {0}, 0.0f), loop(i, 0, ceildiv(N, G * threads), accumulate), store(S, {tid}, acc.load({0})),
+       barrier(), loop(lvl, 0, levels, level), when(tid == 0, store(Out, {k.bx}, S.load({0})))});
 }
 
 }  // namespace
@@ -313,9 +339,11 @@ TEST_CASE("barrier under a thread-dependent if is an error") {
   KernelFn k;
   Buffer Out = global("Out", {64});
   k.tensors = {Out};
-  Function f = k.build({1}, 64, {when(k.tid < 32, barrier(SourceLoc("sync.cpp", 17))), store(Out, {k.tid}, 1.0f)});
+  Function f =
+      k.build({1}, 64, {when(k.tid < 32, barrier(SourceLoc("sync.cpp", 17))), store(Out, {k.tid}, 1.0f)});
   std::vector<float> out(64);
-  CHECK_THROWS_WITH_AS(interpret(f, {arg(out, {64})}), doctest::Contains("sync.cpp:17: barrier reached by 32 of 64"), Error);
+  CHECK_THROWS_WITH_AS(interpret(f, {arg(out, {64})}),
+                       doctest::Contains("sync.cpp:17: barrier reached by 32 of 64"), Error);
   // A uniform condition keeps the full mask: fine.
   KernelFn u;
   u.tensors = {Out};
@@ -347,10 +375,11 @@ TEST_CASE("expressions: floor division, wrapping, f32 rounding, lazy select, div
   Buffer I = global("I", {3}, i32), F = global("F", {3}), B = global("B", {1}, i8);
   k.tensors = {I, F, B}, k.scalars = {d};
   Expr hundred = cast(i8, d * 50);  // computed at run time, not folded
-  Function f = k.build({1}, 1, {
-      store(I, {0}, Expr(-7) / d), store(I, {1}, Expr(-7) % d), store(I, {2}, select(d > 100, I.load({d * 1000}), 5)),
-      store(B, {0}, hundred + hundred), store(F, {0}, cast(f32, d * 50000000) + 1.0f), store(F, {1}, sqrt(cast(f32, d))),
-      store(F, {2}, sigmoid(cast(f32, d - 2)))});
+  Function f = k.build({1}, 1,
+                       {store(I, {0}, Expr(-7) / d), store(I, {1}, Expr(-7) % d),
+                        store(I, {2}, select(d > 100, I.load({d * 1000}), 5)),
+                        store(B, {0}, hundred + hundred), store(F, {0}, cast(f32, d * 50000000) + 1.0f),
+                        store(F, {1}, sqrt(cast(f32, d))), store(F, {2}, sigmoid(cast(f32, d - 2)))});
   std::vector<int32_t> iv(3);
   std::vector<float> fv(3);
   std::vector<int8_t> bv(1);
@@ -377,18 +406,22 @@ TEST_CASE("arguments are checked against the parameters") {
   std::vector<float> a(6 * 4), b(4 * 5), c(6 * 5);
   std::vector<double> cd(6 * 5);
   CHECK_NOTHROW(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5}), arg(c, {6, 5})}));
-  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5})}), doctest::Contains("takes 3 arguments (A, B, C)"), Error);
-  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {3, 5}), arg(c, {6, 5})}),
-                       doctest::Contains("tensor B dimension 0 is 3, but size K is 4 from tensor A dimension 1"), Error);
+  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5})}),
+                       doctest::Contains("takes 3 arguments (A, B, C)"), Error);
+  CHECK_THROWS_WITH_AS(
+      interpret(f, {arg(a, {6, 4}), arg(b, {3, 5}), arg(c, {6, 5})}),
+      doctest::Contains("tensor B dimension 0 is 3, but size K is 4 from tensor A dimension 1"), Error);
   CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5}), arg(cd, {6, 5}, f64)}),
                        doctest::Contains("(tensor C) has dtype f64, but C is declared f32"), Error);
-  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5}), arg(c, {30})}), doctest::Contains("has rank 1"), Error);
+  CHECK_THROWS_WITH_AS(interpret(f, {arg(a, {6, 4}), arg(b, {4, 5}), arg(c, {30})}),
+                       doctest::Contains("has rank 1"), Error);
   KernelFn k;
   Var X("X");
   Buffer O = global("O", {4});
   k.tensors = {O}, k.sizes = {X};
   Function g = k.build({X}, 1, {store(O, {0}, 1.0f)});
-  CHECK_THROWS_WITH_AS(interpret(g, {arg(c, {4})}), doctest::Contains("size X is not the dimension of any tensor"), Error);
+  CHECK_THROWS_WITH_AS(interpret(g, {arg(c, {4})}),
+                       doctest::Contains("size X is not the dimension of any tensor"), Error);
 }
 
 TEST_CASE("collective statements must be uniform over the block") {
@@ -397,24 +430,30 @@ TEST_CASE("collective statements must be uniform over the block") {
   k.tensors = {A}, k.bufs = {S};
   std::vector<float> a(64);
   Function under_if = k.build({1}, 32, {when(k.tid < 16, copy(full(A), full(S)))});
-  CHECK_THROWS_WITH_AS(interpret(under_if, {arg(a, {64})}), doctest::Contains("copy reached by 16 of 32 threads"), Error);
+  CHECK_THROWS_WITH_AS(interpret(under_if, {arg(a, {64})}),
+                       doctest::Contains("copy reached by 16 of 32 threads"), Error);
   Function per_thread = k.build({1}, 32, {copy(region(A, {k.tid}, {1}), region(S, {0}, {1}))});
-  CHECK_THROWS_WITH_AS(interpret(per_thread, {arg(a, {64})}), doctest::Contains("depends on the thread"), Error);
+  CHECK_THROWS_WITH_AS(interpret(per_thread, {arg(a, {64})}), doctest::Contains("depends on the thread"),
+                       Error);
   Var i("i");
   Function reads_tid = k.build({1}, 32, {loop(i, 0, 64, store(S, {i}, cast(f32, k.tid)), ForKind::Parallel)});
-  CHECK_THROWS_WITH_AS(interpret(reads_tid, {arg(a, {64})}), doctest::Contains("read inside a parallel loop"), Error);
+  CHECK_THROWS_WITH_AS(interpret(reads_tid, {arg(a, {64})}), doctest::Contains("read inside a parallel loop"),
+                       Error);
 }
 
 TEST_CASE("parallel loops, per-thread loop bounds and atomics") {
   KernelFn k;
   Var i("i"), j("j"), n("n");
-  Buffer A = global("A", {4, 8}), Out = global("Out", {4, 8}), T = global("T", {64}, i32), Cnt = global("Cnt", {1}, i32);
+  Buffer A = global("A", {4, 8}), Out = global("Out", {4, 8}), T = global("T", {64}, i32),
+         Cnt = global("Cnt", {1}, i32);
   Buffer F = fragment("F", {4, 8}), acc = local("acc", {1}, i32);
   k.tensors = {A, Out, T, Cnt}, k.bufs = {F, acc};
-  Stmt relu = loop(i, 0, 4, loop(j, 0, 8, store(F, {i, j}, max(F.load({i, j}), 0.0f)), ForKind::Parallel), ForKind::Parallel);
-  Function f = k.build({5}, 64, {copy(full(A), full(F)), relu, copy(full(F), full(Out)), store(acc, {0}, 0),
-                                 loop(n, 0, k.tid, store(acc, {0}, acc.load({0}) + 1)),
-                                 when(k.bx == 0, store(T, {k.tid}, acc.load({0}))), atomic_add(Cnt, {0}, 1)});
+  Stmt relu = loop(i, 0, 4, loop(j, 0, 8, store(F, {i, j}, max(F.load({i, j}), 0.0f)), ForKind::Parallel),
+                   ForKind::Parallel);
+  Function f = k.build({5}, 64,
+                       {copy(full(A), full(F)), relu, copy(full(F), full(Out)), store(acc, {0}, 0),
+                        loop(n, 0, k.tid, store(acc, {0}, acc.load({0}) + 1)),
+                        when(k.bx == 0, store(T, {k.tid}, acc.load({0}))), atomic_add(Cnt, {0}, 1)});
   std::vector<float> a(32), out(32);
   for (int x = 0; x < 32; ++x) a[x] = float(x % 5) - 2.0f;
   std::vector<int32_t> t(64), cnt(1);
@@ -436,8 +475,14 @@ TEST_CASE("a function of two kernels runs them in order; top-level lets and scal
   Expr j = bx2 * 2 + tid2;  // reads Tmp written by other blocks of the first kernel
   second->body = when(j < N, store(Out, {j}, Tmp.load({N - 1 - j}) + 1.0f));
   Stmt body = let(half, ceildiv(N, 2), make_seq({Stmt(first), Stmt(second)}));
-  Function f{"two", {{Param::Kind::Tensor, A, {}}, {Param::Kind::Tensor, Tmp, {}}, {Param::Kind::Tensor, Out, {}},
-                     {Param::Kind::Scalar, {}, alpha}, {Param::Kind::Size, {}, N}}, body, here()};
+  Function f{"two",
+             {{Param::Kind::Tensor, A, {}},
+              {Param::Kind::Tensor, Tmp, {}},
+              {Param::Kind::Tensor, Out, {}},
+              {Param::Kind::Scalar, {}, alpha},
+              {Param::Kind::Size, {}, N}},
+             body,
+             here()};
   const int n = 77;
   std::vector<float> a(n), tmp(n), out(n);
   for (int x = 0; x < n; ++x) a[x] = float(x);
@@ -458,9 +503,11 @@ TEST_CASE("malformed kernels are rejected before they run") {
   k.tensors = {A}, k.bufs = {L};
   std::vector<float> a(64);
   Function local_in_parallel = k.build({1}, 32, {loop(i, 0, 4, store(L, {i}, 1.0f), ForKind::Parallel)});
-  CHECK_THROWS_WITH_AS(interpret(local_in_parallel, {arg(a, {64})}), doctest::Contains("local buffer L is written inside a parallel loop"), Error);
+  CHECK_THROWS_WITH_AS(interpret(local_in_parallel, {arg(a, {64})}),
+                       doctest::Contains("local buffer L is written inside a parallel loop"), Error);
   Function float_index = k.build({1}, 32, {store(A, {cast(f32, k.tid)}, 1.0f)});
-  CHECK_THROWS_WITH_AS(interpret(float_index, {arg(a, {64})}), doctest::Contains("must be an integer"), Error);
+  CHECK_THROWS_WITH_AS(interpret(float_index, {arg(a, {64})}), doctest::Contains("must be an integer"),
+                       Error);
   KernelFn b;
   b.tensors = {A}, b.bufs = {Big};
   Function huge = b.build({1}, 32, {fill(full(Big), 0.0)});

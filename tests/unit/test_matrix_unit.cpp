@@ -139,7 +139,8 @@ Stmt loop(const Var& v, Expr extent, Stmt body) {
 
 // C (m×n, f32) = A (m×k) · B (k×n) through unit `name`, with `threads` threads (several groups
 // each do the same product) and the lanes' register tables given as i32 tensors.
-std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<float>& a, const std::vector<float>& b) {
+std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<float>& a,
+                           const std::vector<float>& b) {
   auto gidx = [&](const std::vector<MatrixUnit::Slot>& layout, int cols) {
     std::vector<int32_t> t;
     for (auto& s : layout) t.push_back(s.row * cols + s.col);
@@ -147,11 +148,14 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
   };
   std::vector<int32_t> ai = gidx(u.a_layout, u.k), bi = gidx(u.b_layout, u.n), ci = gidx(u.c_layout, u.n);
   int ra = u.a_regs(), rb = u.b_regs(), rc = u.c_regs(), G = u.group_size;
-  Buffer A = Buffer::make("A", {u.m * u.k}, u.a_type, Scope::Global), B = Buffer::make("B", {u.k * u.n}, u.b_type, Scope::Global);
+  Buffer A = Buffer::make("A", {u.m * u.k}, u.a_type, Scope::Global),
+         B = Buffer::make("B", {u.k * u.n}, u.b_type, Scope::Global);
   Buffer C = Buffer::make("C", {threads / G, u.m * u.n}, f32, Scope::Global);
-  Buffer AI = Buffer::make("AI", {G, ra}, i32, Scope::Global), BI = Buffer::make("BI", {G, rb}, i32, Scope::Global),
+  Buffer AI = Buffer::make("AI", {G, ra}, i32, Scope::Global),
+         BI = Buffer::make("BI", {G, rb}, i32, Scope::Global),
          CI = Buffer::make("CI", {G, rc}, i32, Scope::Global);
-  Buffer Ar = Buffer::make("Ar", {ra}, u.a_type, Scope::Local), Br = Buffer::make("Br", {rb}, u.b_type, Scope::Local),
+  Buffer Ar = Buffer::make("Ar", {ra}, u.a_type, Scope::Local),
+         Br = Buffer::make("Br", {rb}, u.b_type, Scope::Local),
          Cr = Buffer::make("Cr", {rc}, u.c_type, Scope::Local);
   Var tid("tid"), bx("bx"), r("r");
   Expr lane = tid % G, group = tid / G;
@@ -170,9 +174,12 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
   k->body = body;
   Function f{"mma_test", {}, Stmt(k), here()};
   for (const Buffer& t : {A, B, C, AI, BI, CI}) f.params.push_back(Param{Param::Kind::Tensor, t, {}});
-  std::vector<uint8_t> abytes(storage_bytes(u.a_type, int64_t(a.size()))), bbytes(storage_bytes(u.b_type, int64_t(b.size())));
-  for (std::size_t i = 0; i < a.size(); ++i) store_element(u.a_type, abytes.data(), int64_t(i), Scalar::of_float(a[i]));
-  for (std::size_t i = 0; i < b.size(); ++i) store_element(u.b_type, bbytes.data(), int64_t(i), Scalar::of_float(b[i]));
+  std::vector<uint8_t> abytes(storage_bytes(u.a_type, int64_t(a.size()))),
+      bbytes(storage_bytes(u.b_type, int64_t(b.size())));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    store_element(u.a_type, abytes.data(), int64_t(i), Scalar::of_float(a[i]));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    store_element(u.b_type, bbytes.data(), int64_t(i), Scalar::of_float(b[i]));
   std::vector<float> c(std::size_t(threads / G * u.m * u.n), -1.0f);
   auto arg = [](void* p, std::vector<int64_t> shape, DType t) {
     HostArg h;
@@ -180,23 +187,26 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
     return h;
   };
   interpret(f, {arg(abytes.data(), {u.m * u.k}, u.a_type), arg(bbytes.data(), {u.k * u.n}, u.b_type),
-                arg(c.data(), {threads / G, u.m * u.n}, f32), arg(ai.data(), {G, ra}, i32), arg(bi.data(), {G, rb}, i32),
-                arg(ci.data(), {G, rc}, i32)});
+                arg(c.data(), {threads / G, u.m * u.n}, f32), arg(ai.data(), {G, ra}, i32),
+                arg(bi.data(), {G, rb}, i32), arg(ci.data(), {G, rc}, i32)});
   return c;
 }
 
 void check_against_matmul(const std::string& name, int threads) {
   const MatrixUnit& u = unit(name);
   std::vector<float> a(std::size_t(u.m * u.k)), b(std::size_t(u.k * u.n));
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = float(int(i * 7 % 11) - 5) / 8.0f;  // exact in f16/bf16/fp8
+  for (std::size_t i = 0; i < a.size(); ++i)
+    a[i] = float(int(i * 7 % 11) - 5) / 8.0f;  // exact in f16/bf16/fp8
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = float(int(i * 5 % 13) - 6) / 4.0f;
   std::vector<float> c = run_mma(u, threads, a, b);
   for (int g = 0; g < threads / u.group_size; ++g)
     for (int i = 0; i < u.m; ++i)
       for (int j = 0; j < u.n; ++j) {
         double want = 0;
-        for (int k = 0; k < u.k; ++k) want += double(a[std::size_t(i * u.k + k)]) * b[std::size_t(k * u.n + j)];
-        CHECK_MESSAGE(c[std::size_t(g * u.m * u.n + i * u.n + j)] == float(want), name, " C(", i, ",", j, ")");
+        for (int k = 0; k < u.k; ++k)
+          want += double(a[std::size_t(i * u.k + k)]) * b[std::size_t(k * u.n + j)];
+        CHECK_MESSAGE(c[std::size_t(g * u.m * u.n + i * u.n + j)] == float(want), name, " C(", i, ",", j,
+                      ")");
       }
 }
 
@@ -229,9 +239,13 @@ TEST_CASE("mma needs whole groups and matching register types") {
     return Function{"mma_errors", {}, Stmt(k), here()};
   };
   CHECK_NOTHROW(interpret(make(Cr, tid < 32, 0), {}));  // warp 1 skips the mma as a whole: fine
-  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 16, 0), {}), doctest::Contains("reached by 16 of the 32 lanes of group 0"), Error);
-  CHECK_THROWS_WITH_AS(interpret(make(Cbad, tid < 64, 0), {}), doctest::Contains("holds f32 registers, but Cbad is f16"), Error);
-  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 64, tid % 2), {}), doctest::Contains("thread 1 reads Ar[1 .. 8]"), Error);
-  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 64, 0, "mma_m16n8k99"), {}),
-                       doctest::Contains("unknown matrix unit \"mma_m16n8k99\"; known units: mma_m16n8k16_f16_f32"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 16, 0), {}),
+                       doctest::Contains("reached by 16 of the 32 lanes of group 0"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cbad, tid < 64, 0), {}),
+                       doctest::Contains("holds f32 registers, but Cbad is f16"), Error);
+  CHECK_THROWS_WITH_AS(interpret(make(Cr, tid < 64, tid % 2), {}),
+                       doctest::Contains("thread 1 reads Ar[1 .. 8]"), Error);
+  CHECK_THROWS_WITH_AS(
+      interpret(make(Cr, tid < 64, 0, "mma_m16n8k99"), {}),
+      doctest::Contains("unknown matrix unit \"mma_m16n8k99\"; known units: mma_m16n8k16_f16_f32"), Error);
 }
