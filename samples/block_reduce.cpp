@@ -21,7 +21,8 @@ struct ReduceShape {
 };
 
 void check_reduce(const ReduceShape& s, DType t) {
-  require(t == f32 || t == i32, "block_reduce", "dtype " + dtype_name(t) + " is not supported; use f32 or i32");
+  require(t == f32 || t == i32, "block_reduce",
+          "dtype " + dtype_name(t) + " is not supported; use f32 or i32");
   require((s.threads & (s.threads - 1)) == 0, "block_reduce",
           "threads (" + std::to_string(s.threads) + ") must be a power of two for the tree reduction");
 }
@@ -89,14 +90,19 @@ Params reduce_shape(int64_t N, int64_t threads, int64_t per_block) {
 Sample block_reduce_sample() {
   Sample s;
   s.name = "block_reduce";
-  s.description = "thread-level vector sum: per-thread partials, a shared-memory tree, per-block and atomic total";
+  s.description =
+      "thread-level vector sum: per-thread partials, a shared-memory tree, per-block and atomic total";
   s.params = {{"N", 1 << 20, "elements"},
               {"threads", 256, "threads per block (a power of two)", 1, 1024},
               {"elements_per_block", 4096, "elements each block sums"}};
   s.dtypes = {f32, i32};
   s.build = build_block_reduce;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_block_reduce(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_block_reduce(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_block_reduce(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_block_reduce(p, t, rng, false);
+  };
   // f32 sums of N terms in [-1, 1]; i32 sums are exact.
   s.tolerance = [](const Params& p, DType t) { return accumulation_tolerance(t, param(p, "N")); };
   add_test_shape(s, "ragged N=1000", reduce_shape(1000, 64, 256));
@@ -104,7 +110,8 @@ Sample block_reduce_sample() {
   add_test_shape(s, "chunk not a multiple of threads", reduce_shape(777, 32, 100));
   add_test_shape(s, "single element", reduce_shape(1, 32, 64));
   add_test_shape(s, "ragged, default block", reduce_shape(100003, 256, 4096), true);
-  s.bench_shapes = {reduce_shape(1 << 26, 256, 8192), reduce_shape(1 << 24, 256, 4096), reduce_shape(1 << 28, 512, 16384)};
+  s.bench_shapes = {reduce_shape(1 << 26, 256, 8192), reduce_shape(1 << 24, 256, 4096),
+                    reduce_shape(1 << 28, 512, 16384)};
   s.flops = [](const Params&, DType) { return 0.0; };
   s.bytes = [](const Params& p, DType t) { return double(param(p, "N")) * element_bytes(t); };
   return s;

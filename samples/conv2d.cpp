@@ -17,18 +17,28 @@ namespace {
 struct ConvShape {
   int64_t N, H, W, C, F, KH, KW, stride, pad, OH, OW;
   explicit ConvShape(const Params& p)
-      : N(param(p, "N")), H(param(p, "H")), W(param(p, "W")), C(param(p, "C")), F(param(p, "F")),
-        KH(param(p, "KH")), KW(param(p, "KW")), stride(param(p, "stride")), pad(param(p, "pad")),
-        OH((H + 2 * pad - KH) / stride + 1), OW((W + 2 * pad - KW) / stride + 1) {}
+      : N(param(p, "N")),
+        H(param(p, "H")),
+        W(param(p, "W")),
+        C(param(p, "C")),
+        F(param(p, "F")),
+        KH(param(p, "KH")),
+        KW(param(p, "KW")),
+        stride(param(p, "stride")),
+        pad(param(p, "pad")),
+        OH((H + 2 * pad - KH) / stride + 1),
+        OW((W + 2 * pad - KW) / stride + 1) {}
   int64_t gemm_m() const { return N * OH * OW; }
   int64_t gemm_k() const { return KH * KW * C; }
 };
 
 void check_conv(const ConvShape& s, DType t) {
-  require(t == f16 || t == bf16 || t == f32, "conv2d", "dtype " + dtype_name(t) + " is not supported; use f16, bf16 or f32");
+  require(t == f16 || t == bf16 || t == f32, "conv2d",
+          "dtype " + dtype_name(t) + " is not supported; use f16, bf16 or f32");
   require(s.H + 2 * s.pad >= s.KH && s.W + 2 * s.pad >= s.KW, "conv2d",
-          "the filter (" + std::to_string(s.KH) + "x" + std::to_string(s.KW) + ") is larger than the padded input (" +
-              std::to_string(s.H + 2 * s.pad) + "x" + std::to_string(s.W + 2 * s.pad) + "); raise pad or H/W");
+          "the filter (" + std::to_string(s.KH) + "x" + std::to_string(s.KW) +
+              ") is larger than the padded input (" + std::to_string(s.H + 2 * s.pad) + "x" +
+              std::to_string(s.W + 2 * s.pad) + "); raise pad or H/W");
 }
 
 Expr clamp(Expr v, Expr lo, Expr hi) { return min(max(v, lo), hi); }
@@ -64,13 +74,15 @@ Kernel build_conv2d(const Params& p, DType t) {
     });
     k.parallel(Cf, [&](Expr i, Expr j) {
       Expr m = by * bm + i, f = bx * bn + j;
-      k.if_(m < GM && f < s.F, [&] { Y(m / (s.OH * s.OW), m / s.OW % s.OH, m % s.OW, f) = cast(t, Cf(i, j)); });
+      k.if_(m < GM && f < s.F,
+            [&] { Y(m / (s.OH * s.OW), m / s.OW % s.OH, m % s.OW, f) = cast(t, Cf(i, j)); });
     });
   });
   return k.build();
 }
 
-std::vector<double> conv_reference(const ConvShape& s, const std::vector<double>& x, const std::vector<double>& w) {
+std::vector<double> conv_reference(const ConvShape& s, const std::vector<double>& x,
+                                   const std::vector<double>& w) {
   std::vector<double> y(size_t(s.gemm_m() * s.F));
   for (int64_t m = 0; m < s.gemm_m(); ++m) {
     const int64_t n = m / (s.OH * s.OW), oh = m / s.OW % s.OH, ow = m % s.OW;
@@ -96,13 +108,14 @@ Problem make_conv2d(const Params& p, DType t, std::mt19937_64& rng, bool with_re
   pr.args.push_back(random_input("input", {s.N, s.H, s.W, s.C}, t, rng));
   pr.args.push_back(random_input("filter", {s.gemm_k(), s.F}, t, rng));
   pr.args.push_back(poisoned_output("output", {s.N, s.OH, s.OW, s.F}, t));
-  if (with_reference) pr.expected.push_back(conv_reference(s, to_doubles(pr.args[0]), to_doubles(pr.args[1])));
+  if (with_reference)
+    pr.expected.push_back(conv_reference(s, to_doubles(pr.args[0]), to_doubles(pr.args[1])));
   return pr;
 }
 
-Params conv_shape(int64_t N, int64_t H, int64_t W, int64_t C, int64_t F, int64_t KH, int64_t KW, int64_t stride,
-                  int64_t pad) {
-  return {{"N", N},   {"H", H},   {"W", W},           {"C", C},     {"F", F},
+Params conv_shape(int64_t N, int64_t H, int64_t W, int64_t C, int64_t F, int64_t KH, int64_t KW,
+                  int64_t stride, int64_t pad) {
+  return {{"N", N},   {"H", H},   {"W", W},           {"C", C},    {"F", F},
           {"KH", KH}, {"KW", KW}, {"stride", stride}, {"pad", pad}};
 }
 
@@ -133,8 +146,12 @@ Sample conv2d_sample() {
               {"stages", 2, "pipeline depth of the K loop"}};
   s.dtypes = {f16, bf16, f32};
   s.build = build_conv2d;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_conv2d(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_conv2d(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_conv2d(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_conv2d(p, t, rng, false);
+  };
   s.tolerance = [](const Params& p, DType t) {
     return accumulation_tolerance(t, param(p, "KH") * param(p, "KW") * param(p, "C"));
   };
@@ -145,7 +162,8 @@ Sample conv2d_sample() {
   add_test_shape(s, "ragged, default tiles", conv_shape(2, 14, 14, 24, 40, 3, 3, 1, 1), true);
   add_test_shape(s, "stride 2 no padding, default tiles", conv_shape(2, 17, 15, 16, 70, 3, 3, 2, 0), true);
   s.bench_shapes = {conv_shape(32, 56, 56, 64, 64, 3, 3, 1, 1), conv_shape(32, 28, 28, 128, 128, 3, 3, 1, 1),
-                    conv_shape(32, 14, 14, 256, 256, 3, 3, 1, 1), conv_shape(32, 56, 56, 64, 256, 1, 1, 1, 0)};
+                    conv_shape(32, 14, 14, 256, 256, 3, 3, 1, 1),
+                    conv_shape(32, 56, 56, 64, 256, 1, 1, 1, 0)};
   s.flops = [](const Params& p, DType) {
     const ConvShape c(p);
     return 2.0 * c.gemm_m() * c.F * c.gemm_k();

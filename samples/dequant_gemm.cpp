@@ -14,12 +14,18 @@ namespace {
 struct DequantShape {
   int64_t M, N, K, group, bm, bn, bk;
   explicit DequantShape(const Params& p)
-      : M(param(p, "M")), N(param(p, "N")), K(param(p, "K")), group(param(p, "group")), bm(param(p, "block_M")),
-        bn(param(p, "block_N")), bk(param(p, "block_K")) {}
+      : M(param(p, "M")),
+        N(param(p, "N")),
+        K(param(p, "K")),
+        group(param(p, "group")),
+        bm(param(p, "block_M")),
+        bn(param(p, "block_N")),
+        bk(param(p, "block_K")) {}
 };
 
 void check_dequant(const DequantShape& s, DType t) {
-  require(t == f16 || t == bf16, "dequant_gemm", "dtype " + dtype_name(t) + " is not supported; use f16 or bf16");
+  require(t == f16 || t == bf16, "dequant_gemm",
+          "dtype " + dtype_name(t) + " is not supported; use f16 or bf16");
   require(s.K % s.group == 0, "dequant_gemm",
           "K (" + std::to_string(s.K) + ") must be a multiple of group (" + std::to_string(s.group) + ")");
   require(s.group % s.bk == 0, "dequant_gemm",
@@ -95,8 +101,12 @@ Sample dequant_gemm_sample() {
               {"stages", 2, "pipeline depth of the K loop"}};
   s.dtypes = {f16, bf16};
   s.build = build_dequant_gemm;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_dequant_gemm(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_dequant_gemm(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_dequant_gemm(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_dequant_gemm(p, t, rng, false);
+  };
   s.tolerance = [](const Params& p, DType t) {
     Tolerance tol = accumulation_tolerance(t, param(p, "K"));
     tol.abs *= 8;  // weights up to 8 in magnitude
@@ -107,9 +117,10 @@ Sample dequant_gemm_sample() {
   add_test_shape(s, "prefill ragged M=37 N=50", dequant_shape(37, 50, 128, 128, 32, 32, 64));
   add_test_shape(s, "decode M=16, default tiles", dequant_shape(16, 300, 512, 128, 16, 128, 64), true);
   add_test_shape(s, "prefill ragged, default tiles", dequant_shape(100, 200, 256, 128, 64, 128, 64), true);
-  s.bench_shapes = {dequant_shape(1, 4096, 4096, 128, 16, 128, 128),   dequant_shape(16, 4096, 4096, 128, 16, 128, 128),
-                    dequant_shape(1, 11008, 4096, 128, 16, 128, 128),  dequant_shape(1, 4096, 11008, 128, 16, 128, 128),
-                    dequant_shape(4096, 4096, 4096, 128, 128, 128, 64)};
+  s.bench_shapes = {
+      dequant_shape(1, 4096, 4096, 128, 16, 128, 128), dequant_shape(16, 4096, 4096, 128, 16, 128, 128),
+      dequant_shape(1, 11008, 4096, 128, 16, 128, 128), dequant_shape(1, 4096, 11008, 128, 16, 128, 128),
+      dequant_shape(4096, 4096, 4096, 128, 128, 128, 64)};
   s.flops = [](const Params& p, DType) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); };
   s.bytes = [](const Params& p, DType t) {
     double M = param(p, "M"), N = param(p, "N"), K = param(p, "K"), G = param(p, "group");

@@ -17,19 +17,27 @@ struct AttentionShape {
   int64_t B, H, HKV, S, D, bm, bn;
   bool causal;
   explicit AttentionShape(const Params& p)
-      : B(param(p, "B")), H(param(p, "H")), HKV(param(p, "HKV")), S(param(p, "S")), D(param(p, "D")),
-        bm(param(p, "block_M")), bn(param(p, "block_N")), causal(param(p, "causal") != 0) {}
+      : B(param(p, "B")),
+        H(param(p, "H")),
+        HKV(param(p, "HKV")),
+        S(param(p, "S")),
+        D(param(p, "D")),
+        bm(param(p, "block_M")),
+        bn(param(p, "block_N")),
+        causal(param(p, "causal") != 0) {}
   std::vector<int64_t> q_shape() const { return {B, H, S, D}; }
   std::vector<int64_t> kv_shape() const { return {B, HKV, S, D}; }
 };
 
 void check_attention(const AttentionShape& a, DType t) {
-  require(t == f16 || t == bf16, "flash_attention", "dtype " + dtype_name(t) + " is not supported; use f16 or bf16");
+  require(t == f16 || t == bf16, "flash_attention",
+          "dtype " + dtype_name(t) + " is not supported; use f16 or bf16");
   require(a.H % a.HKV == 0, "flash_attention",
           "H (" + std::to_string(a.H) + ") must be a multiple of HKV (" + std::to_string(a.HKV) +
               "): each kv head serves H / HKV query heads");
   require(a.D % 16 == 0 && a.D <= 256, "flash_attention",
-          "head dimension D = " + std::to_string(a.D) + " is not supported; use a multiple of 16 up to 256 (64, 128)");
+          "head dimension D = " + std::to_string(a.D) +
+              " is not supported; use a multiple of 16 up to 256 (64, 128)");
 }
 
 Kernel build_flash_attention(const Params& p, DType t) {
@@ -50,9 +58,9 @@ Kernel build_flash_attention(const Params& p, DType t) {
     auto Ps = k.shared({bm, bn}, t, "P_shared");
     auto Sf = k.fragment({bm, bn}, f32, "scores");
     auto Of = k.fragment({bm, D}, f32, "O_local");
-    auto m = k.fragment({bm}, f32, "row_max");         // running max of the scaled scores
-    auto rescale = k.fragment({bm}, f32, "rescale");   // previous max, then exp2(m_prev - m)
-    auto l = k.fragment({bm}, f32, "row_sum");         // running sum of exp2(score - m)
+    auto m = k.fragment({bm}, f32, "row_max");        // running max of the scaled scores
+    auto rescale = k.fragment({bm}, f32, "rescale");  // previous max, then exp2(m_prev - m)
+    auto l = k.fragment({bm}, f32, "row_sum");        // running sum of exp2(score - m)
     auto tile_sum = k.fragment({bm}, f32, "tile_sum");
     Expr kv_head = h / group;
     k.copy(Q.slice({b, h, bx * bm, 0}, {1, 1, bm, D}), Qs);
@@ -89,7 +97,8 @@ Kernel build_flash_attention(const Params& p, DType t) {
 }
 
 // O for one (batch, head): rows of q against kv rows, softmax in float64.
-void attend(const double* q, const double* kk, const double* v, double* o, int64_t S, int64_t D, bool causal) {
+void attend(const double* q, const double* kk, const double* v, double* o, int64_t S, int64_t D,
+            bool causal) {
   std::vector<double> p(static_cast<size_t>(S));
   const double scale = 1.0 / std::sqrt(double(D));
   for (int64_t i = 0; i < S; ++i) {
@@ -138,8 +147,10 @@ Tolerance attention_tolerance(const Params&, DType t) {
   return {2e-3, 1e-2};
 }
 
-Params attention_shape(int64_t B, int64_t H, int64_t HKV, int64_t S, int64_t D, bool causal, int64_t bm, int64_t bn) {
-  return {{"B", B}, {"H", H}, {"HKV", HKV}, {"S", S}, {"D", D}, {"causal", causal}, {"block_M", bm}, {"block_N", bn}};
+Params attention_shape(int64_t B, int64_t H, int64_t HKV, int64_t S, int64_t D, bool causal, int64_t bm,
+                       int64_t bn) {
+  return {{"B", B}, {"H", H},           {"HKV", HKV},    {"S", S},
+          {"D", D}, {"causal", causal}, {"block_M", bm}, {"block_N", bn}};
 }
 
 }  // namespace
@@ -160,7 +171,9 @@ Sample flash_attention_sample() {
               {"stages", 2, "pipeline depth of the K/V loop"}};
   s.dtypes = {f16, bf16};
   s.build = build_flash_attention;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_flash_attention(p, t, rng, true); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_flash_attention(p, t, rng, true);
+  };
   s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
     return make_flash_attention(p, t, rng, false);
   };
@@ -169,8 +182,10 @@ Sample flash_attention_sample() {
   add_test_shape(s, "ragged S=40, GQA 2:1", attention_shape(1, 2, 1, 40, 64, false, 16, 16));
   add_test_shape(s, "causal ragged S=37, GQA", attention_shape(2, 2, 1, 37, 64, true, 16, 16));
   add_test_shape(s, "causal D=128, block_N < block_M", attention_shape(1, 1, 1, 24, 128, true, 16, 8));
-  add_test_shape(s, "ragged S=200 D=128 causal, default tiles", attention_shape(1, 4, 2, 200, 128, true, 64, 64), true);
-  add_test_shape(s, "ragged S=129 D=64, default tiles", attention_shape(2, 2, 2, 129, 64, false, 64, 64), true);
+  add_test_shape(s, "ragged S=200 D=128 causal, default tiles",
+                 attention_shape(1, 4, 2, 200, 128, true, 64, 64), true);
+  add_test_shape(s, "ragged S=129 D=64, default tiles", attention_shape(2, 2, 2, 129, 64, false, 64, 64),
+                 true);
   s.bench_shapes = {attention_shape(4, 32, 32, 4096, 128, false, 128, 64),
                     attention_shape(4, 32, 32, 4096, 128, true, 128, 64),
                     attention_shape(4, 32, 8, 4096, 128, true, 128, 64),

@@ -10,19 +10,31 @@ struct GemmShape {
   int64_t M, N, K, bm, bn, bk, threads, stages;
   bool trans_a, trans_b;
   explicit GemmShape(const Params& p)
-      : M(param(p, "M")), N(param(p, "N")), K(param(p, "K")), bm(param(p, "block_M")), bn(param(p, "block_N")),
-        bk(param(p, "block_K")), threads(param(p, "threads")), stages(param(p, "stages")),
-        trans_a(param(p, "trans_A") != 0), trans_b(param(p, "trans_B") != 0) {}
+      : M(param(p, "M")),
+        N(param(p, "N")),
+        K(param(p, "K")),
+        bm(param(p, "block_M")),
+        bn(param(p, "block_N")),
+        bk(param(p, "block_K")),
+        threads(param(p, "threads")),
+        stages(param(p, "stages")),
+        trans_a(param(p, "trans_A") != 0),
+        trans_b(param(p, "trans_B") != 0) {}
   // Tensor shapes follow the transposes: A is K×M when trans_A, B is N×K when trans_B.
-  std::vector<int64_t> a_shape() const { return trans_a ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}; }
-  std::vector<int64_t> b_shape() const { return trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}; }
+  std::vector<int64_t> a_shape() const {
+    return trans_a ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
+  }
+  std::vector<int64_t> b_shape() const {
+    return trans_b ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+  }
 };
 
 std::vector<Expr> exprs(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
 Kernel build_gemm(const Params& p, DType t) {
   const GemmShape g(p);
-  require(t == f16 || t == bf16 || t == f32, "gemm", "dtype " + dtype_name(t) + " is not supported; use f16, bf16 or f32");
+  require(t == f16 || t == bf16 || t == f32, "gemm",
+          "dtype " + dtype_name(t) + " is not supported; use f16, bf16 or f32");
   const Expr bm = g.bm, bn = g.bn, bk = g.bk;
   KernelBuilder k("gemm");
   auto A = k.tensor("A", exprs(g.a_shape()), t);
@@ -78,10 +90,12 @@ void add_gemm_shapes(Sample& s) {
   add_test_shape(s, "ragged 50x37x45", shape({{"M", 50}, {"N", 37}, {"K", 45}}));
   add_test_shape(s, "ragged trans_A", shape({{"M", 45}, {"N", 33}, {"K", 40}, {"trans_A", 1}}));
   add_test_shape(s, "ragged trans_B", shape({{"M", 33}, {"N", 45}, {"K", 40}, {"trans_B", 1}}));
-  add_test_shape(s, "ragged trans_A trans_B", shape({{"M", 40}, {"N", 35}, {"K", 47}, {"trans_A", 1}, {"trans_B", 1}}));
+  add_test_shape(s, "ragged trans_A trans_B",
+                 shape({{"M", 40}, {"N", 35}, {"K", 47}, {"trans_A", 1}, {"trans_B", 1}}));
   add_test_shape(s, "tiny 1x1x1", shape({{"M", 1}, {"N", 1}, {"K", 1}}));
   add_test_shape(s, "ragged, default tiles", {{"M", 200}, {"N", 150}, {"K", 100}}, true);
-  add_test_shape(s, "ragged trans_B, default tiles", {{"M", 130}, {"N", 257}, {"K", 72}, {"trans_B", 1}}, true);
+  add_test_shape(s, "ragged trans_B, default tiles", {{"M", 130}, {"N", 257}, {"K", 72}, {"trans_B", 1}},
+                 true);
   add_test_shape(s, "aligned 256^3, default tiles", {{"M", 256}, {"N", 256}, {"K", 256}}, true);
 }
 

@@ -65,8 +65,12 @@ Sample gemm_relu_sample() {
               {"block_K", 32, "K step of the pipelined loop"}};
   s.dtypes = {f16, bf16, f32};
   s.build = build_gemm_relu;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_gemm_relu(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_gemm_relu(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_gemm_relu(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_gemm_relu(p, t, rng, false);
+  };
   s.tolerance = [](const Params& p, DType t) { return accumulation_tolerance(t, param(p, "K")); };
   const Params small_tiles = {{"block_M", 32}, {"block_N", 32}, {"block_K", 16}};
   auto with_tiles = [&](int64_t M, int64_t N, int64_t K) {

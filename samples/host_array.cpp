@@ -17,13 +17,18 @@ int64_t HostArray::numel() const {
 
 HostTensor HostArray::view() { return HostTensor{bytes.data(), shape, dtype}; }
 
-double HostArray::get(int64_t i) const { return scalar_as_double(dtype, load_element(dtype, bytes.data(), i)); }
+double HostArray::get(int64_t i) const {
+  return scalar_as_double(dtype, load_element(dtype, bytes.data(), i));
+}
 
 void HostArray::set(int64_t i, double v) {
   Scalar s;
-  if (dtype.is_float()) s = Scalar::of_float(round_float_to(dtype, v));
-  else if (dtype.is_bool()) s = Scalar::of_int(v != 0);
-  else s = Scalar::of_int(wrap_int_to(dtype, int64_t(std::llround(v))));
+  if (dtype.is_float())
+    s = Scalar::of_float(round_float_to(dtype, v));
+  else if (dtype.is_bool())
+    s = Scalar::of_int(v != 0);
+  else
+    s = Scalar::of_int(wrap_int_to(dtype, int64_t(std::llround(v))));
   store_element(dtype, bytes.data(), i, s);
 }
 
@@ -57,7 +62,8 @@ HostArray& array_for(const Param& prm, Problem& p, const Function& f) {
 }
 
 // The scalars of `p` in parameter order; throws when the problem has fewer than the kernel.
-template <typename Visit> void for_each_arg(const Function& f, Problem& p, Visit visit) {
+template <typename Visit>
+void for_each_arg(const Function& f, Problem& p, Visit visit) {
   size_t next_scalar = 0;
   for (const Param& prm : f.params) {
     if (prm.kind == Param::Kind::Size) continue;
@@ -94,9 +100,12 @@ std::vector<HostArg> host_args(const Function& f, Problem& p) {
 std::vector<KernelArg> kernel_args(const Function& f, Problem& p) {
   std::vector<KernelArg> out;
   for_each_arg(f, p, [&](HostArray* a, DType t, double v) {
-    if (a) out.emplace_back(a->view());
-    else if (t.is_float()) out.emplace_back(v);
-    else out.emplace_back(int64_t(std::llround(v)));
+    if (a)
+      out.emplace_back(a->view());
+    else if (t.is_float())
+      out.emplace_back(v);
+    else
+      out.emplace_back(int64_t(std::llround(v)));
   });
   return out;
 }
@@ -128,7 +137,8 @@ HostArray poisoned_output(std::string name, std::vector<int64_t> shape, DType t)
   a.is_output = true;
   a.bytes.assign(storage_bytes(t, a.numel()), 0x7F);
   if (t.is_float())
-    for (int64_t i = 0; i < a.numel(); ++i) store_element(t, a.bytes.data(), i, Scalar::of_float(std::nan("")));
+    for (int64_t i = 0; i < a.numel(); ++i)
+      store_element(t, a.bytes.data(), i, Scalar::of_float(std::nan("")));
   return a;
 }
 

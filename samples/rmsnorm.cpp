@@ -82,8 +82,12 @@ Sample rmsnorm_sample() {
               {"eps_e6", 1, "eps in units of 1e-6 (compiled in as a constant)", 0}};
   s.dtypes = {f32, f16, bf16};
   s.build = build_rmsnorm;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_rmsnorm(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_rmsnorm(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_rmsnorm(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_rmsnorm(p, t, rng, false);
+  };
   s.tolerance = rmsnorm_tolerance;
   add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 64}, {"block_M", 4}, {"block_N", 64}});
   add_test_shape(s, "ragged 11x90, tiles of 32", {{"M", 11}, {"N", 90}, {"block_M", 4}, {"block_N", 32}});

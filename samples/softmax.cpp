@@ -19,9 +19,9 @@ Kernel build_softmax(const Params& p, DType t) {
   auto Y = k.tensor("Y", {M, N}, t);
   k.grid(ceildiv(M, bm)).threads(int(param(p, "threads"))).body([&](Expr bx) {
     auto Xf = k.fragment({bm, bn}, f32, "x");
-    auto row_max = k.fragment({bm}, f32, "row_max");    // running max of the columns seen
+    auto row_max = k.fragment({bm}, f32, "row_max");  // running max of the columns seen
     auto tile_max = k.fragment({bm}, f32, "tile_max");
-    auto row_sum = k.fragment({bm}, f32, "row_sum");    // sum of exp(x - row_max) so far
+    auto row_sum = k.fragment({bm}, f32, "row_sum");  // sum of exp(x - row_max) so far
     k.fill(row_max, lowest(f32));
     k.clear(row_sum);
     k.serial(ceildiv(N, bn), [&](Expr jo) {
@@ -83,8 +83,12 @@ Sample softmax_sample() {
               {"threads", 128, "threads per block", 1, 1024}};
   s.dtypes = {f32, f16, bf16};
   s.build = build_softmax;
-  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) { return make_softmax(p, t, rng, true); };
-  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) { return make_softmax(p, t, rng, false); };
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_softmax(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_softmax(p, t, rng, false);
+  };
   s.tolerance = softmax_tolerance;
   add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 32}, {"block_M", 4}, {"block_N", 32}});
   add_test_shape(s, "ragged 13x100, tiles of 32", {{"M", 13}, {"N", 100}, {"block_M", 4}, {"block_N", 32}});

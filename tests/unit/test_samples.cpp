@@ -54,7 +54,8 @@ void run_sample(const std::string& name) {
       Kernel k = s->build(p, t);
       Problem pr = s->make_problem(p, t, rng);
       Tolerance tol = s->tolerance(p, t);
-      for (const HostArray& a : pr.args) CHECK_MESSAGE(poisoned(a), a.name << " is not poisoned before the launch");
+      for (const HostArray& a : pr.args)
+        CHECK_MESSAGE(poisoned(a), a.name << " is not poisoned before the launch");
       interpret(k.function(), host_args(k.function(), pr));
       size_t out = 0;
       for (const HostArray& a : pr.args) {
@@ -62,9 +63,9 @@ void run_sample(const std::string& name) {
         REQUIRE(out < pr.expected.size());
         Comparison c = compare(a, pr.expected[out], tol);
         INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch at "
-                       << c.first_mismatch << " (got " << (c.first_mismatch >= 0 ? a.get(c.first_mismatch) : 0.0)
-                       << ", want " << (c.first_mismatch >= 0 ? pr.expected[out][size_t(c.first_mismatch)] : 0.0)
-                       << ")");
+                       << c.first_mismatch << " (got "
+                       << (c.first_mismatch >= 0 ? a.get(c.first_mismatch) : 0.0) << ", want "
+                       << (c.first_mismatch >= 0 ? pr.expected[out][size_t(c.first_mismatch)] : 0.0) << ")");
         CHECK(c.mismatches == 0);
         // The checker can fail: one element moved past the tolerance is caught.
         size_t at = size_t(a.numel() / 2);
@@ -112,8 +113,8 @@ TEST_CASE("samples: resolve fills defaults and rejects unknown or out-of-range p
     resolve(gemm, {{"foo", 1}});
     FAIL("an unknown parameter was accepted");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("unknown parameter 'foo' for sample gemm; parameters: M, N, K, block_M") !=
-          std::string::npos);
+    CHECK(std::string(e.what()).find(
+              "unknown parameter 'foo' for sample gemm; parameters: M, N, K, block_M") != std::string::npos);
   }
   CHECK_THROWS_AS(resolve(gemm, {{"M", 0}}), Error);
   CHECK_THROWS_AS(resolve(gemm, {{"K", -4}}), Error);
@@ -135,8 +136,8 @@ TEST_CASE("samples: every bench shape and test shape resolves and builds") {
 }
 
 TEST_CASE("samples: parameter combinations a kernel cannot run are errors, not wrong answers") {
-  CHECK_THROWS_AS(find("flash_attention")->build(resolve(*find("flash_attention"), {{"H", 6}, {"HKV", 4}}), f16),
-                  Error);
+  CHECK_THROWS_AS(
+      find("flash_attention")->build(resolve(*find("flash_attention"), {{"H", 6}, {"HKV", 4}}), f16), Error);
   CHECK_THROWS_AS(find("dequant_gemm")->build(resolve(*find("dequant_gemm"), {{"K", 100}}), f16), Error);
   CHECK_THROWS_AS(find("block_reduce")->build(resolve(*find("block_reduce"), {{"threads", 96}}), f32), Error);
   CHECK_THROWS_AS(find("gemm")->build(resolve(*find("gemm"), {}), i32), Error);
@@ -215,7 +216,41 @@ TEST_CASE("sample gemm matches its reference in the interpreter") { run_sample("
 TEST_CASE("sample gemm_relu matches its reference in the interpreter") { run_sample("gemm_relu"); }
 TEST_CASE("sample softmax matches its reference in the interpreter") { run_sample("softmax"); }
 TEST_CASE("sample rmsnorm matches its reference in the interpreter") { run_sample("rmsnorm"); }
-TEST_CASE("sample flash_attention matches its reference in the interpreter") { run_sample("flash_attention"); }
+TEST_CASE("sample flash_attention matches its reference in the interpreter") {
+  run_sample("flash_attention");
+}
 TEST_CASE("sample dequant_gemm matches its reference in the interpreter") { run_sample("dequant_gemm"); }
 TEST_CASE("sample conv2d matches its reference in the interpreter") { run_sample("conv2d"); }
 TEST_CASE("sample block_reduce matches its reference in the interpreter") { run_sample("block_reduce"); }
+
+namespace {
+// Runs `s` built with `kernel_overrides` on the problem made with `problem_overrides` (same tensor
+// shapes, different meaning) and returns the mismatches of the first output.
+int64_t mismatches_of_wrong_kernel(const std::string& name, const Params& problem_overrides,
+                                   const Params& kernel_overrides, DType t) {
+  const Sample& s = *find(name);
+  std::mt19937_64 rng(11);
+  Params pp = resolve(s, problem_overrides), kp = resolve(s, kernel_overrides);
+  Problem pr = s.make_problem(pp, t, rng);
+  Kernel k = s.build(kp, t);
+  interpret(k.function(), host_args(k.function(), pr));
+  for (const HostArray& a : pr.args)
+    if (a.is_output) return compare(a, pr.expected[0], s.tolerance(pp, t)).mismatches;
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("samples: a kernel computing the wrong thing fails its comparison") {
+  Params square = {{"M", 32}, {"N", 32}, {"K", 32}, {"block_M", 16}, {"block_N", 16}, {"block_K", 16}};
+  Params transposed = square;
+  transposed["trans_B"] = 1;
+  CHECK(mismatches_of_wrong_kernel("gemm", square, transposed, f16) > 500);
+  Params attention = {{"B", 1}, {"H", 1}, {"HKV", 1}, {"S", 32}, {"D", 64}, {"block_M", 16}, {"block_N", 16}};
+  Params causal = attention;
+  causal["causal"] = 1;
+  CHECK(mismatches_of_wrong_kernel("flash_attention", attention, causal, f16) > 500);
+  Params eps_small = {{"M", 4}, {"N", 8}, {"block_M", 4}, {"block_N", 8}};
+  Params eps_big = eps_small;
+  eps_big["eps_e6"] = 1000000;
+  CHECK(mismatches_of_wrong_kernel("rmsnorm", eps_small, eps_big, f32) > 16);
+}
