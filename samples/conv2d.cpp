@@ -60,10 +60,10 @@ Kernel build_conv2d(const Params& p, DType t) {
     k.pipelined(ceildiv(GK, bk), int(param(p, "stages")), [&](Expr ko) {
       // im2col: row m of the tile is output pixel (n, oh, ow), column kk is filter tap (kh, kw, c).
       k.parallel(As, [&](Expr i, Expr j) {
-        Expr m = by * bm + i, kk = ko * bk + j;
+        Expr m = k.let("m", by * bm + i), kk = k.let("kk", ko * bk + j);
         Expr n = m / (s.OH * s.OW), oh = m / s.OW % s.OH, ow = m % s.OW;
         Expr kh = kk / (s.KW * s.C), kw = kk / s.C % s.KW, c = kk % s.C;
-        Expr ih = oh * s.stride - s.pad + kh, iw = ow * s.stride - s.pad + kw;
+        Expr ih = k.let("ih", oh * s.stride - s.pad + kh), iw = k.let("iw", ow * s.stride - s.pad + kw);
         Expr inside = m < GM && kk < GK && ih >= 0 && ih < s.H && iw >= 0 && iw < s.W;
         // The load is clamped into the input so it is always legal; select zeroes the padding.
         Expr pixel = X(min(n, s.N - 1), clamp(ih, 0, s.H - 1), clamp(iw, 0, s.W - 1), c);
@@ -73,7 +73,7 @@ Kernel build_conv2d(const Params& p, DType t) {
       k.gemm(As, Bs, Cf);
     });
     k.parallel(Cf, [&](Expr i, Expr j) {
-      Expr m = by * bm + i, f = bx * bn + j;
+      Expr m = k.let("m", by * bm + i), f = bx * bn + j;
       k.if_(m < GM && f < s.F,
             [&] { Y(m / (s.OH * s.OW), m / s.OW % s.OH, m % s.OW, f) = cast(t, Cf(i, j)); });
     });
