@@ -62,7 +62,8 @@ class InterpContext final : public DeviceContext {
   // LaunchArgs are HostArgs with device pointers that happen to be host pointers.
   //   kernel add(A: f32[64] global, B: f32[64] global)  +  [{ptr, [64], f32}, {ptr, [64], f32}]
   //   → tg::interpret(add, [HostArg{ptr, [64], f32}, HostArg{ptr, [64], f32}])
-  void launch(const std::shared_ptr<void>&, const Function& lowered, const std::vector<LaunchArg>& args) override {
+  void launch(const std::shared_ptr<void>&, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
     std::vector<HostArg> host;
     host.reserve(args.size());
     for (const LaunchArg& a : args) {
@@ -115,7 +116,8 @@ class InterpPlugin final : public TargetPlugin {
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {
-    if (index != 0) throw Error("interp has one device (0); device " + std::to_string(index) + " does not exist");
+    if (index != 0)
+      throw Error("interp has one device (0); device " + std::to_string(index) + " does not exist");
     return std::make_unique<InterpContext>();
   }
 

@@ -123,7 +123,8 @@ void load_library(LoadedPlugin& lp) {
     self_name = "(name() threw: " + what_of(std::current_exception()) + ")";
   }
   if (self_name != lp.name) {
-    lp.load_error = file + " calls itself '" + self_name + "': a plugin must be named libtilegen_<its name>.so";
+    lp.load_error =
+        file + " calls itself '" + self_name + "': a plugin must be named libtilegen_<its name>.so";
     lp.plugin.reset();
   }
 }
@@ -169,7 +170,8 @@ std::vector<std::pair<std::string, std::string>> scan_dirs() {
   for (const std::string& dir : plugin_search_dirs()) {
     std::error_code ec;
     std::vector<fs::path> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) files.push_back(it->path());
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      files.push_back(it->path());
     std::sort(files.begin(), files.end());  // readdir order is arbitrary; keep runs repeatable
     for (const fs::path& p : files) {
       std::string file = p.filename().string();

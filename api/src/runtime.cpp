@@ -40,7 +40,8 @@ std::string describe_targets(const std::vector<PluginRecord>& all) {
   std::string avail, unavail;
   for (const PluginRecord& r : all) {
     if (r.status.available)
-      avail += (avail.empty() ? "" : ", ") + r.status.name + " (" + r.status.devices.front().device_name + ")";
+      avail +=
+          (avail.empty() ? "" : ", ") + r.status.name + " (" + r.status.devices.front().device_name + ")";
     else
       unavail += (unavail.empty() ? "" : "; ") + r.status.name + ": " + r.status.reason;
   }
@@ -121,13 +122,14 @@ Target Target::select(Loc loc) {
 Target Target::get(const std::string& name, int device, Loc loc) {
   SourceLoc where = SourceLoc::from(loc);
   std::vector<PluginRecord> all = discover_plugins();
-  auto it = std::find_if(all.begin(), all.end(), [&](const PluginRecord& r) { return r.status.name == name; });
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const PluginRecord& r) { return r.status.name == name; });
   if (it == all.end()) throw Error("unknown target '" + name + "'; " + describe_targets(all), where);
   if (!it->status.available) throw Error("target '" + name + "' is unavailable: " + it->status.reason, where);
   int count = int(it->status.devices.size());
   if (device < 0 || device >= count)
-    throw Error("target '" + name + "' has " + std::to_string(count) + " device(s), numbered from 0; device " +
-                    std::to_string(device) + " does not exist",
+    throw Error("target '" + name + "' has " + std::to_string(count) +
+                    " device(s), numbered from 0; device " + std::to_string(device) + " does not exist",
                 where);
   return Target(std::make_shared<Impl>(Impl{open_device(*it, device, where)}));
 }
@@ -138,7 +140,8 @@ TargetPlugin& Target::plugin() const { return *impl_->dev->plugin; }
 
 DeviceBuffer Target::alloc(std::vector<int64_t> shape, DType t, Loc loc) const {
   for (int64_t d : shape)
-    if (d < 0) throw Error("alloc: shape " + shape_str(shape) + " has a negative dimension", SourceLoc::from(loc));
+    if (d < 0)
+      throw Error("alloc: shape " + shape_str(shape) + " has a negative dimension", SourceLoc::from(loc));
   DeviceBuffer b;
   b.dev_ = impl_->dev;
   b.shape_ = std::move(shape);
@@ -184,7 +187,8 @@ const std::string& DeviceBuffer::target() const {
 
 void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
   std::string what = std::string(dtype_.name()) + shape_str(shape_);
-  if (!dev_) throw Error("upload into an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
+  if (!dev_)
+    throw Error("upload into an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
   if (!host) throw Error("upload into " + what + ": the host pointer is null", SourceLoc::from(loc));
   if (n != bytes())
     throw Error("upload of " + std::to_string(n) + " bytes into a buffer of " + std::to_string(bytes()) +
@@ -196,7 +200,8 @@ void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
 
 void DeviceBuffer::download(void* host, std::size_t n, Loc loc) const {
   std::string what = std::string(dtype_.name()) + shape_str(shape_);
-  if (!dev_) throw Error("download from an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
+  if (!dev_)
+    throw Error("download from an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
   if (!host) throw Error("download from " + what + ": the host pointer is null", SourceLoc::from(loc));
   if (n != bytes())
     throw Error("download of " + std::to_string(bytes()) + " bytes (" + what + ") into " + std::to_string(n) +

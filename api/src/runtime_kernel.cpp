@@ -46,8 +46,8 @@ namespace {
 
 using Stages = std::vector<std::pair<std::string, std::string>>;
 
-Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f, const CompileOptions& opt,
-                      Stages* stages) {
+Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
+                      const CompileOptions& opt, Stages* stages) {
   PassManager pm(plugin.pipeline(info, opt));
   PassManagerOptions pmo;
   pmo.verify_each = opt.verify_each_pass;
@@ -77,8 +77,8 @@ std::string options_text(const CompileOptions& opt) {
 Artifact cached_codegen(DeviceState& dev, const Function& lowered, const CompileOptions& opt) {
   if (!KernelCache::enabled()) return dev.plugin->codegen(lowered, dev.info, opt);
   KernelCache cache;
-  KernelCache::Key key =
-      KernelCache::key({print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt)});
+  KernelCache::Key key = KernelCache::key(
+      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt)});
   if (auto hit = cache.load(key)) {
     Artifact a;
     a.source = std::move(hit->source);
@@ -89,9 +89,15 @@ Artifact cached_codegen(DeviceState& dev, const Function& lowered, const Compile
   }
   Artifact a = dev.plugin->codegen(lowered, dev.info, opt);
   if (!a.binary.empty()) {
-    CacheEntry e{a.source, a.assembly, a.binary, a.entry,
-                 {{"target", dev.target}, {"arch", dev.info.arch}, {"device", dev.info.device_name},
-                  {"kernel", lowered.name}, {"tilegen_version", TILEGEN_VERSION}}};
+    CacheEntry e{a.source,
+                 a.assembly,
+                 a.binary,
+                 a.entry,
+                 {{"target", dev.target},
+                  {"arch", dev.info.arch},
+                  {"device", dev.info.device_name},
+                  {"kernel", lowered.name},
+                  {"tilegen_version", TILEGEN_VERSION}}};
     cache.store(key, e);  // a cache that cannot be written only costs the next run a compile
   }
   return a;
@@ -172,13 +178,15 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
   } else if (auto* h = std::get_if<HostTensor>(&a)) {
     if (!h->data) throw Error(label + ": the host tensor's data is null", loc);
     for (int64_t d : h->shape)
-      if (d < 0) throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
+      if (d < 0)
+        throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
     t.host = h;
     t.shape = &h->shape;
     t.dtype = h->dtype;
   } else {
-    throw Error(label + ": the kernel expects a tensor " + std::string(p.buffer->dtype.name()) + ", got a scalar",
-                loc);
+    throw Error(
+        label + ": the kernel expects a tensor " + std::string(p.buffer->dtype.name()) + ", got a scalar",
+        loc);
   }
   if (t.dtype != p.buffer->dtype)
     throw Error(label + ": dtype " + std::string(t.dtype.name()) + " does not match the kernel's " +
@@ -196,7 +204,7 @@ struct CheckedArgs {
   std::vector<const Param*> params;  // non-size params, in order
   std::vector<TensorView> tensors;   // per param (empty view for scalars)
   std::map<const ir::VarNode*, int64_t> sizes;
-  std::vector<int64_t> size_key;     // values in Function::sizes() order
+  std::vector<int64_t> size_key;  // values in Function::sizes() order
   std::map<std::string, int64_t> size_names;
 };
 
@@ -212,8 +220,8 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
       names += (names.empty() ? "" : ", ") + p.name();
     }
   if (args.size() != c.params.size())
-    throw Error("kernel '" + f.name + "' takes " + std::to_string(c.params.size()) + " argument(s) (" + names +
-                    "; sizes are bound from the tensors' shapes), got " + std::to_string(args.size()),
+    throw Error("kernel '" + f.name + "' takes " + std::to_string(c.params.size()) + " argument(s) (" +
+                    names + "; sizes are bound from the tensors' shapes), got " + std::to_string(args.size()),
                 loc);
   c.tensors.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -238,8 +246,17 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
     const auto& dims = c.params[i]->buffer->shape;
     for (std::size_t d = 0; d < dims.size(); ++d) {
       auto* v = dims[d].as<ir::VarNode>();
-      bool is_size = v && std::any_of(size_vars.begin(), size_vars.end(), [&](const Var& s) { return s.get() == v; });
-      if (is_size && !c.sizes.count(v)) c.sizes[v] = (*c.tensors[i].shape)[d];
+      bool is_size =
+          v && std::any_of(size_vars.begin(), size_vars.end(), [&](const Var& s) { return s.get() == v; });
+      if (!is_size || c.sizes.count(v)) continue;
+      int64_t value = (*c.tensors[i].shape)[d];
+      // bind_sizes needs a positive value the size's type holds; say so here, at the launch.
+      if (value <= 0 || wrap_int_to(v->dtype, value) != value)
+        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) + " is " +
+                        std::to_string(value) + ", which binds size '" + v->name +
+                        "': a size must be positive" + " and fit in " + std::string(v->dtype.name()),
+                    loc);
+      c.sizes[v] = value;
     }
   }
   for (const Var& s : size_vars) {
@@ -261,8 +278,9 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
     for (std::size_t d = 0; d < dims.size(); ++d) {
       auto v = eval_dim(dims[d], c.sizes);
       if (!v)
-        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) + " of the kernel's shape (" +
-                        print(dims[d]) + ") cannot be computed from the sizes at launch",
+        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) +
+                        " of the kernel's shape (" + print(dims[d]) +
+                        ") cannot be computed from the sizes at launch",
                     loc);
       want.push_back(*v);
       symbolic |= !dims[d].as_int();
@@ -270,7 +288,8 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
     }
     if (want != *c.tensors[i].shape)
       throw Error(arg_label(i, *c.params[i]) + ": shape " + shape_str(*c.tensors[i].shape) +
-                      " does not match the kernel's " + (symbolic ? "[" + sym + "] = " : "") + shape_str(want),
+                      " does not match the kernel's " + (symbolic ? "[" + sym + "] = " : "") +
+                      shape_str(want),
                   loc);
   }
 }
@@ -294,7 +313,8 @@ Artifact Target::codegen_for(TargetPlugin& plugin, const TargetInfo& info, const
 
 CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc loc) const {
   SourceLoc where = SourceLoc::from(loc);
-  if (!k.function().body) throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
+  if (!k.function().body)
+    throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
   auto impl = std::make_shared<CompiledKernel::Impl>();
   impl->dev = impl_->dev;
   impl->generic = k.function();
@@ -348,8 +368,8 @@ struct HostStaging {
 };
 
 /// LaunchArgs in the lowered function's parameter order (sizes omitted), matched by name.
-std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, const std::vector<KernelArg>& args,
-                                        HostStaging& staging) {
+std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
+                                        const std::vector<KernelArg>& args, HostStaging& staging) {
   std::map<std::string, LaunchArg> by_name;
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const Param& p = *c.params[i];
@@ -379,7 +399,8 @@ std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, 
 }
 
 /// Run `f` on the device; a plugin's non-tilegen exception becomes a tg::Error at the launch.
-template <typename F> void on_device(const DeviceState& dev, const std::string& kernel, const SourceLoc& loc, F&& f) {
+template <typename F>
+void on_device(const DeviceState& dev, const std::string& kernel, const SourceLoc& loc, F&& f) {
   try {
     f();
   } catch (const Error&) {
@@ -394,9 +415,10 @@ const Variant& current(CompiledKernel::Impl& im) {
   if (!im.last) {
     std::string sizes;
     for (const Var& s : im.generic.sizes()) sizes += (sizes.empty() ? "" : ", ") + s.name();
-    throw Error("kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
-                "): it is compiled at its first launch, for that launch's shapes; launch it before asking for "
-                "its source, stages, binary or lowered IR");
+    throw Error(
+        "kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
+        "): it is compiled at its first launch, for that launch's shapes; launch it before asking for "
+        "its source, stages, binary or lowered IR");
   }
   return *im.last;
 }
@@ -421,8 +443,8 @@ void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
 ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, ProfileOptions opt, Loc loc) const {
   SourceLoc where = SourceLoc::from(loc);
   if (opt.runs < 1 || opt.warmup < 0)
-    throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " + std::to_string(opt.runs) +
-                    ", warmup " + std::to_string(opt.warmup) + ")",
+    throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
+                    std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
   Impl& im = *impl_;
   CheckedArgs c = check_args(im.generic, args, *im.dev, where);

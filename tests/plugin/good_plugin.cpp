@@ -42,7 +42,8 @@ class EchoContext final : public tg::DeviceContext {
     if (!loaded || *static_cast<std::string*>(loaded.get()) != lowered.name)
       throw tg::Error("testgood: launch of a kernel that was not loaded");
     std::vector<tg::HostArg> host;
-    for (const tg::LaunchArg& a : args) host.push_back({a.device_ptr, a.shape, a.dtype, a.scalar, a.is_tensor});
+    for (const tg::LaunchArg& a : args)
+      host.push_back({a.device_ptr, a.shape, a.dtype, a.scalar, a.is_tensor});
     tg::interpret(lowered, host);
   }
   void synchronize() override {}
@@ -62,7 +63,8 @@ class EchoPlugin final : public tg::TargetPlugin {
   }
   // Source: the IR text; binary: the same bytes; assembly: which codegen call made it, so a test
   // can tell a kernel-cache hit (an earlier call's number) from a fresh compile.
-  tg::Artifact codegen(const tg::Function& lowered, const tg::TargetInfo&, const tg::CompileOptions&) override {
+  tg::Artifact codegen(const tg::Function& lowered, const tg::TargetInfo&,
+                       const tg::CompileOptions&) override {
     static std::atomic<int> calls{0};
     tg::Artifact a;
     a.source = kHeader + tg::print(lowered);

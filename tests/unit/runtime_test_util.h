@@ -32,7 +32,8 @@ inline Stmt serial(const Var& v, Expr extent, Stmt body) {
 }
 
 /// kernel grid(grid...) threads(threads) -> (b0, b1, ...; tx) { body(block vars, tx) }
-inline Stmt kernel(std::vector<Expr> grid, int threads, const std::function<Stmt(std::vector<Var>, Var)>& body) {
+inline Stmt kernel(std::vector<Expr> grid, int threads,
+                   const std::function<Stmt(std::vector<Var>, Var)>& body) {
   auto k = std::make_shared<ir::Kernel>(SourceLoc{});
   for (std::size_t d = 0; d < grid.size(); ++d) k->block_vars.push_back(Var("b" + std::to_string(d)));
   k->grid = std::move(grid);
@@ -80,8 +81,12 @@ inline Kernel matmul_kernel() {
   Buffer C = Buffer::make("C", {M, N}, f32, Scope::Global);
   Function f;
   f.name = "mm";
-  f.params = {tensor_param(A), tensor_param(B), tensor_param(C), var_param(Param::Kind::Size, M),
-              var_param(Param::Kind::Size, N), var_param(Param::Kind::Size, K)};
+  f.params = {tensor_param(A),
+              tensor_param(B),
+              tensor_param(C),
+              var_param(Param::Kind::Size, M),
+              var_param(Param::Kind::Size, N),
+              var_param(Param::Kind::Size, K)};
   f.body = kernel({M}, 1, [&](std::vector<Var> b, Var) {
     Var j("j"), k("k");
     Stmt acc = store(C, {b[0], j}, C.load({b[0], j}) + A.load({b[0], k}) * B.load({k, j}));
@@ -95,12 +100,16 @@ class EnvGuard {
  public:
   EnvGuard(std::string name, std::optional<std::string> value) : name_(std::move(name)) {
     if (const char* old = std::getenv(name_.c_str())) old_ = old;
-    if (value) ::setenv(name_.c_str(), value->c_str(), 1);
-    else ::unsetenv(name_.c_str());
+    if (value)
+      ::setenv(name_.c_str(), value->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
   ~EnvGuard() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
+    if (old_)
+      ::setenv(name_.c_str(), old_->c_str(), 1);
+    else
+      ::unsetenv(name_.c_str());
   }
   EnvGuard(const EnvGuard&) = delete;
   EnvGuard& operator=(const EnvGuard&) = delete;

@@ -77,9 +77,12 @@ TEST_CASE("every test plugin is listed; each failure is a reason, never a crash"
 
 TEST_CASE("an unavailable plugin is a tg::Error with its reason at the call site") {
   PluginEnv env;
+  // clang-format off
   std::string m = error_of([] { Target::get("testabi"); }); std::string here = at_line(__FILE__, __LINE__);
-  CHECK(m == here + "target 'testabi' is unavailable: ABI version 7, tilegen expects 1: rebuild the plugin "
-                    "against this tilegen");
+  // clang-format on
+  CHECK(m == here +
+                 "target 'testabi' is unavailable: ABI version 7, tilegen expects 1: rebuild the plugin "
+                 "against this tilegen");
   m = error_of([] { Target::get("testthrow"); });
   CHECK(m.find("create() failed: testthrow: the device runtime is broken") != std::string::npos);
   std::string reason;
@@ -118,7 +121,8 @@ TEST_CASE("the good out-of-tree plugin loads once and runs kernels") {
   // Symbolic sizes through the plugin too.
   CompiledKernel mm = t.compile(matmul_kernel());
   std::vector<float> a{1, 2, 3, 4, 5, 6}, b{1, 0, 0, 1, 1, 1}, c(4);
-  mm.launch({HostTensor{a.data(), {2, 3}, f32}, HostTensor{b.data(), {3, 2}, f32}, HostTensor{c.data(), {2, 2}, f32}});
+  mm.launch({HostTensor{a.data(), {2, 3}, f32}, HostTensor{b.data(), {3, 2}, f32},
+             HostTensor{c.data(), {2, 2}, f32}});
   CHECK(c == std::vector<float>{4, 5, 10, 11});
 }
 
@@ -127,9 +131,13 @@ TEST_CASE("a buffer of one target is refused by a kernel of another") {
   Target echo = Target::get("testgood"), interp = Target::get("interp");
   DeviceBuffer x = echo.alloc({64}, f32), y = interp.alloc({64}, f32);
   CompiledKernel k = interp.compile(axpy_kernel());
+  // clang-format off
   std::string m = error_of([&] { k.launch({&x, &y, 1.0}); }); std::string here = at_line(__FILE__, __LINE__);
-  CHECK(m == here + "argument 1 (X): the buffer lives on target 'testgood' device 0, the kernel runs on 'interp' "
-                    "device 0: allocate it with the kernel's target");
+  // clang-format on
+  CHECK(m ==
+        here +
+            "argument 1 (X): the buffer lives on target 'testgood' device 0, the kernel runs on 'interp' "
+            "device 0: allocate it with the kernel's target");
 }
 
 TEST_CASE("select() ranks a software device above the interpreter") {
@@ -138,8 +146,10 @@ TEST_CASE("select() ranks a software device above the interpreter") {
   for (const TargetStatus& s : targets())
     for (const TargetInfo& d : s.devices) hardware |= s.available && (!d.software || d.is_cpu);
   Target best = Target::select();
-  if (hardware) CHECK(!best.info().software);
-  else CHECK(best.name() == "testgood");
+  if (hardware)
+    CHECK(!best.info().software);
+  else
+    CHECK(best.name() == "testgood");
   EnvGuard pick("TILEGEN_TARGET", "testgood:0");
   CHECK(Target::select().name() == "testgood");
 }
@@ -156,7 +166,8 @@ TEST_CASE("compile keeps artifacts with a binary in the kernel cache") {
   CompiledKernel again = t.compile(axpy_kernel());
   CHECK(again.assembly() == first);  // a hit: codegen was not called
   std::vector<float> x(64, 1.f), y(64, 1.f);
-  again.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 2.0});  // loads the cached binary
+  again.launch(
+      {HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 2.0});  // loads the cached binary
   CHECK(y == std::vector<float>(64, 3.f));
 
   {

@@ -1,8 +1,10 @@
 // The runtime facade on the built-in interp target: targets(), select/get, compile, launch with
 // device buffers and host tensors, symbolic sizes, launch checks, profile, and the kernel cache.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
@@ -23,13 +25,17 @@ std::vector<float> iota(std::size_t n, float start = 0, float step = 1) {
   return v;
 }
 
-HostTensor host(std::vector<float>& v, std::vector<int64_t> shape) { return {v.data(), std::move(shape), f32}; }
+HostTensor host(std::vector<float>& v, std::vector<int64_t> shape) {
+  return {v.data(), std::move(shape), f32};
+}
 
-std::vector<float> reference_matmul(const std::vector<float>& a, const std::vector<float>& b, int m, int n, int k) {
+std::vector<float> reference_matmul(const std::vector<float>& a, const std::vector<float>& b, int m, int n,
+                                    int k) {
   std::vector<float> c(std::size_t(m * n), 0.f);
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j)
-      for (int x = 0; x < k; ++x) c[std::size_t(i * n + j)] += a[std::size_t(i * k + x)] * b[std::size_t(x * n + j)];
+      for (int x = 0; x < k; ++x)
+        c[std::size_t(i * n + j)] += a[std::size_t(i * k + x)] * b[std::size_t(x * n + j)];
   return c;
 }
 
@@ -106,6 +112,8 @@ TEST_CASE("symbolic sizes are specialised at each new launch shape") {
   CHECK(k.source() == first);
 }
 
+// A misuse and the line it must be reported at share one line: no reformatting here.
+// clang-format off
 TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter") {
   Target t = interp();
   CompiledKernel axpy = t.compile(axpy_kernel());
@@ -123,15 +131,31 @@ TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter"
     std::vector<float> b2(64 * 32);
     std::vector<float> a2(16 * 32);
     m = error_of([&] { mm.launch({host(a2, {16, 32}), host(b2, {64, 32}), host(c, {16, 64})}); });
-    CHECK(m.find("argument 2 (B): shape [64, 32] does not match the kernel's [K, N] = [32, 32]") != std::string::npos);
+    CHECK(m.find("argument 2 (B): shape [64, 32] does not match the kernel's [K, N] = [32, 32]") !=
+          std::string::npos);
   }
   SUBCASE("size mismatch between tensors") {
     m = error_of([&] { mm.launch({host(a, {4, 8}), host(b, {6, 5}), host(c, {4, 5})}); }); std::string here = HERE;
     CHECK(m == here + "argument 2 (B): shape [6, 5] does not match the kernel's [K, N] = [8, 5]");
   }
+  SUBCASE("a size bound to zero") {
+    std::vector<float> none(1);
+    m = error_of([&] { mm.launch({host(none, {0, 8}), host(b, {8, 5}), host(c, {0, 5})}); }); std::string here = HERE;
+    CHECK(
+        m ==
+        here +
+            "argument 1 (A): dimension 0 is 0, which binds size 'M': a size must be positive and fit in i32");
+  }
   SUBCASE("wrong dtype") {
     m = error_of([&] { axpy.launch({&x, &half_y, 1.0}); }); std::string here = HERE;
     CHECK(m == here + "argument 2 (Y): dtype f16 does not match the kernel's f32");
+  }
+  SUBCASE("the call operator reports at the caller's line too") {
+    std::vector<float> xs(64), ys(32);
+    m = error_of([&] { axpy(HostTensor{xs.data(), {64}, f32}, HostTensor{ys.data(), {32}, f32}, 1.0); }); std::string here = HERE;
+    CHECK(m == here + "argument 2 (Y): shape [32] does not match the kernel's [64]");
+    m = error_of([&] { axpy(); }); here = HERE;
+    CHECK(m.rfind(here + "kernel 'axpy' takes 3 argument(s)", 0) == 0);
   }
   SUBCASE("wrong argument count") {
     m = error_of([&] { axpy.launch({&x, &y}); }); std::string here = HERE;
@@ -173,6 +197,7 @@ TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter"
     CHECK(m.rfind(here + "kernel 'unbound': size 'P' is not a dimension of any tensor parameter", 0) == 0);
   }
 }
+// clang-format on
 
 TEST_CASE("profile runs warm-up and timed launches and leaves the results in place") {
   Target t = interp();
@@ -189,7 +214,9 @@ TEST_CASE("profile runs warm-up and timed launches and leaves the results in pla
   // 2 warm-up + 5 timed launches of y += x on the device copy of y.
   for (std::size_t i = 0; i < 64; ++i) CHECK(y[i] == 7.f * x[i]);
   opt.runs = 0;
+  // clang-format off
   std::string m = error_of([&] { k.profile({host(x, {64}), host(y, {64}), 1.0}, opt); }); std::string here = HERE;
+  // clang-format on
   CHECK(m.rfind(here + "profile: runs must be at least 1", 0) == 0);
 }
 
@@ -204,14 +231,17 @@ TEST_CASE("select() honours TILEGEN_TARGET and rejects an unknown one with the l
   }
   {
     EnvGuard env("TILEGEN_TARGET", "nosuch");
+    // clang-format off
     std::string m = error_of([] { Target::select(); }); std::string here = HERE;
+    // clang-format on
     CHECK(m.rfind(here + "TILEGEN_TARGET=nosuch: unknown target 'nosuch'; available targets: ", 0) == 0);
     CHECK(m.find("interp (reference interpreter)") != std::string::npos);
   }
   {
     EnvGuard env("TILEGEN_TARGET", "interp:3");
     std::string m = error_of([] { Target::select(); });
-    CHECK(m.find("target 'interp' has 1 device(s), numbered from 0; device 3 does not exist") != std::string::npos);
+    CHECK(m.find("target 'interp' has 1 device(s), numbered from 0; device 3 does not exist") !=
+          std::string::npos);
   }
   {
     EnvGuard env("TILEGEN_TARGET", "interp:x");
@@ -225,7 +255,9 @@ TEST_CASE("select() honours TILEGEN_TARGET and rejects an unknown one with the l
 }
 
 TEST_CASE("Target::get reports unknown names with the available list") {
+  // clang-format off
   std::string m = error_of([] { Target::get("nosuch"); }); std::string here = HERE;
+  // clang-format on
   CHECK(m.rfind(here + "unknown target 'nosuch'; available targets: ", 0) == 0);
   CHECK(m.find("interp") != std::string::npos);
   Target a = Target::get("interp"), b = Target::get("interp");
@@ -303,16 +335,16 @@ TEST_CASE("kernel cache: corrupt or foreign entries read as misses and are rebui
   };
   std::string flipped = good;
   flipped[good.size() / 2] ^= 0x20;
-  check_miss(flipped);                            // checksum mismatch
-  check_miss(good.substr(0, good.size() - 9));    // truncated
-  check_miss(good.substr(0, 10));                 // truncated inside the header
-  check_miss("");                                 // empty
+  check_miss(flipped);                          // checksum mismatch
+  check_miss(good.substr(0, good.size() - 9));  // truncated
+  check_miss(good.substr(0, 10));               // truncated inside the header
+  check_miss("");                               // empty
   std::string magic = good;
   magic[0] = 'X';
-  check_miss(magic);                              // bad magic
+  check_miss(magic);  // bad magic
   std::string version = good;
   version[8] = char(99);
-  check_miss(version);                            // another format version
+  check_miss(version);  // another format version
 
   // A well-formed entry of another key copied under this key's name: foreign.
   auto other = KernelCache::key({"other ir", "cuda", "sm_90", ""});
@@ -351,6 +383,30 @@ TEST_CASE("kernel cache: a reader never sees a partly written entry, and no temp
     ++files;
     CHECK(e.path().extension() == ".tgk");
   }
+  CHECK(files == 1);
+}
+
+TEST_CASE("kernel cache: a write that fails midway leaves the previous entry whole and no file behind") {
+  ScratchDir dir("cache");
+  KernelCache cache(dir.str());
+  auto key = KernelCache::key({"ir", "cuda", "sm_90", ""});
+  REQUIRE(cache.store(key, sample_entry(1000, 1)));
+  // Files may not grow past 64 KiB for a moment: the 1 MiB entry's write fails with EFBIG.
+  struct rlimit old {};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  struct rlimit small = old;
+  small.rlim_cur = std::min<rlim_t>(64 * 1024, old.rlim_max);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  bool stored = cache.store(key, sample_entry(1 << 20, 2));
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(!stored);
+  auto hit = cache.load(key);
+  REQUIRE(hit);
+  CHECK(same(*hit, sample_entry(1000, 1)));
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
   CHECK(files == 1);
 }
 

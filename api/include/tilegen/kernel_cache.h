@@ -2,9 +2,9 @@
 // program skips the target compiler (NVRTC, hiprtc, LLVM). Target::compile uses it for every
 // artifact with a binary; an application may also use it directly.
 //
-//   tg::KernelCache cache;                       // TILEGEN_CACHE_DIR, $XDG_CACHE_HOME/tilegen, ~/.cache/tilegen
-//   auto key = tg::KernelCache::key({ir, "cuda", "sm_90", options_text});
-//   if (auto hit = cache.load(key)) ...; else cache.store(key, entry);
+//   tg::KernelCache cache;                       // TILEGEN_CACHE_DIR, $XDG_CACHE_HOME/tilegen,
+//   ~/.cache/tilegen auto key = tg::KernelCache::key({ir, "cuda", "sm_90", options_text}); if (auto hit =
+//   cache.load(key)) ...; else cache.store(key, entry);
 //
 // Entries are single files written atomically (a temporary file renamed over the final name), so
 // a reader never sees half an entry. A corrupt or foreign entry — bad magic, other format
