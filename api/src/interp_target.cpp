@@ -93,10 +93,11 @@ class InterpPlugin final : public TargetPlugin {
     return r;
   }
 
-  // The target-neutral passes, so `interp` executes exactly the IR a hardware target would
-  // start its own lowering from:
-  //   before: kernel grid(ceildiv(N, 128)) ...   (N a size, bound to 1000 by bind_sizes)
-  //   after:  kernel grid(8) ... with the ragged last block predicated
+  // The target-neutral passes (passes/pipeline.h: simplify, bounds, simplify), so `interp`
+  // executes the IR every hardware target starts its own lowering from. With sizes bound
+  // (B is f32[256, 64]):
+  //   before: copy B[0 : +256, 0 : +64] -> Bs   (check_bounds)
+  //   after:  copy B[0 : +256, 0 : +64] -> Bs   (check_bounds cleared: proven in range)
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
 #ifdef TILEGEN_HAVE_DEFAULT_PIPELINE
     return default_pipeline();

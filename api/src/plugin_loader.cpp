@@ -181,7 +181,10 @@ std::vector<std::pair<std::string, std::string>> scan_dirs() {
       std::string name = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
       if (name.find('.') != std::string::npos || name == "interp") continue;  // interp is built in
       bool seen = std::any_of(found.begin(), found.end(), [&](auto& f) { return f.first == name; });
-      if (!seen) found.emplace_back(name, fs::weakly_canonical(p, ec).string());
+      if (seen) continue;
+      std::error_code canon_ec;
+      fs::path canonical = fs::weakly_canonical(p, canon_ec);  // one library reached by two paths loads once
+      found.emplace_back(name, canon_ec || canonical.empty() ? p.string() : canonical.string());
     }
   }
   return found;

@@ -117,6 +117,10 @@ std::shared_ptr<Variant> compile_variant(DeviceState& dev, const Function& f, co
     throw;  // located at the IR node (the builder line) that caused it
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name + "': " + e.what(), loc);
+  } catch (...) {
+    throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name +
+                    "' with an exception that is not a std::exception",
+                loc);
   }
   return v;
 }
@@ -407,6 +411,10 @@ void on_device(const DeviceState& dev, const std::string& kernel, const SourceLo
     throw;
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to run kernel '" + kernel + "': " + e.what(), loc);
+  } catch (...) {
+    throw Error("target '" + dev.target + "' failed to run kernel '" + kernel +
+                    "' with an exception that is not a std::exception",
+                loc);
   }
 }
 
