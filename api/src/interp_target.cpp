@@ -22,10 +22,7 @@
 #include "runtime_internal.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
-#if __has_include("tilegen/passes/pipeline.h")
 #include "tilegen/passes/pipeline.h"
-#define TILEGEN_HAVE_DEFAULT_PIPELINE 1
-#endif
 
 namespace tg {
 namespace {
@@ -99,11 +96,7 @@ class InterpPlugin final : public TargetPlugin {
   //   before: copy B[0 : +256, 0 : +64] -> Bs   (check_bounds)
   //   after:  copy B[0 : +256, 0 : +64] -> Bs   (check_bounds cleared: proven in range)
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
-#ifdef TILEGEN_HAVE_DEFAULT_PIPELINE
     return default_pipeline();
-#else
-    return {};
-#endif
   }
 
   // The "source" of the interpreter is the IR text it will run; there is no binary.

@@ -7,14 +7,7 @@
 #include "runtime_internal.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/kernel_cache.h"
-#if __has_include("tilegen/passes/bind_sizes.h")
 #include "tilegen/passes/bind_sizes.h"
-#else
-namespace tg {  // declared by passes/include/tilegen/passes/bind_sizes.h once it lands
-std::map<std::string, int64_t> infer_sizes(const Function&, const std::vector<std::vector<int64_t>>&);
-Function bind_sizes(const Function&, const std::map<std::string, int64_t>&);
-}  // namespace tg
-#endif
 
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
