@@ -185,13 +185,11 @@ TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter"
     CHECK(m.rfind(here + "argument 2 (Y): the DeviceBuffer is empty", 0) == 0);
   }
   SUBCASE("a size no tensor binds") {
-    Var P("P");
-    Buffer O = Buffer::make("O", {Expr(4)}, f32, Scope::Global);
-    Function f;
-    f.name = "unbound";
-    f.params = {tensor_param(O), var_param(Param::Kind::Size, P)};
-    f.body = kernel({P}, 1, [&](std::vector<Var> bv, Var) { return store(O, {bv[0]}, make_float(1.0)); });
-    CompiledKernel k = t.compile(Kernel(f));
+    KernelBuilder kb("unbound");
+    Expr P = kb.size("P");
+    auto O = kb.tensor("O", {4}, f32);
+    kb.grid(P).threads(1).body([&](Expr bx) { O(bx) = 1.0f; });
+    CompiledKernel k = t.compile(kb.build());
     std::vector<float> o(4);
     m = error_of([&] { k.launch({host(o, {4})}); }); std::string here = HERE;
     CHECK(m.rfind(here + "kernel 'unbound': size 'P' is not a dimension of any tensor parameter", 0) == 0);
@@ -434,3 +432,4 @@ TEST_CASE("kernel cache: directory and switch from the environment") {
   EnvGuard on("TILEGEN_CACHE", std::nullopt);
   CHECK(KernelCache::enabled());
 }
+
