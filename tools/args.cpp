@@ -41,8 +41,18 @@ std::string long_name(const std::vector<FlagSpec>& flags, const std::string& wor
 
 std::string known_flags(const std::vector<FlagSpec>& flags) {
   std::vector<std::string> names;
-  for (const auto& f : flags)
-    names.push_back(f.short_name ? "-" + std::string(1, f.short_name) + "/--" + f.name : "--" + f.name);
+  for (const auto& f : flags) {
+    // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict) on chained literal + string.
+    std::string name;
+    if (f.short_name) {
+      name += '-';
+      name += f.short_name;
+      name += '/';
+    }
+    name += "--";
+    name += f.name;
+    names.push_back(std::move(name));
+  }
   return names.empty() ? "none" : join(names, ", ");
 }
 

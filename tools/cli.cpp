@@ -146,36 +146,9 @@ uint64_t fresh_seed() {
   return (uint64_t(rd()) << 32) ^ uint64_t(rd());
 }
 
-std::vector<KernelArg> launch_args(const Function& f, samples::Problem& p) {
-  std::vector<KernelArg> args;
-  std::size_t tensor = 0, scalar = 0;
-  for (const Param& param : f.params) {
-    switch (param.kind) {
-      case Param::Kind::Tensor:
-        if (tensor >= p.args.size())
-          throw Error("sample problem has " + std::to_string(p.args.size()) + " tensors but kernel " +
-                      f.name + " takes more (missing " + param.name() + ")");
-        args.emplace_back(p.args[tensor++].view());
-        break;
-      case Param::Kind::Scalar: {
-        if (scalar >= p.scalars.size())
-          throw Error("sample problem gives no value for scalar " + param.name() + " of " + f.name);
-        const double v = p.scalars[scalar++];
-        if (param.var.dtype().is_float())
-          args.emplace_back(v);
-        else
-          args.emplace_back(int64_t(std::llround(v)));
-        break;
-      }
-      case Param::Kind::Size: break;  // bound from the tensors' shapes at launch
-    }
-  }
-  return args;
-}
-
 std::vector<KernelArg> device_args(const Target& target, const Function& f, samples::Problem& p,
                                    std::vector<DeviceBuffer>& keep) {
-  std::vector<KernelArg> args = launch_args(f, p);
+  std::vector<KernelArg> args = samples::kernel_args(f, p);
   keep.clear();
   keep.reserve(args.size());  // the pointers below must stay valid
   for (auto& a : args) {

@@ -56,10 +56,8 @@ ProfileOptions profile_options(const Args& a, const Target& t, int default_runs)
 uint64_t fresh_seed();
 
 // ---- Launching a sample's problem.
-/// Launch arguments in parameter order (sizes omitted): host views of the problem's tensors and
-/// its scalars. The views point into `p`, which must outlive them.
-std::vector<KernelArg> launch_args(const Function& f, samples::Problem& p);
-/// Same, with every tensor uploaded to a device buffer of `target`, kept alive in `keep`.
+/// samples::kernel_args with every tensor uploaded to a device buffer of `target`, kept alive
+/// in `keep` (so timing measures the kernel, not host↔device copies).
 std::vector<KernelArg> device_args(const Target& target, const Function& f, samples::Problem& p,
                                    std::vector<DeviceBuffer>& keep);
 

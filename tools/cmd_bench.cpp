@@ -20,37 +20,13 @@ namespace tg::cli {
 
 namespace {
 
-bool all_constant(const Function& f) {
-  for (const Buffer& b : f.tensors())
-    for (const Expr& d : b->shape)
-      if (!d.as_int()) return false;
-  return f.scalars().empty();
-}
-
-// Inputs for timing. The sample's make_problem also computes the float64 reference, which at
-// bench shapes can take minutes; when the kernel's tensor shapes are constants and it takes no
-// scalars, fill the tensors with random values directly instead.
-samples::Problem bench_problem(const samples::Sample& s, const samples::Params& p, DType t, const Function& f,
-                               uint64_t seed, bool need_reference) {
+// Inputs for timing. make_problem also computes the float64 reference, which at bench shapes
+// can take minutes: use the sample's make_inputs unless --check asks for the reference.
+samples::Problem bench_problem(const samples::Sample& s, const samples::Params& p, DType t, uint64_t seed,
+                               bool need_reference) {
   std::mt19937_64 rng(seed);
-  if (need_reference || !all_constant(f)) return s.make_problem(p, t, rng);
-  samples::Problem problem;
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (const Buffer& b : f.tensors()) {
-    samples::HostArray arr;
-    arr.name = b->name;
-    arr.dtype = b->dtype;
-    for (const Expr& d : b->shape) arr.shape.push_back(*d.as_int());
-    arr.bytes.assign(storage_bytes(arr.dtype, arr.numel()), 0);
-    for (int64_t i = 0; i < arr.numel(); ++i) {
-      const double v = dist(rng);
-      arr.set(i, arr.dtype.is_float()        ? v
-                 : arr.dtype.is_signed_int() ? std::round(4 * v)
-                                             : std::round(3.5 + 3.5 * v));
-    }
-    problem.args.push_back(std::move(arr));
-  }
-  return problem;
+  if (need_reference || !s.make_inputs) return s.make_problem(p, t, rng);
+  return s.make_inputs(p, t, rng);
 }
 
 std::string csv_field(const std::string& s) {
@@ -146,9 +122,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
             << std::setw(9) << "target" << target.name() << ": " << describe_device(target.info())
             << std::endl;
   const CompiledKernel compiled = target.compile(kernel);
-  samples::Problem problem = bench_problem(s, params, dtype, kernel.function(), seed, a.has("check"));
+  samples::Problem problem = bench_problem(s, params, dtype, seed, a.has("check"));
   if (a.has("check")) {
-    compiled.launch(launch_args(kernel.function(), problem));
+    compiled.launch(samples::kernel_args(kernel.function(), problem));
     for (const auto& c : check_outputs(problem, s.tolerance(params, dtype))) {
       if (c.cmp.mismatches > 0) {
         std::cout << std::setw(9) << "check"

@@ -3,8 +3,8 @@
 //
 //   seed 8412 (each case derives its own; a failure prints the command that repeats it)
 //   SAMPLE DTYPE SHAPE          interp  cpu
-//   gemm f16 M=33,N=65,K=17     pass    pass
-//   gemm f32 M=33,N=65,K=17     pass    FAIL
+//   gemm f16 ragged 50x37x45    pass    pass
+//   gemm f32 ragged 50x37x45    pass    FAIL
 //   ...
 //   2 passed, 1 failed, 0 skipped
 #include <algorithm>
@@ -48,7 +48,7 @@ void print_skips(const std::vector<ConformanceCase>& cases) {
   for (const auto& [key, list] : groups) {
     std::cout << "  " << key.first << ", " << list.size() << " case(s): " << key.second << "\n";
     for (std::size_t i = 0; i < list.size() && i < 4; ++i)
-      std::cout << "      " << list[i]->sample << " " << list[i]->dtype << " " << list[i]->shape << "\n";
+      std::cout << "      " << list[i]->sample << " " << list[i]->dtype << " " << list[i]->label << "\n";
     if (list.size() > 4) std::cout << "      ... and " << list.size() - 4 << " more\n";
   }
 }

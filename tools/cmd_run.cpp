@@ -54,7 +54,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   std::mt19937_64 rng(seed);
   samples::Problem problem = s.make_problem(params, dtype, rng);
   row("tensors", describe_tensors(problem));
-  compiled.launch(launch_args(kernel.function(), problem));
+  compiled.launch(samples::kernel_args(kernel.function(), problem));
 
   const samples::Tolerance tol = s.tolerance(params, dtype);
   bool pass = true;

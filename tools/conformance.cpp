@@ -73,7 +73,7 @@ ConformanceCase run_case(const ConformanceRow& row, const samples::Params& param
   try {
     std::mt19937_64 rng(c.seed);
     samples::Problem problem = row.sample->make_problem(params, row.dtype, rng);
-    compiled->launch(launch_args(kernel.function(), problem));
+    compiled->launch(samples::kernel_args(kernel.function(), problem));
     double max_error = 0;
     std::string mismatch;
     for (const auto& check : check_outputs(problem, row.sample->tolerance(params, row.dtype))) {
@@ -108,7 +108,8 @@ std::vector<ConformanceCase> run_row(const ConformanceOptions& opt, const Confor
     c.target = slot.name;
     c.dtype = std::string(row.dtype.name());
     c.shape = format_params(row.shape);
-    c.seed = case_seed(opt.seed, row.label, slot.name);
+    c.label = row.shape_label;
+    c.seed = case_seed(opt.seed, c);
     if (!build_error.empty()) {
       c.reason = build_error;
       cases.push_back(c);
@@ -152,9 +153,12 @@ std::vector<ConformanceRow> plan_rows(const ConformanceOptions& opt) {
     if (!selected(opt.samples, s.name)) continue;
     for (DType t : s.dtypes) {
       if (!selected(opt.dtypes, std::string(t.name()))) continue;
-      for (const auto& shape : s.test_shapes) {
-        const std::string shape_text = shape.empty() ? "defaults" : format_params(shape);
-        rows.push_back({&s, t, shape, s.name + " " + std::string(t.name()) + " " + shape_text});
+      for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
+        const samples::Params& shape = s.test_shapes[i];
+        std::string shape_text = shape.empty() ? "defaults" : format_params(shape);
+        if (i < s.test_shape_info.size() && !s.test_shape_info[i].label.empty())
+          shape_text = s.test_shape_info[i].label;
+        rows.push_back({&s, t, shape, shape_text, s.name + " " + std::string(t.name()) + " " + shape_text});
       }
     }
   }
@@ -203,8 +207,11 @@ std::string conformance_json(const std::vector<ConformanceCase>& cases) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     out += i ? ",\n  {" : "\n  {";
-    const std::pair<const char*, const std::string*> fields[] = {
-        {"sample", &c.sample}, {"target", &c.target}, {"dtype", &c.dtype}, {"shape", &c.shape}};
+    const std::pair<const char*, const std::string*> fields[] = {{"sample", &c.sample},
+                                                                 {"target", &c.target},
+                                                                 {"dtype", &c.dtype},
+                                                                 {"shape", &c.shape},
+                                                                 {"label", &c.label}};
     for (const auto& [key, value] : fields) {
       json_string(out, key);
       out += ':';
@@ -229,9 +236,10 @@ std::string conformance_json(const std::vector<ConformanceCase>& cases) {
   return out;
 }
 
-uint64_t case_seed(uint64_t master, const std::string& row_label, const std::string& target) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over the case's name
-  for (unsigned char ch : row_label + "@" + target) h = (h ^ ch) * 1099511628211ull;
+uint64_t case_seed(uint64_t master, const ConformanceCase& c) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the case's identity
+  for (unsigned char ch : c.sample + "/" + c.dtype + "/" + c.shape + "@" + c.target)
+    h = (h ^ ch) * 1099511628211ull;
   uint64_t z = master + h + 0x9E3779B97F4A7C15ull;  // one splitmix64 step mixes in the master seed
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

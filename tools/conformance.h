@@ -21,6 +21,7 @@ const char* name_of(CaseStatus s);  // "pass", "fail", "skip"
 
 struct ConformanceCase {
   std::string sample, target, dtype, shape;  // shape: the test shape in --set syntax
+  std::string label;                         // the sample's name for the shape: "ragged 50x37x45"
   CaseStatus status = CaseStatus::Fail;
   std::optional<double> max_error;  // over every output, when the kernel ran
   std::string reason;               // why it failed or was skipped
@@ -31,8 +32,9 @@ struct ConformanceCase {
 struct ConformanceRow {
   const samples::Sample* sample = nullptr;
   DType dtype;
-  samples::Params shape;  // the test shape as the sample lists it (defaults fill the rest)
-  std::string label;      // "gemm f16 M=33,N=65,K=17"
+  samples::Params shape;    // the test shape as the sample lists it (defaults fill the rest)
+  std::string shape_label;  // "ragged 50x37x45": the sample's label, else the parameters
+  std::string label;        // "gemm f16 ragged 50x37x45" (the shape's label, else its parameters)
 };
 
 struct ConformanceOptions {
@@ -54,11 +56,11 @@ std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt,
                                              const std::vector<std::string>& targets,
                                              const RowCallback& on_row);
 
-/// {"cases":[{"sample","target","dtype","shape","status","max_error","reason","seed"}]}
+/// {"cases":[{"sample","target","dtype","shape","label","status","max_error","reason","seed"}]}
 std::string conformance_json(const std::vector<ConformanceCase>& cases);
 
-/// The seed of one case, stable under filtering: the same case gets the same inputs whatever
-/// else runs with it.
-uint64_t case_seed(uint64_t master, const std::string& row_label, const std::string& target);
+/// The seed of one case (from its sample, dtype, shape and target), stable under filtering: the same case
+/// gets the same inputs whatever else runs with it.
+uint64_t case_seed(uint64_t master, const ConformanceCase& c);
 
 }  // namespace tg::cli
