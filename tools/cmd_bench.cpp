@@ -36,6 +36,10 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+constexpr const char* kCsvHeader =
+    "date,sample,target,device,arch,dtype,params,median_ms,min_ms,runs,tflops,gbps,peer,peer_median_ms,"
+    "speedup";
+
 struct BenchRow {
   std::string sample, target, device, arch, dtype, params;
   ProfileResult t;
@@ -49,10 +53,7 @@ void append_csv(const std::string& path, const BenchRow& r) {
   const bool fresh = stat(path.c_str(), &st) != 0 || st.st_size == 0;
   std::ofstream out(path, std::ios::app);
   if (!out) throw UsageError("cannot open '" + path + "' for appending");
-  if (fresh)
-    out << "date,sample,target,device,arch,dtype,params,median_ms,min_ms,runs,tflops,gbps,peer,peer_median_"
-           "ms,"
-           "speedup\n";
+  if (fresh) out << kCsvHeader << "\n";
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -74,6 +75,20 @@ std::string rate_line(double median_ms, double min_ms, int runs, double flops, d
   return s;
 }
 
+// --check: one launch compared with the reference before timing; false when an output is wrong.
+bool check_first(const CompiledKernel& compiled, const Kernel& kernel, const samples::Sample& s,
+                 const samples::Params& params, DType dtype, samples::Problem& problem, uint64_t seed) {
+  compiled.launch(samples::kernel_args(kernel.function(), problem));
+  for (const auto& c : check_outputs(problem, s.tolerance(params, dtype))) {
+    if (c.cmp.mismatches > 0) {
+      std::cout << "check    FAIL " << describe_mismatch(c) << " (seed " << seed << ")\n";
+      return false;
+    }
+    std::cout << "check    pass " << c.name << " max error " << format_number(c.cmp.max_abs_error) << "\n";
+  }
+  return true;
+}
+
 const bench::Peer* pick_peer(const Args& a, const samples::Sample& s, DType t) {
   if (!a.has("vs")) return nullptr;
   const bench::Peer* peer = bench::find_peer(a.get("vs"));
@@ -92,18 +107,9 @@ int cmd_bench(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] "
       "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N]\n";
-  Args a = parse_args(argv,
-                      {{"target"},
-                       {"device"},
-                       {"set"},
-                       {"dtype"},
-                       {"vs"},
-                       {"csv"},
-                       {"runs"},
-                       {"warmup"},
-                       {"check", false},
-                       {"seed"}},
-                      1);
+  static const std::vector<FlagSpec> flags = {{"target"}, {"device"}, {"set"},    {"dtype"},        {"vs"},
+                                              {"csv"},    {"runs"},   {"warmup"}, {"check", false}, {"seed"}};
+  Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
   const samples::Sample& s = find_sample(a.positional[0]);
@@ -123,18 +129,7 @@ int cmd_bench(const std::vector<std::string>& argv) {
             << std::endl;
   const CompiledKernel compiled = target.compile(kernel);
   samples::Problem problem = bench_problem(s, params, dtype, seed, a.has("check"));
-  if (a.has("check")) {
-    compiled.launch(samples::kernel_args(kernel.function(), problem));
-    for (const auto& c : check_outputs(problem, s.tolerance(params, dtype))) {
-      if (c.cmp.mismatches > 0) {
-        std::cout << std::setw(9) << "check"
-                  << "FAIL " << describe_mismatch(c) << " (seed " << seed << ")\n";
-        return 1;
-      }
-      std::cout << std::setw(9) << "check"
-                << "pass " << c.name << " max error " << format_number(c.cmp.max_abs_error) << "\n";
-    }
-  }
+  if (a.has("check") && !check_first(compiled, kernel, s, params, dtype, problem, seed)) return 1;
   std::vector<DeviceBuffer> keep;
   BenchRow row;
   row.sample = s.name;
