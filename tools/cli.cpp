@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <random>
 
@@ -74,7 +75,15 @@ Kernel build_kernel(const samples::Sample& s, const samples::Params& p, DType t)
 }
 
 Target open_target(const std::string& name, int device) {
-  if (name.empty()) return Target::select();
+  if (name.empty()) {
+    const char* env = std::getenv("TILEGEN_TARGET");
+    if (!env || !*env) return Target::select();
+    try {
+      return Target::select();
+    } catch (const Error& e) {  // the user named the target, through the environment
+      throw UsageError(e.message());
+    }
+  }
   const auto all = targets();
   const TargetStatus* st = find_status(all, name);
   if (!st) throw UsageError("unknown target '" + name + "'; targets are " + target_names(all));

@@ -19,9 +19,10 @@ struct CliResult {
 
 std::string tilegen_path() { return std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen"; }
 
-CliResult tilegen(const std::string& args) {
+// Runs `env ENV tilegen ARGS` (ENV may be empty).
+CliResult tilegen_env(const std::string& env, const std::string& args) {
   CliResult r;
-  const std::string cmd = tilegen_path() + " " + args + " 2>&1";
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + tilegen_path() + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE_MESSAGE(pipe, "cannot run ", cmd);
   char buf[4096];
@@ -30,6 +31,8 @@ CliResult tilegen(const std::string& args) {
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
 }
+
+CliResult tilegen(const std::string& args) { return tilegen_env("", args); }
 
 bool has(const CliResult& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
 
@@ -189,6 +192,14 @@ TEST_CASE("cli: bench --vs peers") {
   CHECK(last_line(r.out).rfind("speedup_vs_openblas=", 0) == 0);
 }
 
+TEST_CASE("cli: run without --target selects one; TILEGEN_TARGET naming none is a usage error") {
+  auto r = tilegen("run gemm_relu " + kSmallGemm + " --seed 1");
+  CHECK(r.status == 0);
+  r = tilegen_env("TILEGEN_TARGET=no_such_target", "run gemm_relu " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "TILEGEN_TARGET=no_such_target"));
+}
+
 TEST_CASE("cli: usage errors exit 2 with a sentence") {
   struct Case {
     const char* args;
@@ -212,6 +223,7 @@ TEST_CASE("cli: usage errors exit 2 with a sentence") {
       {"conformance --target no_such_target", "unknown target 'no_such_target'"},
       {"conformance --dtype f17", "unknown dtype 'f17'"},
       {"targets --all", "unknown option '--all'"},
+      {"bench gemm --target interp --runs 0", "--runs must be at least 1"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);
