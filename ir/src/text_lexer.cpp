@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 
+#include "text_syntax.h"
 #include "tilegen/ir/error.h"
 
 namespace tg::text {
@@ -16,8 +17,6 @@ constexpr std::array<std::string_view, 32> kPuncts = {
 };
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 
 std::string show_char(char c) {
   unsigned char u = static_cast<unsigned char>(c);

@@ -23,9 +23,6 @@ constexpr std::array kReserved = {
     "i64",      "u32",      "e2m1",       "e4m3",   "e5m2",     "f16",       "bf16",      "f32",
     "f64",
 };
-
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 }  // namespace
 
 bool is_reserved(std::string_view word) {

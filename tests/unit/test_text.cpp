@@ -565,3 +565,27 @@ TEST_CASE("text: damaged texts are rejected cleanly") {
   }
   CHECK(parsed > 0);
 }
+
+TEST_CASE("text: fragments print with their free names") {
+  Var i("i"), n("n");
+  Buffer A = Buffer::make("A", {n}, f32, Scope::Global);
+  Buffer B = Buffer::make("A", {n}, f32, Scope::Global);  // another buffer of the same name
+  Stmt s = loop(i, n, ForKind::Vectorized, store(A, {i}, B.load({i}) * 2.0f));
+  CHECK(print(s) == "for i in vectorized(0 +: n) {\n  A[i] = A_1[i] * 2.0\n}\n");
+  CHECK(print(B.load({n - 1})) == "A[n - 1]");
+  CHECK(print(Expr()) == "<null>");
+  CHECK(print(Stmt()) == "");
+}
+
+#ifdef TILEGEN_HAVE_SAMPLES
+#include "tilegen/samples.h"
+
+TEST_CASE("text: every sample reads back, in every dtype") {
+  for (auto& s : samples::all()) {
+    for (DType t : s.dtypes) {
+      INFO(s.name << " " << t.name());
+      round_trip(s.build(samples::resolve(s, {}), t).function());
+    }
+  }
+}
+#endif
