@@ -39,7 +39,9 @@ class Names {
   }
   const std::string& bind(const void* node, const std::string& raw) {
     std::string base = text::sanitize_name(raw), name = base;
-    for (int k = 1; visible_[name] > 0; ++k) name = base + "_" + std::to_string(k);
+    // Suffixes continue where the last clash of this base stopped, so many clashes stay linear.
+    // Reading back is exact whatever suffix is chosen: a printed name is kept when not in sight.
+    for (int& k = next_suffix_[base]; visible_[name] > 0;) name = base + "_" + std::to_string(++k);
     ++visible_[name];
     scopes_.back().push_back({node, name});
     auto& stack = bound_[node];
@@ -55,6 +57,7 @@ class Names {
  private:
   std::vector<std::vector<std::pair<const void*, std::string>>> scopes_;
   std::unordered_map<std::string, int> visible_;
+  std::unordered_map<std::string, int> next_suffix_;
   std::unordered_map<const void*, std::vector<std::string>> bound_;
 };
 
