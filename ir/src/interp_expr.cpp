@@ -1,0 +1,276 @@
+// Expression evaluation for one lane, element access and the shared-memory race bookkeeping.
+// Values are Scalars in the node's dtype: floats computed in double and rounded to the dtype
+// after every operation (f32 ops round to float, f64 stay double), integers wrapped to their width.
+#include <algorithm>
+#include <cmath>
+
+#include "interp_internal.h"
+
+namespace tg::interp {
+
+using ir::BinOp;
+using ir::Intrinsic;
+using ir::UnOp;
+
+namespace {
+
+inline double round_to(DType t, double v) {
+  if (t.code == TypeCode::F32) return double(float(v));
+  if (t.code == TypeCode::F64) return v;
+  return round_float_to(t, v);
+}
+
+inline int64_t wrap_to(DType t, int64_t v) {
+  if (t.code == TypeCode::I32) return int32_t(uint32_t(uint64_t(v)));
+  if (t.code == TypeCode::I64) return v;
+  return wrap_int_to(t, v);
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return int64_t(0 - uint64_t(a));  // INT64_MIN / -1 wraps instead of trapping
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+std::string index_text(const int64_t* v, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+void BlockExec::fail(const std::string& message) const {
+  throw Error(message + block_name_, cur_ && cur_->src ? cur_->src->loc : SourceLoc{});
+}
+
+std::string BlockExec::lane_name(int lane) const {
+  return lane >= T_ ? std::string("the block") : "thread " + std::to_string(lane);
+}
+
+Scalar BlockExec::eval(int32_t id, int lane) {
+  const XNode& x = P.exprs[id];
+  switch (x.kind) {
+    case XKind::Const: return x.imm;
+    case XKind::Var: return env_[std::size_t(lane) * nslots_ + x.a];
+    case XKind::ThreadIdx:
+      if (lane >= T_) fail("the thread index is read outside per-thread code");
+      return Scalar::of_int(lane);
+    case XKind::Binary: return eval_binary(x, lane);
+    case XKind::Unary: {
+      Scalar a = eval(x.a, lane);
+      switch (UnOp(x.op)) {
+        case UnOp::Neg:
+          return x.type.is_float() ? Scalar::of_float(-a.f)
+                                   : Scalar::of_int(wrap_to(x.type, int64_t(0 - uint64_t(a.i))));
+        case UnOp::Not: return Scalar::of_int(a.i == 0);
+        case UnOp::BitNot: return Scalar::of_int(wrap_to(x.type, ~a.i));
+      }
+      return a;
+    }
+    case XKind::Select: return eval(eval(x.a, lane).i ? x.b : x.c, lane);  // only the taken side
+    case XKind::Cast: return convert_scalar(x.arg_type, x.type, eval(x.a, lane));
+    case XKind::Call: return eval_call(x, lane);
+    case XKind::Load: return eval_load(x, lane);
+  }
+  return {};
+}
+
+Scalar BlockExec::eval_binary(const XNode& x, int lane) {
+  auto op = BinOp(x.op);
+  if (op == BinOp::And)
+    return Scalar::of_int(eval(x.a, lane).i && eval(x.b, lane).i);  // short-circuit, as in C
+  if (op == BinOp::Or) return Scalar::of_int(eval(x.a, lane).i || eval(x.b, lane).i);
+  Scalar sa = eval(x.a, lane), sb = eval(x.b, lane);
+  if (x.arg_type.is_float()) {
+    double a = sa.f, b = sb.f, r;
+    switch (op) {
+      case BinOp::Add: r = a + b; break;
+      case BinOp::Sub: r = a - b; break;
+      case BinOp::Mul: r = a * b; break;
+      case BinOp::Div: r = a / b; break;
+      case BinOp::Mod: r = a - b * std::floor(a / b); break;
+      case BinOp::Min: r = std::fmin(a, b); break;
+      case BinOp::Max: r = std::fmax(a, b); break;
+      case BinOp::Eq: return Scalar::of_int(a == b);
+      case BinOp::Ne: return Scalar::of_int(a != b);
+      case BinOp::Lt: return Scalar::of_int(a < b);
+      case BinOp::Le: return Scalar::of_int(a <= b);
+      case BinOp::Gt: return Scalar::of_int(a > b);
+      case BinOp::Ge: return Scalar::of_int(a >= b);
+      default: fail(std::string("operator ") + name_of(op) + " on floating-point operands");
+    }
+    return Scalar::of_float(round_to(x.type, r));
+  }
+  int64_t a = sa.i, b = sb.i, r;
+  switch (op) {
+    case BinOp::Add: r = int64_t(uint64_t(a) + uint64_t(b)); break;
+    case BinOp::Sub: r = int64_t(uint64_t(a) - uint64_t(b)); break;
+    case BinOp::Mul: r = int64_t(uint64_t(a) * uint64_t(b)); break;
+    case BinOp::Div:
+    case BinOp::Mod:
+      if (b == 0)
+        fail("integer " + std::string(op == BinOp::Div ? "division" : "modulo") + " by zero in " +
+             lane_name(lane) + "; guard the divisor");
+      r = floor_div(a, b);
+      if (op == BinOp::Mod) r = int64_t(uint64_t(a) - uint64_t(r) * uint64_t(b));
+      break;
+    case BinOp::Min: r = std::min(a, b); break;
+    case BinOp::Max: r = std::max(a, b); break;
+    case BinOp::Eq: return Scalar::of_int(a == b);
+    case BinOp::Ne: return Scalar::of_int(a != b);
+    case BinOp::Lt: return Scalar::of_int(a < b);
+    case BinOp::Le: return Scalar::of_int(a <= b);
+    case BinOp::Gt: return Scalar::of_int(a > b);
+    case BinOp::Ge: return Scalar::of_int(a >= b);
+    case BinOp::BitAnd: r = a & b; break;
+    case BinOp::BitOr: r = a | b; break;
+    case BinOp::BitXor: r = a ^ b; break;
+    case BinOp::Shl:
+    case BinOp::Shr:
+      if (b < 0 || b >= x.arg_type.bits())
+        fail("shift by " + std::to_string(b) + " is out of range for " + std::string(x.arg_type.name()) +
+             " in " + lane_name(lane));
+      r = op == BinOp::Shl ? int64_t(uint64_t(a) << b) : a >> b;  // unsigned values are held non-negative
+      break;
+    default: r = 0;
+  }
+  return Scalar::of_int(wrap_to(x.type, r));
+}
+
+Scalar BlockExec::eval_call(const XNode& x, int lane) {
+  double a = eval(x.a, lane).f, r;
+  switch (Intrinsic(x.op)) {
+    case Intrinsic::Exp: r = std::exp(a); break;
+    case Intrinsic::Exp2: r = std::exp2(a); break;
+    case Intrinsic::Log: r = std::log(a); break;
+    case Intrinsic::Log2: r = std::log2(a); break;
+    case Intrinsic::Sqrt: r = std::sqrt(a); break;
+    case Intrinsic::Rsqrt: r = 1.0 / std::sqrt(a); break;
+    case Intrinsic::Abs: r = std::fabs(a); break;
+    case Intrinsic::Tanh: r = std::tanh(a); break;
+    case Intrinsic::Sin: r = std::sin(a); break;
+    case Intrinsic::Cos: r = std::cos(a); break;
+    case Intrinsic::Floor: r = std::floor(a); break;
+    case Intrinsic::Ceil: r = std::ceil(a); break;
+    case Intrinsic::Round: r = std::nearbyint(a); break;  // half to even
+    case Intrinsic::Erf: r = std::erf(a); break;
+    case Intrinsic::Sigmoid: r = 1.0 / (1.0 + std::exp(-a)); break;
+    case Intrinsic::Pow: r = std::pow(a, eval(x.b, lane).f); break;
+    case Intrinsic::Fma: {
+      double b = eval(x.b, lane).f, c = eval(x.c, lane).f;
+      // Rounded once: for f32 the float fma itself; narrower types are exact enough in double.
+      r = x.type.code == TypeCode::F32 ? double(std::fmaf(float(a), float(b), float(c))) : std::fma(a, b, c);
+      break;
+    }
+    default: r = a;
+  }
+  return Scalar::of_float(round_to(x.type, r));
+}
+
+int64_t BlockExec::element_index(int32_t buf, const int32_t* idx, int n, int lane, const char* what) {
+  const BufShape& sh = L.shapes[buf];
+  int64_t v[8];
+  int64_t flat = 0;
+  bool ok = true;
+  for (int d = 0; d < n; ++d) {
+    v[d] = eval(idx[d], lane).i;
+    if (v[d] < 0 || v[d] >= sh.dims[d]) ok = false;
+    if (ok) flat += v[d] * sh.strides[d];  // only in-range indices, so the sum cannot overflow
+  }
+  if (!ok)
+    fail(std::string(what) + " " + P.bufs[buf].node->name + index_text(v, n) + " by " + lane_name(lane) +
+         " is out of bounds: the buffer's shape is " + index_text(sh.dims.data(), n));
+  return flat;
+}
+
+Scalar BlockExec::eval_load(const XNode& x, int lane) {
+  int64_t flat = element_index(x.a, &P.lists[x.b], x.c, lane, "load from");
+  Scalar v = read(x.a, flat, lane);
+  if (!races_[x.a].empty()) note_read(x.a, flat, lane);
+  return v;
+}
+
+Scalar BlockExec::read(int32_t buf, int64_t flat, int lane) {
+  const BufShape& sh = L.shapes[buf];
+  if (sh.global) return load_element(P.bufs[buf].node->dtype, sh.global, flat);
+  if (P.bufs[buf].node->scope == Scope::Local) {
+    if (lane >= T_) fail("local buffer " + P.bufs[buf].node->name + " is read outside per-thread code");
+    return storage_[buf][std::size_t(lane) * sh.numel + flat];
+  }
+  return storage_[buf][flat];
+}
+
+void BlockExec::write(int32_t buf, int64_t flat, int lane, Scalar v) {
+  const BufShape& sh = L.shapes[buf];
+  DType t = P.bufs[buf].node->dtype;
+  if (sh.global) {
+    if (t.is_packed()) {  // two elements share a byte: blocks on other host threads may touch it
+      std::lock_guard<std::mutex> lock(*L.global_lock);
+      store_element(t, sh.global, flat, v);
+    } else {
+      store_element(t, sh.global, flat, v);
+    }
+    return;
+  }
+  if (P.bufs[buf].node->scope == Scope::Local) {
+    if (lane >= T_) fail("local buffer " + P.bufs[buf].node->name + " is written outside per-thread code");
+    storage_[buf][std::size_t(lane) * sh.numel + flat] = v;
+    return;
+  }
+  storage_[buf][flat] = v;
+}
+
+std::string BlockExec::element_name(int32_t buf, int64_t flat) const {
+  const BufShape& sh = L.shapes[buf];
+  int64_t v[8];
+  int n = int(sh.dims.size());
+  for (int d = 0; d < n; ++d)
+    v[d] = sh.strides[d] ? (flat / sh.strides[d]) % std::max<int64_t>(sh.dims[d], 1) : 0;
+  return P.bufs[buf].node->name + index_text(v, n);
+}
+
+std::string BlockExec::site_lines(int32_t a, int32_t b) const {
+  auto line = [&](int32_t s) {
+    const SourceLoc& l = P.stmts[s].src->loc;
+    return l.known() ? l.str() : std::string("<unknown>");
+  };
+  if (a < 0 || b < 0) return "";
+  return " (" + (a == b ? "both at " + line(a) : line(a) + " and " + line(b)) + ")";
+}
+
+// Only real lanes are tracked: collective statements and parallel-loop bodies (the virtual
+// lane) are separated from per-thread code by implicit barriers.
+void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
+  if (lane >= T_) return;
+  RaceCell& c = races_[buf][flat];
+  int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.w_epoch == epoch_ && c.w_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
+         " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
+         ": add a barrier between the write and the read");
+  if (c.r_epoch != epoch_) {
+    c.r_epoch = epoch_, c.r_lane = lane, c.r_site = site;
+  } else if (c.r_lane != lane) {
+    c.r_lane = kManyReaders;
+  }
+}
+
+void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
+  if (lane >= T_) return;
+  RaceCell& c = races_[buf][flat];
+  int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.w_epoch == epoch_ && c.w_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
+         " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
+         ": add a barrier, or let one thread write");
+  if (c.r_epoch == epoch_ && c.r_lane != lane) {
+    std::string reader = c.r_lane == kManyReaders ? "other threads" : "thread " + std::to_string(c.r_lane);
+    fail("race on shared buffer " + element_name(buf, flat) + " between " + reader + " (read) and thread " +
+         std::to_string(lane) + " (write)" + site_lines(c.r_site, site) +
+         ": add a barrier between the read and the write");
+  }
+  c.w_epoch = epoch_, c.w_lane = lane, c.w_site = site;
+}
+
+}  // namespace tg::interp

@@ -1,0 +1,188 @@
+// Private to the interpreter (interp_*.cpp, interpreter.cpp). The IR is first compiled into flat
+// arrays — expressions and statements as nodes indexed by int, variables resolved to value slots,
+// buffers to buffer ids — so that the SIMT executor never looks anything up by name or pointer.
+//
+// Execution model (stmt.h is the definition): blocks run independently on host threads; inside a
+// block all `threads` lanes run the body statement by statement, in lock-step, under an active
+// mask (a list of lane ids). Collective statements run once per block. Lane `threads` is a virtual
+// lane: the single lane that runs Parallel loop bodies, and the host context (grid and shapes).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/matrix_unit.h"
+
+namespace tg::interp {
+
+enum class XKind : uint8_t { Const, Var, ThreadIdx, Binary, Unary, Select, Cast, Call, Load };
+
+/// A compiled expression node. Children are ids into Program::exprs.
+struct XNode {
+  XKind kind = XKind::Const;
+  uint8_t op = 0;  // BinOp, UnOp or Intrinsic
+  DType type;      // result type
+  DType arg_type;  // Binary: operand type; Cast: source type
+  int32_t a = -1, b = -1,
+          c = -1;  // children; Var: a = slot; Load: a = buffer, b = first of c indices in lists
+  Scalar imm;      // Const
+};
+
+/// A buffer: static facts from the IR; shapes become numbers per kernel launch (BufShape).
+struct BufInfo {
+  const ir::BufferNode* node = nullptr;
+  std::vector<int32_t> shape;  // expr ids (non-Global buffers; evaluated in the host context)
+  int param = -1;              // Global: index into Function::params
+};
+
+/// A region of a collective statement, compiled.
+struct XRegion {
+  int32_t buf = -1;
+  std::vector<int32_t> offsets, extents;
+};
+
+struct SNode {
+  SNode(ir::StmtKind k, const ir::StmtNode* s) : kind(k), src(s) {}
+  ir::StmtKind kind;
+  const ir::StmtNode* src = nullptr;   // loc and the fields that need no compiling (flags, ops)
+  int32_t slot = -1;                   // For, Let: the bound variable
+  int32_t buf = -1;                    // Store, Atomic
+  int32_t e0 = -1, e1 = -1;            // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
+  std::vector<int32_t> idx;            // Store, Atomic: indices
+  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel
+  std::vector<int32_t> stmts;          // Seq
+  std::vector<XRegion> regions;        // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
+                                       // Mma: a, b, c with the lane offset as offsets[0]
+  std::vector<int32_t> operands;       // collective: every expr that must agree across threads
+  std::vector<int32_t> uniform_slots;  // Parallel For: outer variables the body reads
+  const MatrixUnit* unit = nullptr;    // Mma
+  int kernel = -1;                     // Kernel: index into Program::kernels
+};
+
+struct KernelInfo {
+  const ir::Kernel* node = nullptr;
+  std::vector<int32_t> grid;  // expr ids, host context
+  std::vector<int32_t> block_slots;
+  int threads = 0;
+  int32_t body = -1;
+  std::vector<int32_t> local_bufs;  // Shared, Fragment and Local buffers the kernel uses
+};
+
+struct Program {
+  std::vector<XNode> exprs;
+  std::vector<int32_t> lists;  // Load indices
+  std::vector<SNode> stmts;
+  std::vector<BufInfo> bufs;
+  std::vector<KernelInfo> kernels;
+  std::vector<int32_t> param_slot;  // per Function param: its slot (Scalar, Size) or -1
+  std::vector<int32_t> param_buf;   // per Function param: its buffer id (Tensor) or -1
+  int nslots = 0;
+  int32_t root = -1;
+};
+
+/// Compile f (throws tg::Error on malformed IR: unbound variables, unknown matrix units, ...).
+Program compile(const Function& f);
+
+/// A buffer's numbers for one kernel launch.
+struct BufShape {
+  std::vector<int64_t> dims, strides;
+  int64_t numel = 0;
+  void* global = nullptr;  // Global buffers: the host pointer
+};
+
+/// What every block of a launch shares, read-only except the atomics' lock.
+struct Launch {
+  const Program* prog = nullptr;
+  InterpretOptions opt;
+  std::vector<BufShape> shapes;       // per buffer id
+  std::vector<Scalar> host_env;       // nslots: parameters and top-level lets
+  std::mutex* global_lock = nullptr;  // Global atomics and packed (sub-byte) stores
+};
+
+struct Mask {
+  const int* ids = nullptr;
+  int n = 0;
+};
+
+/// Per-element race bookkeeping of one Shared buffer: the last writer and reader in the current
+/// barrier interval (epoch), and the statement that made each access.
+struct RaceCell {
+  uint32_t w_epoch = 0, r_epoch = 0;
+  int32_t w_lane = -1, r_lane = -1;  // r_lane == kManyReaders: two or more lanes read
+  int32_t w_site = -1, r_site = -1;
+};
+inline constexpr int32_t kManyReaders = -2;
+
+/// One block's state and the SIMT executor. A host worker owns one and reuses it across blocks.
+class BlockExec {
+ public:
+  BlockExec(const Launch& launch, int kernel);  // kernel -1: the host context (no threads)
+  void run_block(const std::vector<int64_t>& block_index);
+  /// Host context: evaluate an expression of parameters.
+  Scalar eval_host(int32_t expr) { return eval(expr, T_); }
+  void set_host_slot(int32_t slot, Scalar v) { env_[std::size_t(T_) * nslots_ + slot] = v; }
+
+  // ---- interp_expr.cpp
+  Scalar eval(int32_t id, int lane);
+  int64_t eval_int(int32_t id, int lane) { return eval(id, lane).i; }
+  /// Flat element index of buffer[indices] for `lane`; a tg::Error when out of bounds.
+  int64_t element_index(int32_t buf, const int32_t* idx, int n, int lane, const char* what);
+  Scalar read(int32_t buf, int64_t flat, int lane);
+  void write(int32_t buf, int64_t flat, int lane, Scalar v);  // v already in the buffer's dtype
+  void note_read(int32_t buf, int64_t flat, int lane);
+  void note_write(int32_t buf, int64_t flat, int lane);
+  [[noreturn]] void fail(const std::string& message) const;
+
+  // ---- interp_threads.cpp
+  void exec(int32_t sid, Mask m, int depth);
+
+  // ---- interp_tile_ops.cpp
+  void exec_copy(const SNode& s);
+  void exec_fill(const SNode& s);
+  void exec_gemm(const SNode& s);
+  void exec_reduce(const SNode& s);
+
+  // ---- interp_mma.cpp
+  void exec_mma(const SNode& s, Mask m);
+
+ private:
+  struct Frame {  // per nesting depth scratch, so control flow allocates nothing per step
+    std::vector<int> a, b;
+    std::vector<int64_t> v0, v1;
+  };
+  Frame& frame(int depth);
+  Scalar eval_binary(const XNode& x, int lane);
+  Scalar eval_call(const XNode& x, int lane);
+  Scalar eval_load(const XNode& x, int lane);
+  void exec_for(const SNode& s, Mask m, int depth);
+  void exec_parallel(const SNode& s, Mask m, int depth);
+  void exec_if(const SNode& s, Mask m, int depth);
+  void exec_store(const SNode& s, Mask m, bool atomic);
+  void exec_barrier(const SNode& s, Mask m);
+  void begin_collective(const SNode& s, Mask m, const char* what);
+  std::string site_lines(int32_t a, int32_t b) const;
+  std::string element_name(int32_t buf, int64_t flat) const;
+  std::string lane_name(int lane) const;
+
+ public:
+  const Launch& L;
+  const Program& P;
+
+ private:
+  int kernel_ = -1;
+  int T_ = 0;  // threads of the block; lane T_ is the virtual lane
+  int nslots_ = 0;
+  std::vector<Scalar> env_;                   // (T_ + 1) × nslots_
+  std::vector<std::vector<Scalar>> storage_;  // per buffer id: Shared/Fragment numel, Local T_ × numel
+  std::vector<std::vector<RaceCell>> races_;  // per buffer id, Shared buffers when detecting races
+  std::deque<Frame> frames_;                  // a deque: a deeper frame must not move a shallower one
+  std::vector<int> all_lanes_;                // 0 .. T_-1, then the virtual lane
+  uint32_t epoch_ = 1;
+  bool single_lane_ = false;    // inside a Parallel loop body
+  const SNode* cur_ = nullptr;  // the statement being executed, for messages
+  std::string block_name_;
+};
+
+}  // namespace tg::interp

@@ -1,0 +1,259 @@
+// The SIMT executor: a block's lanes run each statement in lock-step under an active mask.
+//
+//   if (tid < 40) { S[tid] = 1 } else { S[tid] = 2 }   // then: lanes 0..39, else: lanes 40..127
+//   for i in 0..tid { ... }                               // iterates max(tid) times, lanes drop out
+//   barrier                                               // must be reached by the full mask
+//   copy A[...] -> As                                     // collective: once, full mask, same operands
+#include <algorithm>
+
+#include "interp_internal.h"
+
+namespace tg::interp {
+
+using ir::StmtKind;
+
+BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.prog), kernel_(kernel) {
+  T_ = kernel >= 0 ? P.kernels[kernel].threads : 0;
+  nslots_ = P.nslots;
+  env_.resize(std::size_t(T_ + 1) * nslots_);
+  for (int lane = 0; lane <= T_; ++lane)
+    std::copy(L.host_env.begin(), L.host_env.end(), env_.begin() + std::ptrdiff_t(lane) * nslots_);
+  storage_.resize(P.bufs.size());
+  races_.resize(P.bufs.size());
+  if (kernel >= 0) {
+    for (int32_t b : P.kernels[kernel].local_bufs) {
+      const ir::BufferNode* node = P.bufs[b].node;
+      int64_t n = L.shapes[b].numel;
+      storage_[b].resize(std::size_t(node->scope == Scope::Local ? n * T_ : n));
+      if (node->scope == Scope::Shared && L.opt.detect_races) races_[b].resize(std::size_t(n));
+    }
+  }
+  for (int lane = 0; lane <= T_; ++lane) all_lanes_.push_back(lane);
+}
+
+void BlockExec::run_block(const std::vector<int64_t>& block_index) {
+  const KernelInfo& k = P.kernels[std::size_t(kernel_)];
+  block_name_ = " (in block (";
+  for (std::size_t d = 0; d < block_index.size(); ++d)
+    block_name_ += (d ? ", " : "") + std::to_string(block_index[d]);
+  block_name_ += "))";
+  for (int lane = 0; lane <= T_; ++lane)
+    for (std::size_t d = 0; d < block_index.size(); ++d)
+      env_[std::size_t(lane) * nslots_ + k.block_slots[d]] = Scalar::of_int(block_index[d]);
+  for (auto& s : storage_) std::fill(s.begin(), s.end(), Scalar{});
+  ++epoch_;  // the race cells of the previous block are stale from here
+  single_lane_ = false;
+  cur_ = nullptr;
+  exec(k.body, Mask{all_lanes_.data(), T_}, 0);
+}
+
+BlockExec::Frame& BlockExec::frame(int depth) {
+  while (int(frames_.size()) <= depth) {
+    Frame f;
+    f.a.resize(std::size_t(T_) + 1), f.b.resize(std::size_t(T_) + 1);
+    f.v0.resize(std::size_t(T_) + 1), f.v1.resize(std::size_t(T_) + 1);
+    frames_.push_back(std::move(f));
+  }
+  return frames_[std::size_t(depth)];
+}
+
+void BlockExec::exec(int32_t sid, Mask m, int depth) {
+  const SNode& s = P.stmts[sid];
+  switch (s.kind) {
+    case StmtKind::Seq:
+      for (int32_t c : s.stmts) exec(c, m, depth);
+      return;
+    case StmtKind::For:
+      if (static_cast<const ir::For*>(s.src)->for_kind == ForKind::Parallel)
+        exec_parallel(s, m, depth);
+      else
+        exec_for(s, m, depth);
+      return;
+    case StmtKind::Let:
+      cur_ = &s;
+      for (int k = 0; k < m.n; ++k) {
+        int lane = m.ids[k];
+        env_[std::size_t(lane) * nslots_ + s.slot] = eval(s.e0, lane);
+      }
+      exec(s.body, m, depth);
+      return;
+    case StmtKind::If: exec_if(s, m, depth); return;
+    case StmtKind::Store: exec_store(s, m, false); return;
+    case StmtKind::Atomic: exec_store(s, m, true); return;
+    case StmtKind::Barrier: exec_barrier(s, m); return;
+    case StmtKind::Copy:
+      begin_collective(s, m, "copy");
+      exec_copy(s);
+      ++epoch_;
+      return;
+    case StmtKind::Fill:
+      begin_collective(s, m, "fill");
+      exec_fill(s);
+      ++epoch_;
+      return;
+    case StmtKind::Gemm:
+      begin_collective(s, m, "gemm");
+      exec_gemm(s);
+      ++epoch_;
+      return;
+    case StmtKind::Reduce:
+      begin_collective(s, m, "reduce");
+      exec_reduce(s);
+      ++epoch_;
+      return;
+    case StmtKind::Mma:
+      cur_ = &s;
+      exec_mma(s, m);
+      return;
+    case StmtKind::Kernel: cur_ = &s; fail("a kernel inside a kernel");
+  }
+}
+
+void BlockExec::exec_for(const SNode& s, Mask m, int depth) {
+  cur_ = &s;
+  Frame& f = frame(depth);
+  bool uniform = true;
+  int64_t max_extent = 0;
+  for (int k = 0; k < m.n; ++k) {
+    f.v0[k] = eval_int(s.e0, m.ids[k]);
+    f.v1[k] = eval_int(s.e1, m.ids[k]);
+    uniform = uniform && f.v0[k] == f.v0[0] && f.v1[k] == f.v1[0];
+    max_extent = std::max(max_extent, f.v1[k]);
+  }
+  std::size_t slot = std::size_t(s.slot);
+  if (uniform) {
+    int64_t lo = f.v0[0];
+    for (int64_t i = 0; i < max_extent; ++i) {
+      for (int k = 0; k < m.n; ++k) env_[std::size_t(m.ids[k]) * nslots_ + slot] = Scalar::of_int(lo + i);
+      exec(s.body, m, depth + 1);
+    }
+    return;
+  }
+  // Thread-dependent bounds: run to the longest trip count; a lane drops out after its own.
+  for (int64_t i = 0; i < max_extent; ++i) {
+    int n = 0;
+    for (int k = 0; k < m.n; ++k) {
+      if (i >= f.v1[k]) continue;
+      f.a[n++] = m.ids[k];
+      env_[std::size_t(m.ids[k]) * nslots_ + slot] = Scalar::of_int(f.v0[k] + i);
+    }
+    exec(s.body, Mask{f.a.data(), n}, depth + 1);
+  }
+}
+
+void BlockExec::exec_parallel(const SNode& s, Mask m, int depth) {
+  cur_ = &s;
+  const std::size_t v = std::size_t(T_) * nslots_;  // the virtual lane's row
+  if (single_lane_) {                               // nested in another parallel loop: already one lane
+    int64_t lo = eval_int(s.e0, T_), n = eval_int(s.e1, T_);
+    for (int64_t i = 0; i < n; ++i) {
+      env_[v + s.slot] = Scalar::of_int(lo + i);
+      exec(s.body, m, depth + 1);
+    }
+    return;
+  }
+  begin_collective(s, m, "parallel loop");
+  for (int32_t slot : s.uniform_slots)
+    for (int lane = 1; lane < T_; ++lane)
+      if (env_[std::size_t(lane) * nslots_ + slot].i != env_[slot].i)
+        fail("the body of a parallel loop reads a per-thread value (" + std::string("thread 0 and thread ") +
+             std::to_string(lane) +
+             " disagree); a parallel loop is run by the block as a whole: compute the value "
+             "outside any thread-dependent code or use a serial loop");
+  int64_t lo = eval_int(s.e0, 0), n = eval_int(s.e1, 0);
+  std::copy(env_.begin(), env_.begin() + nslots_, env_.begin() + std::ptrdiff_t(v));
+  single_lane_ = true;
+  Mask one{&all_lanes_[std::size_t(T_)], 1};
+  for (int64_t i = 0; i < n; ++i) {
+    env_[v + s.slot] = Scalar::of_int(lo + i);
+    exec(s.body, one, depth + 1);
+  }
+  single_lane_ = false;
+  ++epoch_;
+}
+
+void BlockExec::exec_if(const SNode& s, Mask m, int depth) {
+  cur_ = &s;
+  Frame& f = frame(depth);
+  int nt = 0, ne = 0;
+  for (int k = 0; k < m.n; ++k) {  // every lane decides before either branch runs
+    int lane = m.ids[k];
+    if (eval(s.e0, lane).i)
+      f.a[nt++] = lane;
+    else
+      f.b[ne++] = lane;
+  }
+  if (nt) exec(s.body, Mask{f.a.data(), nt}, depth + 1);
+  if (ne && s.orelse >= 0) exec(s.orelse, Mask{f.b.data(), ne}, depth + 1);
+}
+
+void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
+  cur_ = &s;
+  DType from = P.exprs[s.e0].type, to = P.bufs[s.buf].node->dtype;
+  bool global = L.shapes[s.buf].global != nullptr;
+  bool tracked = !races_[s.buf].empty();
+  int rank = int(s.idx.size());
+  for (int k = 0; k < m.n; ++k) {
+    int lane = m.ids[k];
+    int64_t flat = element_index(s.buf, s.idx.data(), rank, lane, atomic ? "atomic on" : "store to");
+    Scalar v = convert_scalar(from, to, eval(s.e0, lane));
+    if (!atomic) {
+      if (tracked) note_write(s.buf, flat, lane);
+      write(s.buf, flat, lane, v);
+      continue;
+    }
+    // Atomics of different threads on one element are not races; they are serialised here, and
+    // across blocks (host threads) by the launch's lock for Global buffers.
+    std::unique_lock<std::mutex> lock;
+    if (global) lock = std::unique_lock<std::mutex>(*L.global_lock);
+    Scalar old = read(s.buf, flat, lane), r;
+    AtomicOp op = static_cast<const ir::Atomic*>(s.src)->op;
+    if (to.is_float()) {
+      double a = old.f, b = v.f;
+      r = Scalar::of_float(round_float_to(to, op == AtomicOp::Add   ? a + b
+                                              : op == AtomicOp::Max ? std::max(a, b)
+                                                                    : std::min(a, b)));
+    } else {
+      int64_t a = old.i, b = v.i;
+      r = Scalar::of_int(wrap_int_to(to, op == AtomicOp::Add   ? int64_t(uint64_t(a) + uint64_t(b))
+                                         : op == AtomicOp::Max ? std::max(a, b)
+                                                               : std::min(a, b)));
+    }
+    write(s.buf, flat, lane, r);
+  }
+}
+
+void BlockExec::exec_barrier(const SNode& s, Mask m) {
+  cur_ = &s;
+  if (single_lane_) fail("barrier inside a parallel loop; move it out of the loop");
+  if (m.n != T_)
+    fail("barrier reached by " + std::to_string(m.n) + " of " + std::to_string(T_) +
+         " threads: a barrier inside thread-dependent control flow would deadlock on a GPU; move it out of "
+         "the "
+         "thread-dependent if or loop");
+  ++epoch_;
+}
+
+void BlockExec::begin_collective(const SNode& s, Mask m, const char* what) {
+  cur_ = &s;
+  if (single_lane_) fail(std::string(what) + " inside a parallel loop; move it out of the loop");
+  if (m.n != T_)
+    fail(std::string(what) + " reached by " + std::to_string(m.n) + " of " + std::to_string(T_) +
+         " threads: tile statements are performed by the whole block and must not be under thread-dependent "
+         "control flow");
+  for (int32_t e : s.operands) {
+    if (P.exprs[e].kind == XKind::Const) continue;
+    Scalar first = eval(e, 0);
+    for (int lane = 1; lane < T_; ++lane) {
+      Scalar v = eval(e, lane);
+      if (v.i != first.i)
+        fail(std::string(what) + " has an operand that depends on the thread: thread 0 computes " +
+             std::to_string(scalar_as_double(P.exprs[e].type, first)) + ", thread " + std::to_string(lane) +
+             " computes " + std::to_string(scalar_as_double(P.exprs[e].type, v)) +
+             "; tile statements are performed once by the whole block");
+    }
+  }
+  ++epoch_;
+}
+
+}  // namespace tg::interp

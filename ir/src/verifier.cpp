@@ -1,0 +1,465 @@
+// The verifier's walk: scopes of variables and buffers, where collective and per-thread
+// statements may stand, and the per-operation checks of verifier_ops.cpp.
+//
+//   kernel grid(4) threads(128) -> (bx; tx) {
+//     if (tx < 32) { copy(A[bx*64 : 64] -> As) }   ← error: copy under an if that depends on tx
+//   }
+#include "tilegen/ir/verifier.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tilegen/ir/visitor.h"
+#include "verifier_internal.h"
+
+namespace tg {
+
+using namespace ir;
+using namespace verify_detail;
+
+namespace {
+
+/// Whether an expression may differ between the threads of one block: it reads the thread index,
+/// a variable derived from it, or a per-thread Local buffer.
+class ThreadDependence : public IRVisitor {
+ public:
+  explicit ThreadDependence(const std::unordered_set<const VarNode*>& tainted) : tainted_(tainted) {}
+  bool found = false;
+  void visit(const VarNode* op) override { found = found || tainted_.count(op); }
+  void visit(const Load* op) override {
+    found = found || op->buffer->scope == Scope::Local;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const std::unordered_set<const VarNode*>& tainted_;
+};
+
+const char* stmt_name(StmtKind k) {
+  switch (k) {
+    case StmtKind::Kernel: return "kernel";
+    case StmtKind::For: return "loop";
+    case StmtKind::Copy: return "copy";
+    case StmtKind::Fill: return "fill";
+    case StmtKind::Gemm: return "gemm";
+    case StmtKind::Reduce: return "reduce";
+    case StmtKind::Store: return "store";
+    case StmtKind::Atomic: return "atomic";
+    case StmtKind::If: return "if";
+    case StmtKind::Let: return "let";
+    case StmtKind::Barrier: return "barrier";
+    case StmtKind::Seq: return "sequence";
+    case StmtKind::Mma: return "mma";
+  }
+  return "statement";
+}
+
+class Verifier : public IRVisitor {
+ public:
+  Verifier(const Function& f, const VerifyOptions& opt) : f_(f), opt_(opt) {}
+  void run();
+
+  void visit(const VarNode* op) override;
+  void visit(const Load* op) override;
+  void visit(const Kernel* op) override;
+  void visit(const For* op) override;
+  void visit(const Copy* op) override;
+  void visit(const Fill* op) override;
+  void visit(const Gemm* op) override;
+  void visit(const Reduce* op) override;
+  void visit(const Store* op) override;
+  void visit(const Atomic* op) override;
+  void visit(const If* op) override;
+  void visit(const Let* op) override;
+  void visit(const Barrier* op) override;
+  void visit(const Mma* op) override;
+
+ private:
+  /// Errors point at the innermost statement with a known call site.
+  struct At {
+    SourceLoc& slot;
+    SourceLoc saved;
+    At(SourceLoc& s, const SourceLoc& l) : slot(s), saved(s) {
+      if (l.known()) slot = l;
+    }
+    ~At() { slot = saved; }
+  };
+  /// Control flow whose path depends on the thread index.
+  struct Divergence {
+    SourceLoc loc;
+    const char* what;
+  };
+
+  [[noreturn]] void fail(const std::string& msg) const { throw Error(msg, loc_); }
+  void check_params();
+  void check_top_level(const Stmt& s);
+  void check_shape(const Buffer& b, const std::string& who);
+  void check_buffer_use(const Buffer& b, const std::string& what);
+  void check_collective(const std::string& what, bool is_parallel_loop = false);
+  void require_kernel(const std::string& what);
+  bool thread_dependent(const Expr& e) const;
+  void bind(const Var& v, const char* kind);
+  void unbind(const Var& v, const char* kind);
+
+  const Function& f_;
+  VerifyOptions opt_;
+  SourceLoc loc_;
+  std::unordered_set<const VarNode*> sizes_, scalars_;
+  std::unordered_set<const BufferNode*> tensors_;
+  std::unordered_set<const VarNode*> bound_;
+  std::unordered_map<const VarNode*, const char*> retired_;  // variables whose scope has closed
+  const Kernel* kernel_ = nullptr;
+  std::unordered_set<const BufferNode*> kernel_buffers_;
+  std::unordered_set<const VarNode*> tainted_;
+  std::vector<Divergence> divergent_;
+  int parallel_depth_ = 0;
+  bool in_param_shapes_ = false;
+};
+
+void Verifier::run() {
+  loc_ = f_.loc;
+  check_params();
+  if (!f_.body) fail("function " + f_.name + " has no body; give it a kernel");
+  check_top_level(f_.body);
+}
+
+void Verifier::check_params() {
+  std::unordered_set<std::string> names;
+  for (auto& p : f_.params) {
+    bool tensor = p.kind == Param::Kind::Tensor;
+    if (tensor ? !p.buffer : !p.var.defined()) fail("function " + f_.name + " has an empty parameter");
+    At at(loc_, tensor ? p.buffer->loc : p.var->loc);
+    if (!names.insert(p.name()).second)
+      fail("two parameters of " + f_.name + " are named " + p.name() + "; give each parameter its own name");
+    if (tensor && p.buffer->scope != Scope::Global)
+      fail("parameter " + p.name() + " is a " + name_of(p.buffer->scope) +
+           " buffer; tensor parameters are global");
+    if (tensor)
+      tensors_.insert(p.buffer.get());
+    else if (p.kind == Param::Kind::Size)
+      sizes_.insert(p.var.node());
+    else
+      scalars_.insert(p.var.node());
+    if (p.kind == Param::Kind::Size && !p.var.dtype().is_int())
+      fail("size " + p.name() + " has type " + std::string(p.var.dtype().name()) + "; sizes are integers");
+  }
+  in_param_shapes_ = true;
+  for (auto& p : f_.params)
+    if (p.kind == Param::Kind::Tensor) {
+      At at(loc_, p.buffer->loc);
+      check_shape(p.buffer, "tensor " + p.name());
+    }
+  in_param_shapes_ = false;
+}
+
+void Verifier::check_top_level(const Stmt& s) {
+  if (auto* seq = s.as<Seq>()) {
+    for (auto& x : seq->stmts) check_top_level(x);
+    return;
+  }
+  if (!s) return;
+  At at(loc_, s->loc);
+  if (!s.as<Kernel>())
+    fail(std::string(stmt_name(s->kind)) +
+         " outside a kernel: a function's body is a sequence of kernels; move it into a kernel's body");
+  visit_stmt(s);
+}
+
+void Verifier::check_shape(const Buffer& b, const std::string& who) {
+  if (b.rank() == 0) fail(who + " has no dimensions; give it at least one (use {1} for a single value)");
+  for (std::size_t d = 0; d < b.rank(); ++d) {
+    const Expr& e = b->shape[d];
+    if (!e.defined() || !e.dtype().is_int())
+      fail(who + ": dimension " + std::to_string(d) + " must be an integer");
+    if (auto v = e.as_int(); v && *v <= 0)
+      fail(who + ": dimension " + std::to_string(d) + " is " + std::to_string(*v) +
+           "; every dimension must be at least 1" +
+           (b->scope == Scope::Global ? std::string() : std::string(" (check the block sizes)")));
+    visit_expr(e);
+  }
+}
+
+void Verifier::bind(const Var& v, const char* kind) {
+  if (!v.defined()) fail(std::string("a ") + kind + " has no variable");
+  if (!bound_.insert(v.node()).second)
+    fail("variable " + v.name() + " is bound twice in nested scopes; give the inner " + kind +
+         " a new variable");
+  retired_.erase(v.node());
+}
+
+void Verifier::unbind(const Var& v, const char* kind) {
+  bound_.erase(v.node());
+  retired_[v.node()] = kind;
+}
+
+bool Verifier::thread_dependent(const Expr& e) const {
+  ThreadDependence t(tainted_);
+  t.visit_expr(e);
+  return t.found;
+}
+
+void Verifier::visit(const VarNode* op) {
+  if (in_param_shapes_) {
+    if (!sizes_.count(op))
+      fail("the shape uses " + op->name + ", which is not a size parameter; declare it with k.size(...)");
+    return;
+  }
+  if (sizes_.count(op)) {
+    if (!opt_.allow_unbound_sizes)
+      fail("size " + op->name +
+           " is still symbolic here; bind sizes (the bind_sizes pass) before this stage");
+    return;
+  }
+  if (scalars_.count(op)) return;
+  if (!bound_.count(op)) {
+    auto it = retired_.find(op);
+    if (it == retired_.end())
+      fail("variable " + op->name +
+           " is not defined here; use a parameter, a block or thread index, a loop index "
+           "or a let inside its scope");
+    std::string kind = it->second;
+    std::string scope = kind == "loop variable" ? "loop" : kind == "let variable" ? "let's block" : "kernel";
+    fail(kind + " " + op->name + " is used outside its " + scope +
+         "; use it inside, or store the value in a buffer");
+  }
+  if (kernel_ && op == kernel_->thread_var.node() && parallel_depth_ > 0)
+    fail(
+        "thread_index() inside a parallel loop: the loop's iterations are already spread over the threads; "
+        "index with the loop variables instead");
+}
+
+void Verifier::check_buffer_use(const Buffer& b, const std::string& what) {
+  if (!b) fail(what + " of an empty buffer");
+  if (b->scope == Scope::Global) {
+    if (!tensors_.count(b.get()))
+      fail(what + " of global " + b->name + ", which is not a parameter of " + f_.name +
+           "; declare it as a tensor parameter");
+    return;
+  }
+  if (!kernel_)
+    fail(describe(b) +
+         " is used outside a kernel; shared, fragment and local buffers live inside the kernel "
+         "that allocates them");
+  if (!kernel_buffers_.count(b.get()))
+    fail(describe(b) +
+         " is used outside its kernel (this kernel does not allocate it); allocate it inside the "
+         "body of the kernel that uses it");
+  if (b->scope == Scope::Local && parallel_depth_ > 0)
+    fail("local " + b->name +
+         " is used inside a parallel loop; locals are per thread, so use a fragment for a "
+         "block-wide tile, or use the local in per-thread code outside parallel loops");
+}
+
+void Verifier::visit(const Load* op) {
+  At at(loc_, op->loc);
+  Buffer b(op->buffer);
+  check_buffer_use(b, "load");
+  check_indices(b, op->indices, "load", loc_);
+  IRVisitor::visit(op);
+}
+
+void Verifier::require_kernel(const std::string& what) {
+  if (!kernel_) fail(what + " outside a kernel; move it into a kernel body");
+}
+
+void Verifier::check_collective(const std::string& what, bool is_parallel_loop) {
+  require_kernel(what);
+  if (parallel_depth_ > 0 && !is_parallel_loop)
+    fail(what + " inside a parallel loop: a parallel loop's body is per-element code; move the " + what +
+         " out of the loop");
+  if (!divergent_.empty()) {
+    const Divergence& d = divergent_.back();
+    fail(what + " under control flow that depends on the thread index (the " + d.what + " at " + d.loc.str() +
+         "): collective statements are performed once by the whole block, so every thread must reach them; "
+         "move it out of that " +
+         d.what);
+  }
+}
+
+void Verifier::visit(const Kernel* op) {
+  At at(loc_, op->loc);
+  if (kernel_) fail("a kernel inside a kernel; kernels run one after another at the top level of a function");
+  if (op->grid.empty() || op->grid.size() > 3)
+    fail("the kernel grid has " + std::to_string(op->grid.size()) + " dimensions; use 1 to 3");
+  if (op->block_vars.size() != op->grid.size()) fail("the kernel needs one block index per grid dimension");
+  for (std::size_t d = 0; d < op->grid.size(); ++d) {
+    const Expr& g = op->grid[d];
+    if (!g.defined() || !g.dtype().is_int())
+      fail("grid dimension " + std::to_string(d) + " must be an integer");
+    visit_expr(g);
+    if (auto v = g.as_int(); v && *v <= 0)
+      fail("grid dimension " + std::to_string(d) + " has " + std::to_string(*v) +
+           " blocks; every grid dimension needs at least 1 block (e.g. tg::ceildiv(N, bn))");
+  }
+  if (op->threads < 1 || op->threads > opt_.max_threads)
+    fail("threads(" + std::to_string(op->threads) + "): a block has 1 to " +
+         std::to_string(opt_.max_threads) +
+         " threads here; change the block size (and use a larger grid for more work)");
+  kernel_ = op;
+  for (auto& b : op->buffers) {
+    if (!b) fail("the kernel allocates an empty buffer");
+    At bat(loc_, b->loc);
+    if (b->scope == Scope::Global)
+      fail("the kernel allocates global " + b->name + "; global buffers are function parameters");
+    if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
+    check_shape(b, describe(b));
+  }
+  for (auto& v : op->block_vars) bind(v, "block index");
+  bind(op->thread_var, "thread index");
+  tainted_ = {op->thread_var.node()};
+  visit_stmt(op->body);
+  for (auto& v : op->block_vars) unbind(v, "block index");
+  unbind(op->thread_var, "thread index");
+  kernel_ = nullptr;
+  kernel_buffers_.clear();
+  tainted_.clear();
+}
+
+void Verifier::visit(const For* op) {
+  At at(loc_, op->loc);
+  std::string kind = name_of(op->for_kind);
+  require_kernel(kind + " loop");
+  if (!op->min.defined() || !op->extent.defined() || !op->min.dtype().is_int() ||
+      !op->extent.dtype().is_int())
+    fail(kind + " loop: the start and extent must be integers");
+  visit_expr(op->min);
+  visit_expr(op->extent);
+  std::string var = op->var.defined() ? op->var.name() : "?";
+  if (auto v = op->extent.as_int(); v && *v <= 0)
+    fail(kind + " loop over " + var + " has extent " + std::to_string(*v) +
+         "; a loop needs a positive extent");
+  if (op->for_kind == ForKind::Pipelined && op->stages < 1)
+    fail("pipelined loop with " + std::to_string(op->stages) +
+         " stages; use at least 1 stage (2 to 4 overlap copies with compute)");
+  bool needs_const = op->for_kind == ForKind::Unrolled || op->for_kind == ForKind::Vectorized;
+  if (needs_const && !opt_.allow_unbound_sizes && !op->extent.as_int())
+    fail(kind + " loop over " + var + " needs a constant extent; bind the sizes first, or use a serial loop");
+  bool parallel = op->for_kind == ForKind::Parallel;
+  if (parallel) check_collective("parallel loop", true);
+  bool diverges = !parallel && (thread_dependent(op->min) || thread_dependent(op->extent));
+  bind(op->var, "loop variable");
+  if (diverges) {
+    divergent_.push_back({loc_, "loop"});
+    tainted_.insert(op->var.node());
+  }
+  parallel_depth_ += parallel;
+  visit_stmt(op->body);
+  parallel_depth_ -= parallel;
+  if (diverges) divergent_.pop_back();
+  unbind(op->var, "loop variable");
+}
+
+void Verifier::visit(const Copy* op) {
+  At at(loc_, op->loc);
+  check_collective("copy");
+  check_buffer_use(op->src.buffer, "copy");
+  check_buffer_use(op->dst.buffer, "copy");
+  IRVisitor::visit(op);
+  check_copy(*op);
+}
+
+void Verifier::visit(const Fill* op) {
+  At at(loc_, op->loc);
+  check_collective("fill");
+  check_buffer_use(op->dst.buffer, "fill");
+  IRVisitor::visit(op);
+  check_fill(*op);
+}
+
+void Verifier::visit(const Gemm* op) {
+  At at(loc_, op->loc);
+  check_collective("gemm");
+  for (auto* r : {&op->a, &op->b, &op->c}) check_buffer_use(r->buffer, "gemm");
+  IRVisitor::visit(op);
+  check_gemm(*op);
+}
+
+void Verifier::visit(const Reduce* op) {
+  At at(loc_, op->loc);
+  std::string what = std::string("reduce_") + name_of(op->op);
+  check_collective(what);
+  check_buffer_use(op->src, what);
+  check_buffer_use(op->dst, what);
+  check_reduce(*op);
+}
+
+void Verifier::visit(const Store* op) {
+  At at(loc_, op->loc);
+  require_kernel("store to " + (op->buffer ? op->buffer->name : std::string("?")));
+  check_buffer_use(op->buffer, "store");
+  check_indices(op->buffer, op->indices, "store", loc_);
+  IRVisitor::visit(op);
+  check_value_type(op->buffer->dtype, op->value, "store to " + op->buffer->name, loc_);
+}
+
+void Verifier::visit(const Atomic* op) {
+  At at(loc_, op->loc);
+  std::string what = std::string("atomic_") + name_of(op->op);
+  require_kernel(what);
+  check_buffer_use(op->buffer, what);
+  check_indices(op->buffer, op->indices, what, loc_);
+  IRVisitor::visit(op);
+  check_atomic(*op);
+}
+
+void Verifier::visit(const If* op) {
+  At at(loc_, op->loc);
+  require_kernel("if");
+  if (!op->cond.defined()) fail("if with an empty condition");
+  if (!op->cond.dtype().is_bool())
+    fail("if condition has type " + std::string(op->cond.dtype().name()) + "; compare it to get a bool");
+  visit_expr(op->cond);
+  bool diverges = thread_dependent(op->cond);
+  if (diverges) divergent_.push_back({loc_, "if"});
+  visit_stmt(op->then_body);
+  visit_stmt(op->else_body);
+  if (diverges) divergent_.pop_back();
+}
+
+void Verifier::visit(const Let* op) {
+  At at(loc_, op->loc);
+  require_kernel("let");
+  if (!op->value.defined()) fail("let " + (op->var.defined() ? op->var.name() : "?") + " has an empty value");
+  if (op->var.defined() && op->var.dtype() != op->value.dtype())
+    fail("let " + op->var.name() + " is declared " + std::string(op->var.dtype().name()) +
+         " but its value is " + std::string(op->value.dtype().name()) +
+         "; give the variable the value's dtype");
+  visit_expr(op->value);
+  bind(op->var, "let variable");
+  if (thread_dependent(op->value)) tainted_.insert(op->var.node());
+  visit_stmt(op->body);
+  unbind(op->var, "let variable");
+}
+
+void Verifier::visit(const Barrier* op) {
+  At at(loc_, op->loc);
+  require_kernel("barrier");
+  if (parallel_depth_ > 0)
+    fail(
+        "barrier inside a parallel loop; put barriers in per-thread code, between loops and tile operations");
+  if (!divergent_.empty()) {
+    const Divergence& d = divergent_.back();
+    fail("barrier under control flow that depends on the thread index (the " + std::string(d.what) + " at " +
+         d.loc.str() +
+         "): every thread of the block must reach a barrier or the block hangs; move it out of that " +
+         d.what);
+  }
+}
+
+void Verifier::visit(const Mma* op) {
+  At at(loc_, op->loc);
+  require_kernel("mma");
+  if (parallel_depth_ > 0) fail("mma inside a parallel loop; matrix-unit operations are per-warp code");
+  check_mma(*op);
+  for (auto* o : {&op->a, &op->b, &op->c}) check_buffer_use(o->buffer, "mma");
+  IRVisitor::visit(op);
+}
+
+}  // namespace
+
+void verify(const Function& f, const VerifyOptions& opt) {
+  Verifier v(f, opt);
+  v.run();
+}
+
+}  // namespace tg

@@ -1,0 +1,36 @@
+// bind_sizes: specialise symbolic sizes to the values of one launch.
+//
+// Before, with sizes = {N: 1000}:
+//   func add(A: f32[N] global, C: f32[N] global, N: size) {
+//     kernel grid((N + 127) / 128) threads(128) -> (bx; tx) { ... i < N ... }
+//   }
+// After:
+//   func add(A: f32[1000] global, C: f32[1000] global) {
+//     kernel grid(8) threads(128) -> (bx; tx) { ... i < 1000 ... }
+//   }
+// The runtime calls infer_sizes on the launch's tensor shapes, then bind_sizes, then the
+// target's pipeline; constant folding happens as the expressions are rebuilt, the rest in simplify.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/function.h"
+
+namespace tg {
+
+/// Replace the named size parameters by constants everywhere (body, buffer shapes, tensor
+/// parameters' shapes) and remove them from the parameters. Sizes not named stay symbolic.
+/// Throws tg::Error for a name that is not a size parameter or a value that is not positive.
+Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& sizes);
+
+/// The size values a launch implies: `tensor_shapes` holds one shape per tensor parameter, in
+/// parameter order. A dimension that is exactly a size binds it; a constant dimension must
+/// match; a dimension computed from sizes (N * 2) must match once they are bound.
+/// Throws tg::Error naming the tensor and dimension on a mismatch, and for a size that no
+/// tensor dimension binds ("size N is not the dimension of any tensor").
+std::map<std::string, int64_t> infer_sizes(const Function& f,
+                                           const std::vector<std::vector<int64_t>>& tensor_shapes);
+
+}  // namespace tg
