@@ -5,6 +5,7 @@
 //
 // Built two ways (tests/fuzz/CMakeLists.txt): with -fsanitize=fuzzer as tilegen_fuzz_text, and
 // with replay_main.cpp as the ctest `fuzz_regressions`, which replays corpus/ and regressions/.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,15 @@
 
 namespace tg::fuzz {
 namespace {
+
+// TILEGEN_FUZZ_VERBOSE=1 says what became of each input (rejected where, skipped, interpreted).
+bool verbose() {
+  static const bool on = std::getenv("TILEGEN_FUZZ_VERBOSE") != nullptr;
+  return on;
+}
+void note(const std::string& what) {
+  if (verbose()) std::fprintf(stderr, "  %s\n", what.c_str());
+}
 
 [[noreturn]] void bug(const char* what, const std::string& detail) {
   std::fprintf(stderr, "fuzz_text: %s\n%s\n", what, detail.c_str());
@@ -88,17 +98,19 @@ std::optional<int64_t> product(const std::vector<Expr>& dims, const Env& env, in
   return n;
 }
 
-// Work of running s `mult` times, or nullopt when unknown or too much.
-std::optional<int64_t> work(const Stmt& s, const Env& env, int64_t mult) {
+// A rough count of the element operations of one launch, or nullopt when unknown or above
+// kMaxWork. `runs`: how often s runs per launch; `lanes`: the threads running an element
+// statement each time (the block's, or 1 inside a parallel loop, whose iterations they share).
+std::optional<int64_t> work(const Stmt& s, const Env& env, int64_t runs, int64_t lanes) {
   if (!s) return 0;
-  if (mult > kMaxWork) return std::nullopt;
   auto times = [&](std::optional<int64_t> n) -> std::optional<int64_t> {
-    return n && *n <= kMaxWork ? std::optional<int64_t>(mult * *n) : std::nullopt;
+    if (!n || *n > kMaxWork || runs * *n > kMaxWork) return std::nullopt;
+    return runs * *n;
   };
-  auto sum = [&](std::initializer_list<Stmt> parts) -> std::optional<int64_t> {
+  auto sum = [&](const std::vector<Stmt>& parts) -> std::optional<int64_t> {
     int64_t total = 0;
     for (auto& p : parts) {
-      auto w = work(p, env, mult);
+      auto w = work(p, env, runs, lanes);
       if (!w || (total += *w) > kMaxWork) return std::nullopt;
     }
     return total;
@@ -112,33 +124,31 @@ std::optional<int64_t> work(const Stmt& s, const Env& env, int64_t mult) {
         auto n = b ? product(b->shape, env, kMaxOnChip) : std::nullopt;
         if (!n || *n > kMaxOnChip) return std::nullopt;
       }
-      return work(k->body, env, mult * *blocks * k->threads);
+      return work(k->body, env, runs * *blocks, k->threads);
     }
     case ir::StmtKind::For: {
       auto f = s.as<ir::For>();
       auto lo = eval(f->min, env), n = eval(f->extent, env);
-      if (!lo || !n || *n > kMaxWork) return std::nullopt;
-      return work(f->body, env, mult * std::max<int64_t>(*n, 1));
+      if (!lo || !n || *n > kMaxWork || runs * *n > kMaxWork) return std::nullopt;
+      return work(f->body, env, runs * std::max<int64_t>(*n, 1), f->for_kind == ForKind::Parallel ? 1 : lanes);
     }
-    case ir::StmtKind::Seq: {
-      int64_t total = 0;
-      for (auto& x : s.as<ir::Seq>()->stmts) {
-        auto w = work(x, env, mult);
-        if (!w || (total += *w) > kMaxWork) return std::nullopt;
-      }
-      return total;
-    }
+    case ir::StmtKind::Seq: return sum(s.as<ir::Seq>()->stmts);
     case ir::StmtKind::If: return sum({s.as<ir::If>()->then_body, s.as<ir::If>()->else_body});
     case ir::StmtKind::Let: return sum({s.as<ir::Let>()->body});
     case ir::StmtKind::Copy: return times(product(s.as<ir::Copy>()->src.extents, env, kMaxOnChip));
     case ir::StmtKind::Fill: return times(product(s.as<ir::Fill>()->dst.extents, env, kMaxOnChip));
-    case ir::StmtKind::Gemm: {
-      auto g = s.as<ir::Gemm>();
-      auto a = product(g->a.extents, env, kMaxDim), c = product(g->c.extents, env, kMaxDim);
-      if (!a || !c) return std::nullopt;
-      return times(*a * kMaxDim);  // M·K · (N ≤ 64)
+    case ir::StmtKind::Reduce: {
+      auto src = s.as<ir::Reduce>()->src;
+      return src ? times(product(src->shape, env, kMaxOnChip)) : std::nullopt;
     }
-    default: return times(64);  // element statements, reductions, mma, barriers
+    case ir::StmtKind::Gemm: {  // M·N·K = sqrt(MK · KN · MN)
+      auto g = s.as<ir::Gemm>();
+      auto a = product(g->a.extents, env, kMaxDim), b = product(g->b.extents, env, kMaxDim),
+           c = product(g->c.extents, env, kMaxDim);
+      if (!a || !b || !c) return std::nullopt;
+      return times(int64_t(std::sqrt(double(*a) * double(*b) * double(*c))) + 1);
+    }
+    default: return times(lanes);  // element statements, mma, barriers
   }
 }
 
@@ -160,7 +170,7 @@ void interpret_small(const Function& f) {
       int64_t numel = 1;
       for (auto& d : p.buffer->shape) {
         auto v = eval(d, env);
-        if (!v || *v < 0 || *v > kMaxDim) return;
+        if (!v || *v < 0 || *v > kMaxDim) return note("not interpreted: tensor " + p.buffer->name + " is too large");
         a.shape.push_back(*v);
         numel *= *v;
       }
@@ -172,11 +182,12 @@ void interpret_small(const Function& f) {
     }
     args.push_back(std::move(a));
   }
-  auto w = work(f.body, env, 1);
-  if (!w || *w > kMaxWork) return;
+  auto w = work(f.body, env, 1, 1);
+  if (!w || *w > kMaxWork) return note("not interpreted: too much work, or a grid or loop of unknown size");
   InterpretOptions opt;
   opt.num_threads = 1;
   interpret(f, args, opt);
+  note("interpreted");
 }
 #endif
 
@@ -193,8 +204,8 @@ int check_text(const uint8_t* data, std::size_t size) {
     interpret_small(f);
 #endif
 #endif
-  } catch (const Error&) {
-    // A rejected input: the expected outcome for most.
+  } catch (const Error& e) {
+    note(std::string("rejected: ") + e.what());  // the expected outcome for most inputs
   }
   return 0;
 }

@@ -576,16 +576,3 @@ TEST_CASE("text: fragments print with their free names") {
   CHECK(print(Expr()) == "<null>");
   CHECK(print(Stmt()) == "");
 }
-
-#ifdef TILEGEN_HAVE_SAMPLES
-#include "tilegen/samples.h"
-
-TEST_CASE("text: every sample reads back, in every dtype") {
-  for (auto& s : samples::all()) {
-    for (DType t : s.dtypes) {
-      INFO(s.name << " " << t.name());
-      round_trip(s.build(samples::resolve(s, {}), t).function());
-    }
-  }
-}
-#endif
