@@ -137,12 +137,21 @@ int binary_prec(BinOp op) {
     case BinOp::BitOr: return 3;
     case BinOp::BitXor: return 4;
     case BinOp::BitAnd: return 5;
-    case BinOp::Eq: case BinOp::Ne: return 6;
-    case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: return 7;
-    case BinOp::Shl: case BinOp::Shr: return 8;
-    case BinOp::Add: case BinOp::Sub: return 9;
-    case BinOp::Mul: case BinOp::Div: case BinOp::Mod: return 10;
-    case BinOp::Min: case BinOp::Max: return kAtomPrec;
+    case BinOp::Eq:
+    case BinOp::Ne: return 6;
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge: return 7;
+    case BinOp::Shl:
+    case BinOp::Shr: return 8;
+    case BinOp::Add:
+    case BinOp::Sub: return 9;
+    case BinOp::Mul:
+    case BinOp::Div:
+    case BinOp::Mod: return 10;
+    case BinOp::Min:
+    case BinOp::Max: return kAtomPrec;
   }
   return kAtomPrec;
 }
@@ -317,8 +326,8 @@ std::string Printer::region(const Region& r) {
 }
 
 std::string Printer::decl(const Buffer& b) {
-  return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) + "[" +
-         list(b->shape) + "]" + layout(b->layout);
+  return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) +
+         "[" + list(b->shape) + "]" + layout(b->layout);
 }
 
 std::string Printer::param(const Param& p) {
@@ -331,7 +340,8 @@ std::string Printer::param(const Param& p) {
     }
     case Param::Kind::Scalar: return var_name(p.var) + ": " + std::string(p.var.dtype().name());
     case Param::Kind::Size:
-      return var_name(p.var) + ": " + (p.var.dtype() == i32 ? "" : std::string(p.var.dtype().name()) + " ") + "size";
+      return var_name(p.var) + ": " + (p.var.dtype() == i32 ? "" : std::string(p.var.dtype().name()) + " ") +
+             "size";
   }
   return "<?>";
 }
@@ -432,13 +442,15 @@ std::string Printer::tile_op(const Stmt& s) {
     case StmtKind::Fill: return "fill " + region(s.as<Fill>()->dst) + " = " + expr(s.as<Fill>()->value);
     case StmtKind::Gemm: {
       auto* g = s.as<Gemm>();
-      return "gemm(" + region(g->a) + ", " + region(g->b) + " -> " + region(g->c) + (g->trans_a ? ", trans_a" : "") +
-             (g->trans_b ? ", trans_b" : "") + (g->clear_c ? ", clear" : "") + ")";
+      return "gemm(" + region(g->a) + ", " + region(g->b) + " -> " + region(g->c) +
+             (g->trans_a ? ", trans_a" : "") + (g->trans_b ? ", trans_b" : "") +
+             (g->clear_c ? ", clear" : "") + ")";
     }
     case StmtKind::Reduce: {
       auto* r = s.as<Reduce>();
       return std::string("reduce ") + name_of(r->op) + "(" + buffer_name(r->src.get()) + " -> " +
-             buffer_name(r->dst.get()) + ", axis=" + std::to_string(r->axis) + (r->clear ? ", clear" : "") + ")";
+             buffer_name(r->dst.get()) + ", axis=" + std::to_string(r->axis) + (r->clear ? ", clear" : "") +
+             ")";
     }
     case StmtKind::Store: {
       auto* st = s.as<Store>();
@@ -446,8 +458,8 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Atomic: {
       auto* a = s.as<Atomic>();
-      return std::string("atomic ") + name_of(a->op) + "(" + buffer_name(a->buffer.get()) + "[" + list(a->indices) +
-             "], " + expr(a->value) + ")";
+      return std::string("atomic ") + name_of(a->op) + "(" + buffer_name(a->buffer.get()) + "[" +
+             list(a->indices) + "], " + expr(a->value) + ")";
     }
     case StmtKind::Mma: {
       auto* m = s.as<Mma>();

@@ -56,12 +56,12 @@ void check_round_trip(const Function& f) {
 #ifdef TILEGEN_FUZZ_INTERPRET
 // ---- Deciding whether a function is small enough to interpret quickly.
 
-constexpr int64_t kSizeValue = 8;        // every size parameter
-constexpr int64_t kMaxDim = 64;          // per tensor dimension
+constexpr int64_t kSizeValue = 8;  // every size parameter
+constexpr int64_t kMaxDim = 64;    // per tensor dimension
 constexpr int64_t kMaxBlocks = 4;
 constexpr int64_t kMaxThreads = 256;
-constexpr int64_t kMaxOnChip = 4096;     // elements of one shared/fragment/local buffer
-constexpr int64_t kMaxWork = 200000;     // rough element operations of one run
+constexpr int64_t kMaxOnChip = 4096;  // elements of one shared/fragment/local buffer
+constexpr int64_t kMaxWork = 200000;  // rough element operations of one run
 
 using Env = std::map<const ir::VarNode*, int64_t>;
 
@@ -77,9 +77,15 @@ std::optional<int64_t> eval(const Expr& e, const Env& env) {
   if (!x || !y) return std::nullopt;
   int64_t r = 0;
   switch (b->op) {
-    case ir::BinOp::Add: if (__builtin_add_overflow(*x, *y, &r)) return std::nullopt; return r;
-    case ir::BinOp::Sub: if (__builtin_sub_overflow(*x, *y, &r)) return std::nullopt; return r;
-    case ir::BinOp::Mul: if (__builtin_mul_overflow(*x, *y, &r)) return std::nullopt; return r;
+    case ir::BinOp::Add:
+      if (__builtin_add_overflow(*x, *y, &r)) return std::nullopt;
+      return r;
+    case ir::BinOp::Sub:
+      if (__builtin_sub_overflow(*x, *y, &r)) return std::nullopt;
+      return r;
+    case ir::BinOp::Mul:
+      if (__builtin_mul_overflow(*x, *y, &r)) return std::nullopt;
+      return r;
     case ir::BinOp::Div:
       if (*y == 0 || (*x == INT64_MIN && *y == -1)) return std::nullopt;
       return *x / *y - ((*x % *y != 0) && ((*x < 0) != (*y < 0)));
@@ -130,7 +136,8 @@ std::optional<int64_t> work(const Stmt& s, const Env& env, int64_t runs, int64_t
       auto f = s.as<ir::For>();
       auto lo = eval(f->min, env), n = eval(f->extent, env);
       if (!lo || !n || *n > kMaxWork || runs * *n > kMaxWork) return std::nullopt;
-      return work(f->body, env, runs * std::max<int64_t>(*n, 1), f->for_kind == ForKind::Parallel ? 1 : lanes);
+      return work(f->body, env, runs * std::max<int64_t>(*n, 1),
+                  f->for_kind == ForKind::Parallel ? 1 : lanes);
     }
     case ir::StmtKind::Seq: return sum(s.as<ir::Seq>()->stmts);
     case ir::StmtKind::If: return sum({s.as<ir::If>()->then_body, s.as<ir::If>()->else_body});
@@ -170,7 +177,8 @@ void interpret_small(const Function& f) {
       int64_t numel = 1;
       for (auto& d : p.buffer->shape) {
         auto v = eval(d, env);
-        if (!v || *v < 0 || *v > kMaxDim) return note("not interpreted: tensor " + p.buffer->name + " is too large");
+        if (!v || *v < 0 || *v > kMaxDim)
+          return note("not interpreted: tensor " + p.buffer->name + " is too large");
         a.shape.push_back(*v);
         numel *= *v;
       }
@@ -212,4 +220,6 @@ int check_text(const uint8_t* data, std::size_t size) {
 
 }  // namespace tg::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) { return tg::fuzz::check_text(data, size); }
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  return tg::fuzz::check_text(data, size);
+}

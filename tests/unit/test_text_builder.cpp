@@ -40,14 +40,16 @@ std::vector<std::vector<uint8_t>> run(const Function& f, const std::vector<std::
     if (p.kind == Param::Kind::Scalar) {
       a.is_tensor = false;
       a.dtype = p.var.dtype();
-      a.scalar = a.dtype.is_float() ? Scalar::of_float(scalars.at(s++)) : Scalar::of_int(int64_t(scalars.at(s++)));
+      a.scalar =
+          a.dtype.is_float() ? Scalar::of_float(scalars.at(s++)) : Scalar::of_int(int64_t(scalars.at(s++)));
     } else {
       a.shape = shapes.at(t++);
       a.dtype = p.buffer->dtype;
       int64_t n = 1;
       for (auto d : a.shape) n *= d;
       data.emplace_back(storage_bytes(a.dtype, n));
-      for (int64_t i = 0; i < n; ++i) store_element(a.dtype, data.back().data(), i, Scalar::of_float(value(rng)));
+      for (int64_t i = 0; i < n; ++i)
+        store_element(a.dtype, data.back().data(), i, Scalar::of_float(value(rng)));
       a.data = data.back().data();
     }
     args.push_back(a);
