@@ -250,18 +250,19 @@ Expr KernelBuilder::thread_index(Loc loc) {
 
 Expr KernelBuilder::block_index(int dim, Loc loc) {
   SourceLoc at = SourceLoc::from(loc);
-  // body() asks for one block index per lambda argument from inside this header.
-  bool from_body = std::string_view(loc.file_name()).ends_with("tilegen/builder.h");
-  if (from_body) at = st_->body_loc;
   st_->require_body("block_index()", at);
-  if (dim < 0 || dim >= int(st_->block_vars.size())) {
-    std::string rank = std::to_string(st_->block_vars.size());
-    if (from_body)
-      throw Error("body(): the lambda takes more block indices than grid() has dimensions (" + rank +
-                      "); take one tg::Expr per grid dimension",
-                  at);
-    throw Error("block_index(" + std::to_string(dim) + "): the grid has " + rank + " dimensions", at);
-  }
+  if (dim < 0 || dim >= int(st_->block_vars.size()))
+    throw Error("block_index(" + std::to_string(dim) + "): the grid has " +
+                    std::to_string(st_->block_vars.size()) + " dimensions",
+                at);
+  return st_->block_vars[dim];
+}
+
+Expr KernelBuilder::body_arg(int dim) {
+  if (dim >= int(st_->block_vars.size()))
+    throw Error("body(): the lambda takes more block indices than grid() has dimensions (" +
+                    std::to_string(st_->block_vars.size()) + "); take one tg::Expr per grid dimension",
+                st_->body_loc);
   return st_->block_vars[dim];
 }
 

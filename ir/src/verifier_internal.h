@@ -14,8 +14,10 @@ std::string describe(const Buffer& b);
 std::string dims_str(const std::vector<Expr>& dims);
 
 /// Counts match the rank, offsets and extents are integers, constant extents are positive, and a
-/// constant box lies inside a constant shape.
-void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at);
+/// constant box lies inside a constant shape. A `predicated` box (a bounds-checked copy of a
+/// global tensor) may overhang the edge but must hold at least one element.
+void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at,
+                  bool predicated = false);
 /// One index per dimension, each an integer.
 void check_indices(const Buffer& b, const std::vector<Expr>& idx, const std::string& what,
                    const SourceLoc& at);

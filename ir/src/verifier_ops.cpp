@@ -59,7 +59,8 @@ void check_value_type(DType target, const Expr& value, const std::string& what, 
                 at);
 }
 
-void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at) {
+void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at,
+                  bool predicated) {
   if (!r.buffer) throw Error(op + ": the " + role + " region has no buffer", at);
   const Buffer& b = r.buffer;
   std::string who = "the " + role + " region of " + describe(b);
@@ -77,17 +78,24 @@ void check_region(const Region& r, const std::string& op, const std::string& rol
       throw Error(op + ": " + who + " has extent " + num(*e) + " in dim " + num(int64_t(d)) +
                       "; extents must be positive",
                   at);
-    if (o && e && n && (*o < 0 || *o + *e > *n))
+    if (!o || !e || !n) continue;
+    // A predicated copy may overhang a ragged edge, but a box with no element inside is a mistake.
+    bool outside = predicated ? (*o >= *n || *o + *e <= 0) : (*o < 0 || *o + *e > *n);
+    if (outside)
       throw Error(op + ": " + who + " covers [" + num(*o) + ", " + num(*o + *e) + ") in dim " +
-                      num(int64_t(d)) + ", outside " + b->name + "'s " + num(*n) +
-                      " there; keep the region inside the buffer",
+                      num(int64_t(d)) + (predicated ? ", entirely outside " : ", outside ") + b->name +
+                      "'s " + num(*n) + " there; keep the region inside the buffer",
                   at);
   }
 }
 
 void check_copy(const ir::Copy& op) {
-  check_region(op.src, "copy", "source", op.loc);
-  check_region(op.dst, "copy", "destination", op.loc);
+  // With check_bounds, global elements outside the tensor read as 0 and are not written.
+  auto predicated = [&](const Region& r) {
+    return op.check_bounds && r.buffer && r.buffer->scope == Scope::Global;
+  };
+  check_region(op.src, "copy", "source", op.loc, predicated(op.src));
+  check_region(op.dst, "copy", "destination", op.loc, predicated(op.dst));
   const Buffer &s = op.src.buffer, &d = op.dst.buffer;
   if (s->scope == Scope::Global && d->scope == Scope::Global)
     throw Error(

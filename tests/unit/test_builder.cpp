@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "tilegen/builder.h"
+#include "tilegen/ir/parser.h"
+#include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
 
@@ -371,4 +373,28 @@ TEST_CASE("builder: an online-softmax row kernel uses the rest of the language")
   REQUIRE(f.params.size() == 4);
   CHECK(f.params[2].name() == "scale");
   CHECK(f.params[3].name() == "M");
+}
+
+TEST_CASE("builder: Kernel::ir() is the text form of the built function") {
+  KernelBuilder k("copy_rows");
+  Expr n = k.size("N");
+  auto X = k.tensor("X", {n, 64}, f32);
+  auto Y = k.tensor("Y", {n, 64}, f32);
+  k.grid(n).threads(64).body([&](Expr bx) {
+    auto row = k.shared({64}, f32, "row");
+    k.copy(X.at(bx, 0), row);
+    k.copy(row, Y.at(bx, 0));
+  });
+  std::string text = k.build().ir();
+  CHECK(text.find("copy_rows") != std::string::npos);
+  CHECK(text.find("row") != std::string::npos);
+  CHECK(text.find("threads(64)") != std::string::npos);
+}
+
+TEST_CASE("builder: built kernels read back from text still verify") {
+  KernelBuilder k("matmul_relu");
+  Function f = matmul_relu(k.size("M"), k.size("N"), k.size("K"), 64, 64, 32, k).function();
+  Function back = parse_function(print(f), "matmul_relu.tg");
+  CHECK_NOTHROW(verify(back));
+  CHECK(print(back) == print(f));
 }

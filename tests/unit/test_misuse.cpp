@@ -122,10 +122,10 @@ TEST_CASE("misuse: a region out of a tensor's bounds names the dim") {
     auto A = k.tensor("A", {100, 64}, f32);
     k.grid(1).threads(128).body([&](Expr) {
       auto As = k.shared({64, 64}, f32);
-      line = __LINE__; k.copy(A.at(64, 0), As);
+      line = __LINE__; k.copy(A.at(128, 0), As);
     });
     k.build();
-  }, line, "covers [64, 128) in dim 0, outside A's 100 there; keep the region inside the buffer");
+  }, line, "covers [128, 192) in dim 0, entirely outside A's 100 there; keep the region inside the buffer");
 }
 
 TEST_CASE("misuse: pipelined with fewer than 1 stage") {

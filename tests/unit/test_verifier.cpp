@@ -355,3 +355,22 @@ TEST_CASE("verifier: mma operands") {
   past_end->a = {a, Expr(1)};
   expect_error(function({}, k.make({a, b, c}, Stmt(past_end))), 100, "reads elements [1, 2) of local a");
 }
+
+TEST_CASE("verifier: a bounds-checked copy may overhang a ragged edge of a global tensor") {
+  // After bind_sizes, N = 1000 with a 1024-wide tile at column 0: legal, the copy is predicated.
+  Buffer X = global("X", {4, 1000});
+  KernelParts k;
+  Buffer s = onchip("s", {1, 1024}, Scope::Shared);
+  Stmt load = copy(box(X, {0, 0}, {1, 1024}), Region::full(s), 110);
+  CHECK_NOTHROW(verify(function({tensor_param(X)}, k.make({s}, load))));
+  // Without predication (the bounds pass cleared it), the same box is out of range.
+  auto unchecked = std::make_shared<ir::Copy>(*load.as<ir::Copy>());
+  unchecked->check_bounds = false;
+  expect_error(function({tensor_param(X)}, k.make({s}, Stmt(unchecked))), 110,
+               "covers [0, 1024) in dim 1, outside X's 1000 there");
+  // On-chip boxes are never predicated.
+  Buffer t = onchip("t", {1, 1000}, Scope::Shared);
+  expect_error(
+      function({tensor_param(X)}, k.make({s, t}, copy(box(t, {0, 0}, {1, 1024}), Region::full(s), 111))), 111,
+      "the source region of shared t covers [0, 1024) in dim 1");
+}

@@ -136,9 +136,9 @@ class KernelBuilder {
   /// The kernel body, given the block indices (one lambda argument per grid dimension).
   template <typename F> void body(F&& f, Loc loc = Loc::current()) {
     begin_body(SourceLoc::from(loc));
-    if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) f(block_index(0), block_index(1), block_index(2));
-    else if constexpr (std::is_invocable_v<F, Expr, Expr>) f(block_index(0), block_index(1));
-    else if constexpr (std::is_invocable_v<F, Expr>) f(block_index(0));
+    if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) f(body_arg(0), body_arg(1), body_arg(2));
+    else if constexpr (std::is_invocable_v<F, Expr, Expr>) f(body_arg(0), body_arg(1));
+    else if constexpr (std::is_invocable_v<F, Expr>) f(body_arg(0));
     else f();
     end_body(SourceLoc::from(loc));
   }
@@ -225,6 +225,8 @@ class KernelBuilder {
   }
   static void check_arity(std::size_t lambda_args, std::size_t rank, Loc loc);
   void begin_body(SourceLoc loc);
+  /// The block index handed to body()'s lambda; errors name the body() call.
+  Expr body_arg(int dim);
   void end_body(SourceLoc loc);
   void loop(ForKind kind, Expr begin, Expr extent, int stages, std::function<void(Expr)> f, Loc loc);
   void loop_nest(ForKind kind, const std::vector<Expr>& extents, int stages, NdBody f, Loc loc);

@@ -1,9 +1,11 @@
 // The target plugin interface (after IREE's HAL driver: a narrow vtable, each hook commented).
 // A plugin is libtilegen_<name>.so exporting
 //
-//   extern "C" const tg::PluginEntry* tilegen_plugin_entry();
+//   extern "C" const TgPluginEntry* tilegen_plugin_entry();
 //
 // The loader checks entry->abi_version == tg::kPluginAbiVersion before calling create().
+// load() must work from an Artifact's source, binary and entry alone (empty `state`): that is
+// what a kernel-cache hit hands it.
 // The interpreter target (api/src/interp_target.cpp) is the smallest complete plugin: copy it.
 #pragma once
 #include <cstdint>
@@ -63,6 +65,9 @@ class DeviceContext {
   /// Milliseconds of each of `runs` launches, timed on the device (events, timestamps).
   virtual std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
                                             const std::vector<LaunchArg>& args, int runs);
+  /// Evict the device's caches (L2) between timed runs, so each run reads its inputs from memory.
+  /// Default: nothing to flush (the interpreter).
+  virtual void flush_l2() {}
 };
 
 struct ProbeResult {
@@ -90,6 +95,10 @@ class TargetPlugin {
 };
 
 }  // namespace tg
+
+/// Put before a plugin's entry function: exported, C linkage, visible under -fvisibility=hidden.
+///   TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() { ... }
+#define TILEGEN_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
 
 extern "C" {
 struct TgPluginEntry {

@@ -88,7 +88,17 @@ class CompiledKernel {
   /// Launch with checked arguments (in parameter order, sizes omitted). A mismatch of shape,
   /// dtype, device or count is a tg::Error naming the parameter and the launch site.
   void launch(const std::vector<KernelArg>& args, Loc loc = Loc::current()) const;
-  template <typename... A> void operator()(A&&... a) const { launch(std::vector<KernelArg>{to_arg(a)...}); }
+  /// kernel(a, b, alpha): launch(). The first argument carries the call site, so a mismatch is
+  /// reported at the line of the call, as launch() does.
+  struct FirstArg {
+    template <typename T> FirstArg(const T& v, Loc l = Loc::current()) : arg(to_arg(v)), loc(l) {}
+    KernelArg arg;
+    Loc loc;
+  };
+  template <typename... A> void operator()(FirstArg first, const A&... rest) const {
+    launch(std::vector<KernelArg>{first.arg, to_arg(rest)...}, first.loc);
+  }
+  void operator()(Loc loc = Loc::current()) const { launch({}, loc); }
   ProfileResult profile(const std::vector<KernelArg>& args, ProfileOptions opt = {}, Loc loc = Loc::current()) const;
 
   struct Impl;

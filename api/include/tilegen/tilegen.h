@@ -6,6 +6,7 @@
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
+#include "tilegen/kernel_cache.h"
 #include "tilegen/passes/pass_manager.h"
 #include "tilegen/plugin.h"
 #include "tilegen/runtime.h"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tilegen/builder.h"
+#include "tilegen/ir/interpreter.h"
 #include "tilegen/runtime.h"
 
 namespace tg::samples {
@@ -21,6 +22,9 @@ struct ParamInfo {
   std::string name;
   int64_t default_value;
   std::string help;
+  /// Accepted range; resolve() rejects values outside it (sizes must be positive, flags 0/1).
+  int64_t min_value = 1;
+  int64_t max_value = INT64_MAX;
 };
 
 /// A host tensor with its storage, in the dtype's storage format.
@@ -30,6 +34,9 @@ struct HostArray {
   DType dtype = f32;
   std::vector<uint8_t> bytes;
   bool is_output = false;
+  /// An output whose initial contents are part of the result (`total += ...`): filled with
+  /// random data like an input instead of being poisoned.
+  bool accumulates = false;
   int64_t numel() const;
   HostTensor view();
   double get(int64_t i) const;        // element i as double
@@ -61,6 +68,16 @@ struct Sample {
   /// Shapes for the conformance suite (each with a label, ragged ones included) and for bench.
   std::vector<Params> test_shapes;
   std::vector<Params> bench_shapes;
+  /// Parallel to test_shapes: a label per shape, and whether it is too big for the interpreter
+  /// in a Debug unit test (run it in Release conformance runs only).
+  struct ShapeInfo {
+    std::string label;
+    bool conformance_only = false;
+  };
+  std::vector<ShapeInfo> test_shape_info;
+  /// make_problem without the float64 reference (expected left empty): inputs for bench shapes,
+  /// where the reference would take minutes.
+  std::function<Problem(const Params&, DType, std::mt19937_64&)> make_inputs;
   /// Work of one launch, for TFLOP/s (flops) or GB/s (bytes) in bench; 0 when not meaningful.
   std::function<double(const Params&, DType)> flops;
   std::function<double(const Params&, DType)> bytes;
@@ -82,5 +99,11 @@ struct Comparison {
   int64_t first_mismatch = -1;
 };
 Comparison compare(const HostArray& got, const std::vector<double>& want, Tolerance tol);
+
+/// The problem's arrays and scalars as launch arguments for `f` (the kernel built from the same
+/// parameters), matched to f's parameters by name, sizes omitted. The arrays are referenced, not
+/// copied: outputs land in `p.args`. Throws tg::Error when a parameter has no array.
+std::vector<HostArg> host_args(const Function& f, Problem& p);
+std::vector<KernelArg> kernel_args(const Function& f, Problem& p);
 
 }  // namespace tg::samples

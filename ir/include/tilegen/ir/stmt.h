@@ -96,7 +96,8 @@ struct Fill : StmtNode {
 };
 
 /// C (M×N) = (clear_c ? 0 : C) + op(A) · op(B), op = transpose when trans_*; A is M×K (K×M when
-/// trans_a), B is K×N (N×K when trans_b). Products accumulate in C's dtype.
+/// trans_a), B is K×N (N×K when trans_b). The K-sum of one gemm is exact (double)
+/// and rounded into C's dtype once per element; hardware may round more often (tolerances allow it).
 struct Gemm : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Gemm;
   Region a, b, c;

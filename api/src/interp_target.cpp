@@ -1,0 +1,129 @@
+// The `interp` target: the reference interpreter as a plugin. It is the smallest complete target,
+// so it doubles as the model for a new one — copy this file, then replace each hook:
+//
+//   name()     the plugin's name; the library must be libtilegen_<name>.so
+//   probe()    find the runtime and the devices (dlopen the vendor library here, never earlier)
+//   pipeline() the passes from the builder's IR to what codegen() accepts
+//   codegen()  lowered IR → source text and binary, without touching a device
+//   open()     a DeviceContext: memory, copies, load, launch, synchronise
+//
+// A plugin built outside the tree also exports the entry point (see tests/plugin/good_plugin.cpp):
+//
+//   TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
+//     static const TgPluginEntry e{tg::kPluginAbiVersion, "mytarget",
+//                                  []() -> tg::TargetPlugin* { return new MyPlugin; }};
+//     return &e;
+//   }
+//
+// interp itself is registered by the loader directly (no dlopen): it is always present.
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime_internal.h"
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/printer.h"
+#include "tilegen/passes/pipeline.h"
+
+namespace tg {
+namespace {
+
+TargetInfo interp_info() {
+  TargetInfo info;
+  info.target = "interp";
+  info.device_name = "reference interpreter";
+  info.arch = "host";
+  info.software = true;  // ranked last by Target::select()
+  info.is_cpu = false;   // not the native cpu target
+  return info;
+}
+
+/// Device memory is host memory; a launch interprets the lowered function on it.
+class InterpContext final : public DeviceContext {
+ public:
+  // Host malloc. A zero-byte tensor still gets a distinct, non-null pointer.
+  void* allocate(std::size_t bytes) override {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (!p) throw Error("interp: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void release(void* ptr) override { std::free(ptr); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  // Nothing to load: the interpreter reads the lowered function itself at launch.
+  std::shared_ptr<void> load(const Artifact&, const Function&) override { return nullptr; }
+
+  // LaunchArgs are HostArgs with device pointers that happen to be host pointers.
+  //   kernel add(A: f32[64] global, B: f32[64] global)  +  [{ptr, [64], f32}, {ptr, [64], f32}]
+  //   → tg::interpret(add, [HostArg{ptr, [64], f32}, HostArg{ptr, [64], f32}])
+  void launch(const std::shared_ptr<void>&, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
+    std::vector<HostArg> host;
+    host.reserve(args.size());
+    for (const LaunchArg& a : args) {
+      HostArg h;
+      h.data = a.device_ptr;
+      h.shape = a.shape;
+      h.dtype = a.dtype;
+      h.scalar = a.scalar;
+      h.is_tensor = a.is_tensor;
+      host.push_back(std::move(h));
+    }
+    interpret(lowered, host);
+  }
+  // interpret() returns when the work is done.
+  void synchronize() override {}
+};
+
+class InterpPlugin final : public TargetPlugin {
+ public:
+  std::string name() const override { return "interp"; }
+
+  // Always available: one software device, the host.
+  ProbeResult probe() override {
+    ProbeResult r;
+    r.available = true;
+    r.devices.push_back(interp_info());
+    return r;
+  }
+
+  // The target-neutral passes (passes/pipeline.h: simplify, bounds, simplify), so `interp`
+  // executes the IR every hardware target starts its own lowering from. With sizes bound
+  // (B is f32[256, 64]):
+  //   before: copy B[0 : +256, 0 : +64] -> Bs   (check_bounds)
+  //   after:  copy B[0 : +256, 0 : +64] -> Bs   (check_bounds cleared: proven in range)
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
+    return default_pipeline();
+  }
+
+  // The "source" of the interpreter is the IR text it will run; there is no binary.
+  //   lowered:  func add(A: f32[64] global, ...) { kernel grid(1) threads(64) ... }
+  //   artifact: {source: "func add(...) {...}", binary: {}, entry: "add"}
+  Artifact codegen(const Function& lowered, const TargetInfo&, const CompileOptions&) override {
+    Artifact a;
+    a.source = print(lowered);
+    a.entry = lowered.name;
+    return a;
+  }
+
+  std::unique_ptr<DeviceContext> open(int index) override {
+    if (index != 0)
+      throw Error("interp has one device (0); device " + std::to_string(index) + " does not exist");
+    return std::make_unique<InterpContext>();
+  }
+
+  // "host" (or no arch at all) is the only architecture.
+  TargetInfo info_for_arch(const std::string& arch) override {
+    if (arch.empty() || arch == "host") return interp_info();
+    throw Error("interp knows one architecture, 'host', not '" + arch + "'");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<TargetPlugin> make_interp_plugin() { return std::make_unique<InterpPlugin>(); }
+
+}  // namespace tg

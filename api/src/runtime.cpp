@@ -1,0 +1,214 @@
+// The runtime facade, part one: choosing a target, opening its device, device buffers.
+// Compiling and launching are in runtime_kernel.cpp; finding plugins in plugin_loader.cpp.
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "runtime_internal.h"
+
+namespace tg {
+namespace {
+
+/// Open devices by (plugin, index), weakly: a device closes when its last user goes, and two
+/// Targets for one device share one context, so their buffers and kernels mix freely.
+std::shared_ptr<DeviceState> open_device(const PluginRecord& rec, int index, const SourceLoc& loc) {
+  static std::mutex mu;
+  static auto* open = new std::map<std::pair<TargetPlugin*, int>, std::weak_ptr<DeviceState>>;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = (*open)[{rec.plugin, index}];
+  if (auto dev = slot.lock()) return dev;
+  auto dev = std::make_shared<DeviceState>();
+  dev->plugin = rec.plugin;
+  dev->target = rec.status.name;
+  dev->index = index;
+  dev->info = rec.status.devices[std::size_t(index)];
+  dev->identity = rec.identity;
+  std::string what = "target '" + dev->target + "' device " + std::to_string(index) + " (" +
+                     dev->info.device_name + ") could not be opened: ";
+  try {
+    dev->ctx = rec.plugin->open(index);
+  } catch (const std::exception& e) {
+    throw Error(what + e.what(), loc);
+  }
+  if (!dev->ctx) throw Error(what + "the plugin returned no device context", loc);
+  slot = dev;
+  return dev;
+}
+
+/// "interp (reference interpreter), cpu (...)", and the unavailable ones with their reasons.
+std::string describe_targets(const std::vector<PluginRecord>& all) {
+  std::string avail, unavail;
+  for (const PluginRecord& r : all) {
+    if (r.status.available)
+      avail +=
+          (avail.empty() ? "" : ", ") + r.status.name + " (" + r.status.devices.front().device_name + ")";
+    else
+      unavail += (unavail.empty() ? "" : "; ") + r.status.name + ": " + r.status.reason;
+  }
+  std::string s = "available targets: " + (avail.empty() ? std::string("none") : avail);
+  if (!unavail.empty()) s += "; unavailable: " + unavail;
+  return s;
+}
+
+/// select()'s order of devices: hardware GPUs, the native CPU, software devices, the interpreter.
+int device_rank(const std::string& target, const TargetInfo& d) {
+  if (target == "interp") return 3;
+  if (d.is_cpu) return 1;
+  if (d.software) return 2;
+  return 0;
+}
+
+Target select_from_env(const std::string& spec, const SourceLoc& loc) {
+  std::string name = spec;
+  int device = 0;
+  if (auto colon = spec.find(':'); colon != std::string::npos) {
+    name = spec.substr(0, colon);
+    std::string idx = spec.substr(colon + 1);
+    char* end = nullptr;
+    long v = std::strtol(idx.c_str(), &end, 10);
+    if (idx.empty() || *end != '\0' || v < 0 || v > 1 << 20)
+      throw Error("TILEGEN_TARGET=" + spec + ": the device after ':' must be a number, as in cuda:1", loc);
+    device = int(v);
+  }
+  try {
+    return Target::get(name, device, std::source_location::current());
+  } catch (const Error& e) {
+    throw Error("TILEGEN_TARGET=" + spec + ": " + e.message(), loc);
+  }
+}
+
+}  // namespace
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t HostTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// ---- Target
+
+Target Target::select(Loc loc) {
+  SourceLoc where = SourceLoc::from(loc);
+  if (const char* env = std::getenv("TILEGEN_TARGET"); env && *env) return select_from_env(env, where);
+  std::vector<PluginRecord> all = discover_plugins();
+  struct Candidate {
+    int rank;
+    const PluginRecord* rec;
+    int index;
+  };
+  std::vector<Candidate> cands;
+  for (const PluginRecord& r : all)
+    if (r.status.available)
+      for (std::size_t i = 0; i < r.status.devices.size(); ++i)
+        cands.push_back({device_rank(r.status.name, r.status.devices[i]), &r, int(i)});
+  std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  std::string failures;
+  for (const Candidate& c : cands) {
+    try {
+      return Target(std::make_shared<Impl>(Impl{open_device(*c.rec, c.index, where)}));
+    } catch (const Error& e) {
+      failures += "; " + e.message();  // a device that will not open: try the next best
+    }
+  }
+  throw Error("no target could be opened" + failures, where);
+}
+
+Target Target::get(const std::string& name, int device, Loc loc) {
+  SourceLoc where = SourceLoc::from(loc);
+  std::vector<PluginRecord> all = discover_plugins();
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const PluginRecord& r) { return r.status.name == name; });
+  if (it == all.end()) throw Error("unknown target '" + name + "'; " + describe_targets(all), where);
+  if (!it->status.available) throw Error("target '" + name + "' is unavailable: " + it->status.reason, where);
+  int count = int(it->status.devices.size());
+  if (device < 0 || device >= count)
+    throw Error("target '" + name + "' has " + std::to_string(count) +
+                    " device(s), numbered from 0; device " + std::to_string(device) + " does not exist",
+                where);
+  return Target(std::make_shared<Impl>(Impl{open_device(*it, device, where)}));
+}
+
+const std::string& Target::name() const { return impl_->dev->target; }
+const TargetInfo& Target::info() const { return impl_->dev->info; }
+TargetPlugin& Target::plugin() const { return *impl_->dev->plugin; }
+
+DeviceBuffer Target::alloc(std::vector<int64_t> shape, DType t, Loc loc) const {
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error("alloc: shape " + shape_str(shape) + " has a negative dimension", SourceLoc::from(loc));
+  DeviceBuffer b;
+  b.dev_ = impl_->dev;
+  b.shape_ = std::move(shape);
+  b.dtype_ = t;
+  std::shared_ptr<DeviceState> dev = impl_->dev;
+  void* p = nullptr;
+  try {
+    std::lock_guard<std::mutex> lock(dev->mu);
+    p = dev->ctx->allocate(b.bytes());
+  } catch (const std::exception& e) {
+    throw Error("alloc of " + std::to_string(b.bytes()) + " bytes on " + dev->target + " failed: " + e.what(),
+                SourceLoc::from(loc));
+  }
+  b.ptr_ = std::shared_ptr<void>(p, [dev](void* q) {
+    std::lock_guard<std::mutex> lock(dev->mu);
+    try {
+      dev->ctx->release(q);
+    } catch (...) {  // a release failing in a destructor has nobody to tell
+    }
+  });
+  return b;
+}
+
+DeviceBuffer Target::upload(const HostTensor& h, Loc loc) const {
+  if (!h.data) throw Error("upload: the host tensor's data is null", SourceLoc::from(loc));
+  DeviceBuffer b = alloc(h.shape, h.dtype, loc);
+  b.upload(h.data, h.bytes(), loc);
+  return b;
+}
+
+// ---- DeviceBuffer
+
+int64_t DeviceBuffer::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;
+  return n;
+}
+
+const std::string& DeviceBuffer::target() const {
+  static const std::string none;
+  return dev_ ? dev_->target : none;
+}
+
+void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
+  std::string what = std::string(dtype_.name()) + shape_str(shape_);
+  if (!dev_)
+    throw Error("upload into an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
+  if (!host) throw Error("upload into " + what + ": the host pointer is null", SourceLoc::from(loc));
+  if (n != bytes())
+    throw Error("upload of " + std::to_string(n) + " bytes into a buffer of " + std::to_string(bytes()) +
+                    " bytes (" + what + "): pass exactly the buffer's size",
+                SourceLoc::from(loc));
+  std::lock_guard<std::mutex> lock(dev_->mu);
+  dev_->ctx->copy_to_device(ptr_.get(), host, n);
+}
+
+void DeviceBuffer::download(void* host, std::size_t n, Loc loc) const {
+  std::string what = std::string(dtype_.name()) + shape_str(shape_);
+  if (!dev_)
+    throw Error("download from an empty DeviceBuffer: make it with Target::alloc", SourceLoc::from(loc));
+  if (!host) throw Error("download from " + what + ": the host pointer is null", SourceLoc::from(loc));
+  if (n != bytes())
+    throw Error("download of " + std::to_string(bytes()) + " bytes (" + what + ") into " + std::to_string(n) +
+                    " bytes of host memory: pass exactly the buffer's size",
+                SourceLoc::from(loc));
+  std::lock_guard<std::mutex> lock(dev_->mu);
+  dev_->ctx->copy_to_host(host, ptr_.get(), n);
+}
+
+}  // namespace tg

@@ -1,0 +1,52 @@
+// Private to the runtime: what plugin_loader.cpp, interp_target.cpp and runtime*.cpp share.
+// Not installed; plugins see only plugin.h and runtime.h.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tilegen/runtime.h"
+
+namespace tg {
+
+/// The built-in reference-interpreter target (interp_target.cpp), registered without dlopen.
+std::unique_ptr<TargetPlugin> make_interp_plugin();
+
+/// One plugin as the loader found it, in discovery order. `plugin` is null when loading failed,
+/// and `status.reason` says why.
+struct PluginRecord {
+  TargetStatus status;
+  TargetPlugin* plugin = nullptr;
+  /// Library path, size and modification time ("(built in)" and the tilegen version for interp):
+  /// part of the kernel-cache key, so a rebuilt plugin never reads its predecessor's binaries.
+  std::string identity;
+};
+
+/// Scan the plugin directories, load what is new (each library once per process) and probe it.
+std::vector<PluginRecord> discover_plugins();
+
+/// The directories searched, in order: TILEGEN_PLUGIN_PATH, the install's plugin directory, the
+/// directory of libtilegen.so.
+std::vector<std::string> plugin_search_dirs();
+
+/// An open device of one target: the plugin's DeviceContext, shared by every Target, buffer and
+/// compiled kernel that uses it, and closed when the last of them goes.
+struct DeviceState {
+  TargetPlugin* plugin = nullptr;
+  std::string target;  // plugin name
+  int index = 0;       // device index in probe().devices
+  TargetInfo info;
+  std::string identity;  // PluginRecord::identity
+  std::unique_ptr<DeviceContext> ctx;
+  std::mutex mu;  // a DeviceContext serves one host thread at a time
+};
+
+struct Target::Impl {
+  std::shared_ptr<DeviceState> dev;
+};
+
+/// "[64, 32]"
+std::string shape_str(const std::vector<int64_t>& shape);
+
+}  // namespace tg

@@ -1,0 +1,495 @@
+// The runtime facade, part two: compiling (pipeline, codegen, kernel cache, load), specialising
+// symbolic sizes at launch, checking launch arguments, launching and profiling.
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "runtime_internal.h"
+#include "tilegen/ir/printer.h"
+#include "tilegen/kernel_cache.h"
+#include "tilegen/passes/bind_sizes.h"
+
+#ifndef TILEGEN_VERSION
+#define TILEGEN_VERSION "unknown"
+#endif
+
+namespace tg {
+
+/// One compiled specialisation: the lowered function, its artifact, and the loaded module.
+struct Variant {
+  Function lowered;
+  Artifact artifact;
+  std::vector<std::pair<std::string, std::string>> stages;
+  std::shared_ptr<void> loaded;
+};
+
+struct CompiledKernel::Impl {
+  std::shared_ptr<DeviceState> dev;  // first member: outlives the variants' loaded modules
+  Function generic;                  // as compiled: symbolic sizes still free
+  CompileOptions opt;
+  std::mutex mu;
+  std::map<std::vector<int64_t>, std::shared_ptr<Variant>> variants;  // by size values
+  std::shared_ptr<Variant> last;
+
+  // DeviceBuffer's device is private to it and its friends; this nested class is one of them.
+  static const DeviceState* owner(const DeviceBuffer& b) { return b.dev_.get(); }
+};
+
+namespace {
+
+using Stages = std::vector<std::pair<std::string, std::string>>;
+
+Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
+                      const CompileOptions& opt, Stages* stages) {
+  PassManager pm(plugin.pipeline(info, opt));
+  PassManagerOptions pmo;
+  pmo.verify_each = opt.verify_each_pass;
+  pmo.dump_after = opt.dump_after;
+  Function lowered = pm.run(f, info, pmo);
+  if (stages) *stages = pm.stages();
+  return lowered;
+}
+
+/// What codegen reads of a device besides the IR; two devices that agree here share binaries.
+std::string info_text(const TargetInfo& i) {
+  std::string s = i.arch + ";w" + std::to_string(i.warp_size) + ";t" + std::to_string(i.max_threads) + ";s" +
+                  std::to_string(i.shared_mem_bytes) + ";v" + std::to_string(i.vector_bytes) + ";a" +
+                  std::to_string(int(i.async_copy)) + ";sw" + std::to_string(int(i.software)) + ";cpu" +
+                  std::to_string(int(i.is_cpu));
+  for (const std::string& m : i.matrix_units) s += ";" + m;
+  return s;
+}
+
+std::string options_text(const CompileOptions& opt) {
+  std::string s = "arch=" + opt.arch;
+  for (auto& [k, v] : opt.params) s += ";" + k + "=" + v;
+  return s;
+}
+
+/// codegen through the kernel cache. Only artifacts with a binary are stored (interp has none).
+Artifact cached_codegen(DeviceState& dev, const Function& lowered, const CompileOptions& opt) {
+  if (!KernelCache::enabled()) return dev.plugin->codegen(lowered, dev.info, opt);
+  KernelCache cache;
+  KernelCache::Key key = KernelCache::key(
+      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt)});
+  if (auto hit = cache.load(key)) {
+    Artifact a;
+    a.source = std::move(hit->source);
+    a.assembly = std::move(hit->assembly);
+    a.binary = std::move(hit->binary);
+    a.entry = std::move(hit->entry);
+    return a;
+  }
+  Artifact a = dev.plugin->codegen(lowered, dev.info, opt);
+  if (!a.binary.empty()) {
+    CacheEntry e{a.source,
+                 a.assembly,
+                 a.binary,
+                 a.entry,
+                 {{"target", dev.target},
+                  {"arch", dev.info.arch},
+                  {"device", dev.info.device_name},
+                  {"kernel", lowered.name},
+                  {"tilegen_version", TILEGEN_VERSION}}};
+    cache.store(key, e);  // a cache that cannot be written only costs the next run a compile
+  }
+  return a;
+}
+
+/// Pipeline, codegen, load: one specialisation ready to launch.
+std::shared_ptr<Variant> compile_variant(DeviceState& dev, const Function& f, const CompileOptions& opt,
+                                         const SourceLoc& loc) {
+  auto v = std::make_shared<Variant>();
+  try {
+    v->lowered = run_pipeline(*dev.plugin, dev.info, f, opt, &v->stages);
+    v->artifact = cached_codegen(dev, v->lowered, opt);
+    v->stages.emplace_back("source", v->artifact.source);
+    std::lock_guard<std::mutex> lock(dev.mu);
+    v->loaded = dev.ctx->load(v->artifact, v->lowered);
+  } catch (const Error&) {
+    throw;  // located at the IR node (the builder line) that caused it
+  } catch (const std::exception& e) {
+    throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name + "': " + e.what(), loc);
+  } catch (...) {
+    throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name +
+                    "' with an exception that is not a std::exception",
+                loc);
+  }
+  return v;
+}
+
+// ---- Argument checking
+
+std::string arg_label(std::size_t i, const Param& p) {
+  return "argument " + std::to_string(i + 1) + " (" + p.name() + ")";
+}
+
+/// The value of a shape expression once sizes are known; nullopt when it needs an unknown one.
+std::optional<int64_t> eval_dim(const Expr& e, const std::map<const ir::VarNode*, int64_t>& sizes) {
+  if (auto c = e.as_int()) return *c;
+  if (auto* v = e.as<ir::VarNode>()) {
+    auto it = sizes.find(v);
+    return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
+  auto* b = e.as<ir::Binary>();
+  if (!b) return std::nullopt;
+  auto x = eval_dim(b->a, sizes), y = eval_dim(b->b, sizes);
+  if (!x || !y) return std::nullopt;
+  auto floordiv = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
+  switch (b->op) {
+    case ir::BinOp::Add: return *x + *y;
+    case ir::BinOp::Sub: return *x - *y;
+    case ir::BinOp::Mul: return *x * *y;
+    case ir::BinOp::Div: return *y == 0 ? std::nullopt : std::optional<int64_t>(floordiv(*x, *y));
+    case ir::BinOp::Mod: return *y == 0 ? std::nullopt : std::optional<int64_t>(*x - floordiv(*x, *y) * *y);
+    case ir::BinOp::Min: return std::min(*x, *y);
+    case ir::BinOp::Max: return std::max(*x, *y);
+    default: return std::nullopt;
+  }
+}
+
+/// A tensor argument seen the same way whether it is a DeviceBuffer or a HostTensor.
+struct TensorView {
+  const std::vector<int64_t>* shape = nullptr;
+  DType dtype;
+  const DeviceBuffer* buffer = nullptr;  // else host
+  const HostTensor* host = nullptr;
+};
+
+TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const DeviceState& dev,
+                       const SourceLoc& loc) {
+  std::string label = arg_label(i, p);
+  TensorView t;
+  if (auto* b = std::get_if<const DeviceBuffer*>(&a)) {
+    if (!*b) throw Error(label + ": the DeviceBuffer pointer is null", loc);
+    const DeviceState* owner = CompiledKernel::Impl::owner(**b);
+    if (!owner) throw Error(label + ": the DeviceBuffer is empty: make it with Target::alloc or upload", loc);
+    if (owner != &dev)
+      throw Error(label + ": the buffer lives on target '" + owner->target + "' device " +
+                      std::to_string(owner->index) + ", the kernel runs on '" + dev.target + "' device " +
+                      std::to_string(dev.index) + ": allocate it with the kernel's target",
+                  loc);
+    t.buffer = *b;
+    t.shape = &(*b)->shape();
+    t.dtype = (*b)->dtype();
+  } else if (auto* h = std::get_if<HostTensor>(&a)) {
+    if (!h->data) throw Error(label + ": the host tensor's data is null", loc);
+    for (int64_t d : h->shape)
+      if (d < 0)
+        throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
+    t.host = h;
+    t.shape = &h->shape;
+    t.dtype = h->dtype;
+  } else {
+    throw Error(
+        label + ": the kernel expects a tensor " + std::string(p.buffer->dtype.name()) + ", got a scalar",
+        loc);
+  }
+  if (t.dtype != p.buffer->dtype)
+    throw Error(label + ": dtype " + std::string(t.dtype.name()) + " does not match the kernel's " +
+                    std::string(p.buffer->dtype.name()),
+                loc);
+  if (t.shape->size() != p.buffer->shape.size())
+    throw Error(label + ": rank " + std::to_string(t.shape->size()) + " (shape " + shape_str(*t.shape) +
+                    ") does not match the kernel's rank " + std::to_string(p.buffer->shape.size()),
+                loc);
+  return t;
+}
+
+/// The checked arguments of one launch: sizes bound, and each argument's view.
+struct CheckedArgs {
+  std::vector<const Param*> params;  // non-size params, in order
+  std::vector<TensorView> tensors;   // per param (empty view for scalars)
+  std::map<const ir::VarNode*, int64_t> sizes;
+  std::vector<int64_t> size_key;  // values in Function::sizes() order
+  std::map<std::string, int64_t> size_names;
+};
+
+void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& loc);
+
+CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, const DeviceState& dev,
+                       const SourceLoc& loc) {
+  CheckedArgs c;
+  std::string names;
+  for (const Param& p : f.params)
+    if (p.kind != Param::Kind::Size) {
+      c.params.push_back(&p);
+      names += (names.empty() ? "" : ", ") + p.name();
+    }
+  if (args.size() != c.params.size())
+    throw Error("kernel '" + f.name + "' takes " + std::to_string(c.params.size()) + " argument(s) (" +
+                    names + "; sizes are bound from the tensors' shapes), got " + std::to_string(args.size()),
+                loc);
+  c.tensors.resize(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Param& p = *c.params[i];
+    if (p.kind == Param::Kind::Tensor) {
+      c.tensors[i] = view_tensor(args[i], p, i, dev, loc);
+    } else if (!std::holds_alternative<double>(args[i]) && !std::holds_alternative<int64_t>(args[i])) {
+      throw Error(arg_label(i, p) + ": the kernel expects a scalar " + std::string(p.var.dtype().name()) +
+                      ", got a tensor",
+                  loc);
+    }
+  }
+  bind_and_check_shapes(f, c, loc);
+  return c;
+}
+
+/// Sizes come from the dimensions that are exactly a size; then every dimension must agree.
+void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& loc) {
+  std::vector<Var> size_vars = f.sizes();
+  for (std::size_t i = 0; i < c.params.size(); ++i) {
+    if (!c.tensors[i].shape) continue;
+    const auto& dims = c.params[i]->buffer->shape;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      auto* v = dims[d].as<ir::VarNode>();
+      bool is_size =
+          v && std::any_of(size_vars.begin(), size_vars.end(), [&](const Var& s) { return s.get() == v; });
+      if (!is_size || c.sizes.count(v)) continue;
+      int64_t value = (*c.tensors[i].shape)[d];
+      // bind_sizes needs a positive value the size's type holds; say so here, at the launch.
+      if (value <= 0 || wrap_int_to(v->dtype, value) != value)
+        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) + " is " +
+                        std::to_string(value) + ", which binds size '" + v->name +
+                        "': a size must be positive" + " and fit in " + std::string(v->dtype.name()),
+                    loc);
+      c.sizes[v] = value;
+    }
+  }
+  for (const Var& s : size_vars) {
+    auto it = c.sizes.find(s.node());
+    if (it == c.sizes.end())
+      throw Error("kernel '" + f.name + "': size '" + s.name() +
+                      "' is not a dimension of any tensor parameter, so a launch cannot bind it: use it as a "
+                      "tensor's dimension, or make it a scalar parameter",
+                  loc);
+    c.size_key.push_back(it->second);
+    c.size_names[s.name()] = it->second;
+  }
+  for (std::size_t i = 0; i < c.params.size(); ++i) {
+    if (!c.tensors[i].shape) continue;
+    const auto& dims = c.params[i]->buffer->shape;
+    std::vector<int64_t> want;
+    std::string sym;
+    bool symbolic = false;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      auto v = eval_dim(dims[d], c.sizes);
+      if (!v)
+        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) +
+                        " of the kernel's shape (" + print(dims[d]) +
+                        ") cannot be computed from the sizes at launch",
+                    loc);
+      want.push_back(*v);
+      symbolic |= !dims[d].as_int();
+      sym += (d ? ", " : "") + print(dims[d]);
+    }
+    if (want != *c.tensors[i].shape)
+      throw Error(arg_label(i, *c.params[i]) + ": shape " + shape_str(*c.tensors[i].shape) +
+                      " does not match the kernel's " + (symbolic ? "[" + sym + "] = " : "") +
+                      shape_str(want),
+                  loc);
+  }
+}
+
+Scalar scalar_for(const KernelArg& a, DType t) {
+  if (auto* d = std::get_if<double>(&a)) return convert_scalar(f64, t, Scalar::of_float(*d));
+  return convert_scalar(i64, t, Scalar::of_int(std::get<int64_t>(a)));
+}
+
+}  // namespace
+
+// ---- Target::compile and codegen_for
+
+Artifact Target::codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
+                             const CompileOptions& opt, Stages* stages) {
+  Function lowered = run_pipeline(plugin, info, f, opt, stages);
+  Artifact a = plugin.codegen(lowered, info, opt);
+  if (stages) stages->emplace_back("source", a.source);
+  return a;
+}
+
+CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc loc) const {
+  SourceLoc where = SourceLoc::from(loc);
+  if (!k.function().body)
+    throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
+  auto impl = std::make_shared<CompiledKernel::Impl>();
+  impl->dev = impl_->dev;
+  impl->generic = k.function();
+  impl->opt = opt;
+  // Symbolic sizes: compiled at each launch with new shapes (see specialise()).
+  if (impl->generic.sizes().empty()) {
+    impl->last = compile_variant(*impl->dev, impl->generic, opt, where);
+    impl->variants[{}] = impl->last;
+  }
+  return CompiledKernel(std::move(impl));
+}
+
+// ---- Specialisation and launch
+
+namespace {
+
+/// The compiled variant for these sizes, compiling it on first sight of them.
+std::shared_ptr<Variant> specialise(CompiledKernel::Impl& im, const CheckedArgs& c, const SourceLoc& loc) {
+  std::lock_guard<std::mutex> lock(im.mu);
+  auto it = im.variants.find(c.size_key);
+  if (it == im.variants.end()) {
+    // e.g. sizes {M: 100, N: 64}: func f(A: f32[M, N] ...) → func f(A: f32[100, 64] ...), then compiled.
+    Function bound = bind_sizes(im.generic, c.size_names);
+    it = im.variants.emplace(c.size_key, compile_variant(*im.dev, bound, im.opt, loc)).first;
+  }
+  im.last = it->second;
+  return it->second;
+}
+
+/// Device copies of the HostTensor arguments, released however the launch ends. The caller
+/// holds the device's mutex for the whole of the staging's life.
+struct HostStaging {
+  DeviceState& dev;
+  std::vector<std::pair<void*, const HostTensor*>> copies;
+  ~HostStaging() {
+    for (auto& [p, h] : copies) try {
+        dev.ctx->release(p);
+      } catch (...) {  // nothing sensible to do with a failed release while unwinding
+      }
+  }
+  void* stage_in(const HostTensor& h) {
+    void* p = dev.ctx->allocate(h.bytes());
+    copies.emplace_back(p, &h);
+    dev.ctx->copy_to_device(p, h.data, h.bytes());
+    return p;
+  }
+  // Every host tensor comes back, inputs included: simple, and right for in-place kernels.
+  void copy_back() {
+    for (auto& [p, h] : copies) dev.ctx->copy_to_host(h->data, p, h->bytes());
+  }
+};
+
+/// LaunchArgs in the lowered function's parameter order (sizes omitted), matched by name.
+std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
+                                        const std::vector<KernelArg>& args, HostStaging& staging) {
+  std::map<std::string, LaunchArg> by_name;
+  for (std::size_t i = 0; i < c.params.size(); ++i) {
+    const Param& p = *c.params[i];
+    LaunchArg la;
+    if (p.kind == Param::Kind::Tensor) {
+      const TensorView& t = c.tensors[i];
+      la.shape = *t.shape;
+      la.dtype = t.dtype;
+      la.device_ptr = t.buffer ? t.buffer->device_ptr() : staging.stage_in(*t.host);
+    } else {
+      la.is_tensor = false;
+      la.dtype = p.var.dtype();
+      la.scalar = scalar_for(args[i], la.dtype);
+    }
+    by_name[p.name()] = std::move(la);
+  }
+  std::vector<LaunchArg> out;
+  for (const Param& p : v.lowered.params) {
+    if (p.kind == Param::Kind::Size) continue;
+    auto it = by_name.find(p.name());
+    if (it == by_name.end())
+      throw Error("the pass pipeline gave kernel '" + v.lowered.name + "' a parameter '" + p.name() +
+                  "' that no launch argument provides: a pass must not add parameters");
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+/// Run `f` on the device; a plugin's non-tilegen exception becomes a tg::Error at the launch.
+template <typename F>
+void on_device(const DeviceState& dev, const std::string& kernel, const SourceLoc& loc, F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("target '" + dev.target + "' failed to run kernel '" + kernel + "': " + e.what(), loc);
+  } catch (...) {
+    throw Error("target '" + dev.target + "' failed to run kernel '" + kernel +
+                    "' with an exception that is not a std::exception",
+                loc);
+  }
+}
+
+const Variant& current(CompiledKernel::Impl& im) {
+  std::lock_guard<std::mutex> lock(im.mu);
+  if (!im.last) {
+    std::string sizes;
+    for (const Var& s : im.generic.sizes()) sizes += (sizes.empty() ? "" : ", ") + s.name();
+    throw Error(
+        "kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
+        "): it is compiled at its first launch, for that launch's shapes; launch it before asking for "
+        "its source, stages, binary or lowered IR");
+  }
+  return *im.last;
+}
+
+}  // namespace
+
+void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
+  SourceLoc where = SourceLoc::from(loc);
+  Impl& im = *impl_;
+  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
+  std::shared_ptr<Variant> v = specialise(im, c, where);
+  DeviceState& dev = *im.dev;
+  std::lock_guard<std::mutex> lock(dev.mu);
+  HostStaging staging{dev, {}};
+  on_device(dev, im.generic.name, where, [&] {
+    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    dev.ctx->launch(v->loaded, v->lowered, la);
+    staging.copy_back();
+  });
+}
+
+ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, ProfileOptions opt, Loc loc) const {
+  SourceLoc where = SourceLoc::from(loc);
+  if (opt.runs < 1 || opt.warmup < 0)
+    throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
+                    std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
+                where);
+  Impl& im = *impl_;
+  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
+  std::shared_ptr<Variant> v = specialise(im, c, where);
+  DeviceState& dev = *im.dev;
+  std::lock_guard<std::mutex> lock(dev.mu);
+  HostStaging staging{dev, {}};
+  std::vector<double> ms;
+  on_device(dev, im.generic.name, where, [&] {
+    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v->loaded, v->lowered, la);
+    dev.ctx->synchronize();
+    if (opt.flush_l2) {
+      // One timed run at a time, with the caches flushed before each (a no-op where there are none).
+      for (int r = 0; r < opt.runs; ++r) {
+        dev.ctx->flush_l2();
+        for (double t : dev.ctx->time_launches(v->loaded, v->lowered, la, 1)) ms.push_back(t);
+      }
+    } else {
+      ms = dev.ctx->time_launches(v->loaded, v->lowered, la, opt.runs);
+    }
+    staging.copy_back();
+  });
+  if (ms.size() != std::size_t(opt.runs))
+    throw Error("target '" + dev.target + "' timed " + std::to_string(ms.size()) + " runs of the " +
+                    std::to_string(opt.runs) + " asked for",
+                where);
+  std::sort(ms.begin(), ms.end());
+  ProfileResult r;
+  r.runs = opt.runs;
+  r.min_ms = ms.front();
+  r.max_ms = ms.back();
+  std::size_t mid = ms.size() / 2;
+  r.median_ms = ms.size() % 2 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2;
+  return r;
+}
+
+const std::string& CompiledKernel::name() const { return impl_->generic.name; }
+const std::string& CompiledKernel::source() const { return current(*impl_).artifact.source; }
+const std::string& CompiledKernel::assembly() const { return current(*impl_).artifact.assembly; }
+const std::vector<uint8_t>& CompiledKernel::binary() const { return current(*impl_).artifact.binary; }
+const std::vector<std::pair<std::string, std::string>>& CompiledKernel::stages() const {
+  return current(*impl_).stages;
+}
+const Function& CompiledKernel::lowered() const { return current(*impl_).lowered; }
+
+}  // namespace tg

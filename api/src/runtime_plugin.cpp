@@ -1,0 +1,30 @@
+// The out-of-line defaults of the plugin interface (plugin.h).
+#include <chrono>
+
+#include "tilegen/ir/error.h"
+#include "tilegen/plugin.h"
+
+namespace tg {
+
+// Wall clock around launch + synchronize, one run at a time. Targets with device timers (CUDA
+// events, Vulkan timestamps) override this to leave out the host's launch overhead.
+std::vector<double> DeviceContext::time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
+                                                 const std::vector<LaunchArg>& args, int runs) {
+  std::vector<double> ms;
+  ms.reserve(std::size_t(std::max(runs, 0)));
+  for (int r = 0; r < runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    launch(loaded, lowered, args);
+    synchronize();
+    auto stop = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
+  }
+  return ms;
+}
+
+TargetInfo TargetPlugin::info_for_arch(const std::string& arch) {
+  throw Error("target '" + name() + "' cannot generate code for architecture '" + arch +
+              "' without a device: it knows no architecture by name; run on a machine with the device");
+}
+
+}  // namespace tg

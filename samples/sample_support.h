@@ -1,0 +1,64 @@
+// Private helpers shared by the sample files: parameter access, random inputs, poisoned outputs,
+// tolerances. Not installed; the public surface is tilegen/samples.h.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tilegen/samples.h"
+
+namespace tg::samples::detail {
+
+/// A resolved parameter; throws tg::Error when the sample forgot to declare it.
+int64_t param(const Params& p, const std::string& name);
+/// A parameter as a builder-ready Expr constant (shapes, block sizes).
+inline Expr cparam(const Params& p, const std::string& name) { return Expr(param(p, name)); }
+
+/// Throws tg::Error("<sample>: <message>") when `ok` is false: parameter combinations the
+/// kernel cannot handle (block sizes that do not divide, a head count that does not split).
+void require(bool ok, const std::string& sample, const std::string& message);
+
+/// A flag parameter: {name, default, help} accepting 0 or 1.
+ParamInfo flag(std::string name, int64_t default_value, std::string help);
+
+/// An input filled with uniform values in [lo, hi] rounded to `t` (integers: uniform integers).
+HostArray random_input(std::string name, std::vector<int64_t> shape, DType t, std::mt19937_64& rng,
+                       double lo = -1.0, double hi = 1.0);
+/// An output poisoned with NaN (floats) or bytes 0x7F (integers), so an element the kernel
+/// forgets to write cannot match the reference.
+HostArray poisoned_output(std::string name, std::vector<int64_t> shape, DType t);
+
+/// Tolerance for a value accumulated from `terms` products in f32 and stored in `t`:
+/// relative error from the output rounding (f32 1e-4, f16 1e-2, bf16 3e-2), and an absolute
+/// floor growing with sqrt(terms) for results that cancel to near zero.
+Tolerance accumulation_tolerance(DType t, int64_t terms);
+
+/// Append a test shape with its label; `conformance_only` keeps it out of the Debug unit test.
+inline void add_test_shape(Sample& s, std::string label, Params shape, bool conformance_only = false) {
+  s.test_shapes.push_back(std::move(shape));
+  s.test_shape_info.push_back({std::move(label), conformance_only});
+}
+
+/// Every element of `a` as a double, in storage order.
+std::vector<double> to_doubles(const HostArray& a);
+/// C = A · Bᵀ in float64: `a` is M×K and `b_t` is N×K, both row-major; C is M×N row-major.
+std::vector<double> matmul_reference(const std::vector<double>& a, const std::vector<double>& b_t, int64_t M,
+                                     int64_t N, int64_t K);
+
+/// Bytes of one element (packed types count half a byte).
+inline double element_bytes(DType t) { return t.bits() / 8.0; }
+
+/// "f16" in messages.
+inline std::string dtype_name(DType t) { return std::string(t.name()); }
+
+// One factory per sample file.
+Sample gemm_sample();
+Sample gemm_relu_sample();
+Sample softmax_sample();
+Sample rmsnorm_sample();
+Sample flash_attention_sample();
+Sample dequant_gemm_sample();
+Sample conv2d_sample();
+Sample block_reduce_sample();
+
+}  // namespace tg::samples::detail

@@ -1,0 +1,105 @@
+// softmax: Y[i, :] = exp(X[i, :] - max) / sum, row-wise over an M×N matrix, any N. A block owns
+// block_M rows and walks their columns in block_N tiles twice: first an online max and sum kept in
+// fragments (the sum rescaled whenever the max grows), then the normalised values.
+#include <algorithm>
+#include <cmath>
+
+#include "sample_support.h"
+
+namespace tg::samples::detail {
+namespace {
+
+Kernel build_softmax(const Params& p, DType t) {
+  require(t == f16 || t == bf16 || t == f32, "softmax",
+          "dtype " + dtype_name(t) + " is not supported; use f16, bf16 or f32");
+  const int64_t M = param(p, "M"), N = param(p, "N");
+  const Expr bm = param(p, "block_M"), bn = param(p, "block_N");
+  KernelBuilder k("softmax");
+  auto X = k.tensor("X", {M, N}, t);
+  auto Y = k.tensor("Y", {M, N}, t);
+  k.grid(ceildiv(M, bm)).threads(int(param(p, "threads"))).body([&](Expr bx) {
+    auto Xf = k.fragment({bm, bn}, f32, "x");
+    auto row_max = k.fragment({bm}, f32, "row_max");  // running max of the columns seen
+    auto tile_max = k.fragment({bm}, f32, "tile_max");
+    auto row_sum = k.fragment({bm}, f32, "row_sum");  // sum of exp(x - row_max) so far
+    k.fill(row_max, lowest(f32));
+    k.clear(row_sum);
+    k.serial(ceildiv(N, bn), [&](Expr jo) {
+      k.copy(X.at(bx * bm, jo * bn), Xf);
+      // Columns past N were read as zero; keep them out of the max and the sum.
+      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = select(jo * bn + j < N, Xf(i, j), lowest(f32)); });
+      k.reduce_max(Xf, tile_max, 1);
+      k.parallel({bm}, [&](Expr i) {
+        tile_max(i) = max(row_max(i), tile_max(i));  // the new running max
+        row_sum(i) = row_sum(i) * exp(row_max(i) - tile_max(i));
+        row_max(i) = tile_max(i);
+      });
+      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = exp(Xf(i, j) - row_max(i)); });
+      k.reduce_sum(Xf, row_sum, 1, /*clear=*/false);
+    });
+    k.serial(ceildiv(N, bn), [&](Expr jo) {
+      k.copy(X.at(bx * bm, jo * bn), Xf);
+      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = exp(Xf(i, j) - row_max(i)) / row_sum(i); });
+      k.copy(Xf, Y.at(bx * bm, jo * bn));
+    });
+  });
+  return k.build();
+}
+
+Problem make_softmax(const Params& p, DType t, std::mt19937_64& rng, bool with_reference) {
+  const int64_t M = param(p, "M"), N = param(p, "N");
+  Problem pr;
+  pr.args.push_back(random_input("X", {M, N}, t, rng));
+  pr.args.push_back(poisoned_output("Y", {M, N}, t));
+  if (!with_reference) return pr;
+  std::vector<double> x = to_doubles(pr.args[0]), y(x.size());
+  for (int64_t i = 0; i < M; ++i) {
+    const double* row = x.data() + i * N;
+    double mx = *std::max_element(row, row + N), sum = 0;
+    for (int64_t j = 0; j < N; ++j) sum += std::exp(row[j] - mx);
+    for (int64_t j = 0; j < N; ++j) y[size_t(i * N + j)] = std::exp(row[j] - mx) / sum;
+  }
+  pr.expected.push_back(std::move(y));
+  return pr;
+}
+
+// Outputs lie in (0, 1]; the error is the output rounding, relative to the value.
+Tolerance softmax_tolerance(const Params&, DType t) {
+  if (t == f16) return {1e-5, 1e-2};
+  if (t == bf16) return {1e-4, 3e-2};
+  return {1e-7, 1e-4};
+}
+
+}  // namespace
+
+Sample softmax_sample() {
+  Sample s;
+  s.name = "softmax";
+  s.description = "row-wise softmax of an M×N matrix, any N: online max and sum over column tiles";
+  s.params = {{"M", 1024, "rows"},
+              {"N", 2048, "row length"},
+              {"block_M", 4, "rows per block"},
+              {"block_N", 256, "columns per tile"},
+              {"threads", 128, "threads per block", 1, 1024}};
+  s.dtypes = {f32, f16, bf16};
+  s.build = build_softmax;
+  s.make_problem = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_softmax(p, t, rng, true);
+  };
+  s.make_inputs = [](const Params& p, DType t, std::mt19937_64& rng) {
+    return make_softmax(p, t, rng, false);
+  };
+  s.tolerance = softmax_tolerance;
+  add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 32}, {"block_M", 4}, {"block_N", 32}});
+  add_test_shape(s, "ragged 13x100, tiles of 32", {{"M", 13}, {"N", 100}, {"block_M", 4}, {"block_N", 32}});
+  add_test_shape(s, "single column", {{"M", 5}, {"N", 1}, {"block_M", 2}, {"block_N", 16}});
+  add_test_shape(s, "ragged, default tiles", {{"M", 37}, {"N", 1000}}, true);
+  add_test_shape(s, "vocabulary row", {{"M", 4}, {"N", 32000}}, true);
+  s.bench_shapes = {{{"M", 4096}, {"N", 4096}}, {{"M", 8192}, {"N", 1024}}, {{"M", 1024}, {"N", 32000}}};
+  s.flops = [](const Params&, DType) { return 0.0; };
+  // One read and one write of X is the floor; the kernel reads X twice.
+  s.bytes = [](const Params& p, DType t) { return 2.0 * param(p, "M") * param(p, "N") * element_bytes(t); };
+  return s;
+}
+
+}  // namespace tg::samples::detail

@@ -1,0 +1,12 @@
+// A plugin built against another tilegen: its entry reports ABI version 7. The loader must refuse
+// it before calling create(), which would fail loudly if it were called.
+#include <stdexcept>
+
+#include "tilegen/plugin.h"
+
+TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
+  static const TgPluginEntry entry{7, "testabi", []() -> tg::TargetPlugin* {
+                                     throw std::runtime_error("create() called despite an ABI mismatch");
+                                   }};
+  return &entry;
+}
