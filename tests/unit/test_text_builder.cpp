@@ -171,6 +171,7 @@ TEST_CASE("text: a builder softmax with scalars, lets and local loops reads back
 }
 
 #ifdef TILEGEN_HAVE_SAMPLES
+#include "tilegen/passes/pipeline.h"
 #include "tilegen/samples.h"
 
 TEST_CASE("text: every sample reads back, in every dtype") {
@@ -178,6 +179,21 @@ TEST_CASE("text: every sample reads back, in every dtype") {
     for (DType t : s.dtypes) {
       INFO(s.name << " " << t.name());
       reparsed(s.build(samples::resolve(s, {}), t));
+    }
+  }
+}
+
+// The IR after every pass of the default pipeline (what TILEGEN_DUMP_AFTER shows and the kernel
+// cache hashes) reads back too.
+TEST_CASE("text: the IR after each default pass reads back, for every sample") {
+  TargetInfo info;
+  info.target = "interp";
+  for (auto& s : samples::all()) {
+    PassManager pm(default_pipeline());
+    pm.run(s.build(samples::resolve(s, {}), s.dtypes[0]).function(), info);
+    for (auto& [pass, text] : pm.stages()) {
+      INFO(s.name << " after " << pass);
+      CHECK(print(parse_function(text, s.name + ".tgir")) == text);
     }
   }
 }
