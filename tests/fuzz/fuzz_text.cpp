@@ -16,12 +16,8 @@
 
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
-#ifdef TILEGEN_FUZZ_VERIFY
 #include "tilegen/ir/verifier.h"
-#endif
-#ifdef TILEGEN_FUZZ_INTERPRET
 #include "tilegen/ir/interpreter.h"
-#endif
 
 namespace tg::fuzz {
 namespace {
@@ -53,7 +49,6 @@ void check_round_trip(const Function& f) {
   if (a != b) bug("print -> parse -> print changed the text", "--- first:\n" + a + "--- second:\n" + b);
 }
 
-#ifdef TILEGEN_FUZZ_INTERPRET
 // ---- Deciding whether a function is small enough to interpret quickly.
 
 constexpr int64_t kSizeValue = 8;  // every size parameter
@@ -197,7 +192,6 @@ void interpret_small(const Function& f) {
   interpret(f, args, opt);
   note("interpreted");
 }
-#endif
 
 }  // namespace
 
@@ -206,12 +200,8 @@ int check_text(const uint8_t* data, std::size_t size) {
   try {
     Function f = parse_function(text, "<fuzz>");
     check_round_trip(f);
-#ifdef TILEGEN_FUZZ_VERIFY
     verify(f);
-#ifdef TILEGEN_FUZZ_INTERPRET
     interpret_small(f);
-#endif
-#endif
   } catch (const Error& e) {
     note(std::string("rejected: ") + e.what());  // the expected outcome for most inputs
   }
