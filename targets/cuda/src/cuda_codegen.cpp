@@ -63,6 +63,11 @@ std::string float_literal(double v, DType t) {
   return dbl ? s : s + "f";
 }
 
+bool is_zero(const Expr& e) {
+  auto v = e.as_int();
+  return v && *v == 0;
+}
+
 int log2_if_power(int64_t v) {
   if (v <= 0 || (v & (v - 1)) != 0) return -1;
   int k = 0;
@@ -298,8 +303,12 @@ class KernelEmitter {
   // ---- statements
   void store(const ir::Store& op) {
     std::string buf = name(op.buffer.get(), op.buffer->name), at = linear_index(*op.buffer.get(), op.indices);
-    std::string v = expr(op.value);
     DType t = op.buffer->dtype;
+    // Same-format element moves copy the bits (no conversion round trip).
+    if (const auto* src = op.value.as<ir::Load>(); src && src->buffer->dtype == t && !t.is_packed())
+      return line(buf + "[" + at + "] = " + name(src->buffer.get(), src->buffer->name) + "[" +
+                  linear_index(*src->buffer, src->indices) + "];");
+    std::string v = expr(op.value);
     if (t == f16) return line(buf + "[" + at + "] = tg_f32_to_f16(" + v + ");");
     if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + v + ");");
     if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
@@ -360,7 +369,8 @@ class KernelEmitter {
         std::string lo = expr(op->min), n = expr(op->extent);
         if (op->for_kind == ForKind::Unrolled || op->for_kind == ForKind::Vectorized) line("#pragma unroll");
         std::string v = declare(op->var.name(), op->var.get()), t = value_type(op->var.dtype());
-        line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + lo + " + " + n + "; ++" + v + ") {");
+        std::string end = is_zero(op->min) ? n : lo + " + " + n;
+        line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
         block(op->body);
         return line("}");
       }
