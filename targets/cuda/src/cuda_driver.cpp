@@ -89,7 +89,8 @@ class CudaContext final : public DeviceContext {
     d.check(d.cuDeviceGet(&dev_, index), "cuDeviceGet");
     d.check(d.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
     d.check(d.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
-    d.check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    // A blocking stream: it orders after the synchronous cuMemcpy calls, which use the legacy stream.
+    d.check(d.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
     info_ = device_info(dev_);
   }
   ~CudaContext() override {
