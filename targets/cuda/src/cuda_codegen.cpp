@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
 
 namespace tg::cuda {
 
@@ -61,6 +62,32 @@ std::string float_literal(double v, DType t) {
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return dbl ? s : s + "f";
+}
+
+// Shared tiles whose rows are a multiple of 32 bytes get 16 bytes of padding a row, so the
+// threads of a warp reading a column-slice (the mma operand loads) hit distinct banks.
+int64_t pitch_of(const ir::BufferNode& b) {
+  auto cols = b.shape.back().as_int();
+  if (!cols || b.scope != Scope::Shared || b.shape.size() < 2 || b.dtype.is_packed()) return cols.value_or(0);
+  return (*cols * b.dtype.bits() / 8) % 32 == 0 ? *cols + 128 / b.dtype.bits() : *cols;
+}
+
+// Element strides of each dimension in storage (row-major, last dimension padded by pitch_of).
+std::vector<int64_t> strides_of(const ir::BufferNode& b) {
+  std::vector<int64_t> st(b.shape.size(), 1);
+  for (std::size_t d = b.shape.size() - 1; d-- > 0;) {
+    auto next = b.shape[d + 1].as_int();
+    if (!next) throw Error("buffer " + b.name + " has a non-constant shape; bind the sizes first", b.loc);
+    st[d] = st[d + 1] * (d + 1 == b.shape.size() - 1 ? pitch_of(b) : *next);
+  }
+  return st;
+}
+
+// Elements of storage a buffer occupies (padding included).
+int64_t stored_elements(const ir::BufferNode& b) {
+  auto first = b.shape.front().as_int();
+  if (!first) throw Error("buffer " + b.name + " has a non-constant shape; bind the sizes first", b.loc);
+  return b.shape.size() == 1 ? *first : strides_of(b)[0] * *first;
 }
 
 bool is_zero(const Expr& e) {
@@ -151,20 +178,74 @@ class KernelEmitter {
 
   // ---- expressions
   std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
-    int64_t numel = 1;
-    for (const Expr& d : b.shape) numel *= d.as_int().value_or(int64_t(1) << 31);
-    const bool wide = numel >= (int64_t(1) << 31);
+    const bool wide = stored_elements(b) >= (int64_t(1) << 31);
+    const std::vector<int64_t> st = strides_of(b);
     std::string out;
     for (std::size_t d = 0; d < idx.size(); ++d) {
       std::string term = wide ? "(long long)(" + expr(idx[d]) + ")" : expr(idx[d]);
-      if (out.empty()) out = term;
-      else {
-        auto dim = b.shape[d].as_int();
-        if (!dim) throw Error("buffer " + b.name + " has a non-constant shape; bind the sizes first", b.loc);
-        out = "(" + out + ") * " + std::to_string(*dim) + " + " + term;
-      }
+      if (st[d] != 1) term = "(" + term + ") * " + std::to_string(st[d]);
+      out = out.empty() ? term : out + " + " + term;
     }
     return out.empty() ? "0" : out;
+  }
+
+  // ---- vector moves: for v in vectorized(0 +: V) { let ... { dst[..v..] = src[..v..] } } where
+  // both element indices advance by 1 with v from a multiple of V, becomes one 2-, 4-, 8- or
+  // 16-byte move. Returns false (and emits nothing) when the loop is not of that form.
+  static Expr flat_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+    std::vector<int64_t> st = strides_of(b);
+    Expr flat = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * Expr(st[d]);
+    return flat;
+  }
+  static bool aligned_unit_step(const Expr& flat, const Var& v, int64_t width) {
+    LinearForm f = linear_form(flat);
+    if (f.constant % width != 0) return false;
+    int64_t step = 0;
+    for (auto& [term, coeff] : f.terms) {
+      if (term.same_as(v)) step += coeff;
+      else if (coeff % width != 0 || uses_var(term, v)) return false;
+    }
+    return step == 1;
+  }
+  static bool uses_var(const Expr& e, const Var& v) {
+    struct Finder : IRVisitor {
+      const ir::VarNode* v;
+      bool found = false;
+      void visit(const ir::VarNode* op) override { found |= op == v; }
+    } finder;
+    finder.v = v.node();
+    finder.visit_expr(e);
+    return finder.found;
+  }
+  bool vector_move(const ir::For& op) {
+    auto width = op.extent.as_int();
+    if (!width || !is_zero(op.min)) return false;
+    Stmt body = op.body;
+    std::vector<std::pair<Var, Expr>> lets;
+    while (const auto* let = body.as<ir::Let>()) {
+      lets.emplace_back(let->var, substitute(let->value, lets));
+      body = let->body;
+    }
+    const auto* st = body.as<ir::Store>();
+    const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
+    if (!ld || ld->buffer->dtype != st->buffer->dtype || st->buffer->dtype.is_packed()) return false;
+    const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
+    const char* type = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tg_u32" : bytes == 2 ? "tg_u16" : nullptr;
+    if (!type) return false;
+    std::vector<Expr> di, si;
+    for (const Expr& e : st->indices) di.push_back(substitute(e, lets));
+    for (const Expr& e : ld->indices) si.push_back(substitute(e, lets));
+    Expr dflat = flat_index(*st->buffer.get(), di), sflat = flat_index(*ld->buffer, si);
+    if (!aligned_unit_step(dflat, op.var, *width) || !aligned_unit_step(sflat, op.var, *width)) return false;
+    std::vector<std::pair<Var, Expr>> at_zero = {{op.var, Expr(0)}};
+    for (auto& e : di) e = substitute(e, at_zero);
+    for (auto& e : si) e = substitute(e, at_zero);
+    std::string t = type;
+    line("*reinterpret_cast<" + t + "*>(&" + name(st->buffer.get(), st->buffer->name) + "[" +
+         linear_index(*st->buffer.get(), di) + "]) = *reinterpret_cast<const " + t + "*>(&" +
+         name(ld->buffer.get(), ld->buffer->name) + "[" + linear_index(*ld->buffer, si) + "]);");
+    return true;
   }
 
   std::string load(const ir::Load& op) {
@@ -366,6 +447,7 @@ class KernelEmitter {
       }
       case ir::StmtKind::For: {
         const auto* op = s.as<ir::For>();
+        if (op->for_kind == ForKind::Vectorized && vector_move(*op)) return;
         std::string lo = expr(op->min), n = expr(op->extent);
         if (op->for_kind == ForKind::Unrolled || op->for_kind == ForKind::Vectorized) line("#pragma unroll");
         std::string v = declare(op->var.name(), op->var.get()), t = value_type(op->var.dtype());
@@ -410,9 +492,7 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
     std::vector<std::pair<std::string, int64_t>> sizes;
     for (const Buffer& b : kernels[i]->buffers) {
       if (b->scope != Scope::Shared) continue;
-      auto n = b.const_numel();
-      if (!n) throw Error("shared " + b->name + " has a shape that is not constant; bind the sizes first", b->loc);
-      int64_t bytes = int64_t(storage_bytes(b->dtype, *n));
+      int64_t bytes = int64_t(storage_bytes(b->dtype, stored_elements(*b.get())));
       p.shared.offsets.emplace_back(b, p.shared.bytes);
       p.shared.bytes += (bytes + 15) / 16 * 16;
       sizes.emplace_back(b->name, bytes);
