@@ -13,6 +13,7 @@
 
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/shared_memory_plan.h"
 
 namespace tg::cuda {
 
@@ -489,23 +490,11 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
     KernelPlan p;
     p.kernel = kernels[i];
     p.name = kernels.size() == 1 ? f.name : f.name + "_k" + std::to_string(i);
-    std::vector<std::pair<std::string, int64_t>> sizes;
-    for (const Buffer& b : kernels[i]->buffers) {
-      if (b->scope != Scope::Shared) continue;
-      int64_t bytes = int64_t(storage_bytes(b->dtype, stored_elements(*b.get())));
-      p.shared.offsets.emplace_back(b, p.shared.bytes);
-      p.shared.bytes += (bytes + 15) / 16 * 16;
-      sizes.emplace_back(b->name, bytes);
-    }
-    if (p.shared.bytes > info.shared_mem_bytes) {
-      std::sort(sizes.begin(), sizes.end(), [](auto& a, auto& b) { return a.second > b.second; });
-      std::string list;
-      for (auto& [name, bytes] : sizes) list += (list.empty() ? "" : ", ") + name + " (" + std::to_string(bytes) + " B)";
-      throw Error("kernel " + p.name + " needs " + std::to_string(p.shared.bytes) + " bytes of shared memory but " +
-                      info.device_name + " offers " + std::to_string(info.shared_mem_bytes) +
-                      " per block; shrink the block's tiles: " + list,
-                  kernels[i]->loc);
-    }
+    SharedMemoryPlan plan = plan_shared_memory(
+        *kernels[i], [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, stored_elements(*b.get()))); },
+        info.shared_mem_bytes, info.device_name);
+    p.shared.offsets = std::move(plan.offsets);
+    p.shared.bytes = plan.bytes;
     out.push_back(std::move(p));
   }
   if (out.empty()) throw Error("function " + f.name + " has no kernel to emit", f.loc);
