@@ -3,6 +3,7 @@
 #include "gpu_pass_test_util.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/partition_threads.h"
+#include "tilegen/passes/rasterize_blocks.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -79,4 +80,28 @@ func pack(W: int4[4, 7] global, V: int4[4, 7] global) {
   }
 })");
   CHECK_THROWS_WITH_AS(partition_threads(f, nvidia_target_info(80)), doctest::Contains("odd innermost extent"), Error);
+}
+
+TEST_CASE("rasterize_blocks: gemm kernels visit blocks in panels; results unchanged") {
+  Function f = parse_function(R"(
+func mm(A: f32[80, 8] global, B: f32[8, 24] global, C: f32[80, 24] global) {
+  kernel grid(3, 10) threads(32) -> (bx, by; tx) {
+    shared As: f32[8, 8]
+    shared Bs: f32[8, 8]
+    fragment Cf: f32[8, 8]
+    copy A[by*8 +: 8, 0 +: 8] -> As
+    copy B[0 +: 8, bx*8 +: 8] -> Bs
+    gemm(As, Bs -> Cf, clear)
+    copy Cf -> C[by*8 +: 8, bx*8 +: 8]
+  }
+})");
+  Function g = rasterize_blocks(f, nvidia_target_info(80), 4);  // panels of 4, 4 and 2 block rows
+  std::string text = print(g);
+  INFO(text);
+  CHECK(contains(text, "let block"));
+  CHECK(contains(text, "by_r"));
+  check_same_results(f, g);
+  check_same_results(f, partition_threads(g, nvidia_target_info(80)));
+  // No gemm, or too few block rows: unchanged.
+  CHECK(rasterize_blocks(f, nvidia_target_info(80), 16).body.same_as(f.body));
 }

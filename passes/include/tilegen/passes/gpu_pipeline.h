@@ -1,7 +1,7 @@
 // The shared GPU lowering pipeline, as a list: what the cuda target runs (and what hip and
 // vulkan start from), after the runtime has bound the launch's sizes.
 //
-//   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
+//   simplify → bounds → simplify → rasterize_blocks → infer_fragment_layouts → partition_threads
 //
 // Its output is per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with
 // Shared and Local buffers), which the interpreter executes exactly, so every target's lowered
