@@ -55,9 +55,11 @@ class Partition : public IRMutator {
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
     tx_ = op->thread_var;
     threads_ = op->threads;
+    added_.clear();
     Stmt body = drop_redundant_barriers(mutate(op->body));
     auto k = std::make_shared<ir::Kernel>(*op);
     k->body = std::move(body);
+    for (const Buffer& b : added_) k->buffers.push_back(b);
     return Stmt(std::move(k));
   }
 
@@ -98,9 +100,18 @@ class Partition : public IRMutator {
     return lower(n, op->loc);
   }
 
+  Stmt visit(const ir::Reduce* op, const Stmt&) override {
+    int64_t rows = 1;
+    for (const Expr& e : op->dst->shape) rows *= *e.as_int();
+    const int64_t len = *op->src->shape[std::size_t(op->axis)].as_int();
+    int64_t lanes = 1;  // threads per output element, a power of two
+    while (lanes * 2 * rows <= threads_ && lanes * 2 <= len) lanes *= 2;
+    return lanes >= 4 ? cooperative_reduce(*op, rows, len, lanes) : serial_reduce(op);
+  }
+
   //   reduce max(x -> m, axis=1, clear)
   //   → for i parallel { m[i] = x[i, 0]; for r in [1, 32) { m[i] = max(m[i], x[i, r]) } }
-  Stmt visit(const ir::Reduce* op, const Stmt& self) override {
+  Stmt serial_reduce(const ir::Reduce* op) {
     std::vector<int64_t> ext;
     for (const Expr& e : op->dst->shape) ext.push_back(*e.as_int());
     Nest n = element_nest(ext, "o");
@@ -127,6 +138,56 @@ class Partition : public IRMutator {
     Stmt rest = make_for(r, 1, len - 1, make_store(op->dst, out, combine(acc, src_at(r)), op->loc), ForKind::Serial, op->loc);
     n.body = make_seq({first, rest}, op->loc);
     return lower(n, op->loc);
+  }
+
+  // Each output element gets `lanes` threads: strided partial results in a local, then a tree
+  // through shared scratch with a barrier a level.
+  //   reduce sum(x -> s, axis=1) with x: f32[4, 256], threads(128) → 32 lanes a row:
+  //   let row = tx / 32 { let lane = tx % 32 {
+  //     s_acc[0] = x[row, lane]; for j in serial(1 +: 7) { s_acc[0] = s_acc[0] + x[row, lane + j*32] }
+  //     s_partial[row*32 + lane] = s_acc[0]
+  //     barrier; if lane < 16 { s_partial[..] = s_partial[..] + s_partial[.. + 16] }; barrier; ... (to 1)
+  //     if lane == 0 { s[row] = s[row] + s_partial[row*32] } } }
+  Stmt cooperative_reduce(const ir::Reduce& op, int64_t rows, int64_t len, int64_t lanes) {
+    const SourceLoc& loc = op.loc;
+    const DType t = op.dst->dtype;
+    Buffer acc = Buffer::make(op.dst->name + "_acc", {Expr(1)}, t, Scope::Local, {}, loc);
+    Buffer part = Buffer::make(op.dst->name + "_partial", {Expr(rows * lanes)}, t, Scope::Shared, {}, loc);
+    added_.push_back(acc), added_.push_back(part);
+    Var row("row", tx_.dtype()), lane("lane", tx_.dtype()), j("j");
+    std::vector<Expr> out;  // row → dst index, row-major
+    int64_t stride = rows;
+    for (const Expr& e : op.dst->shape) {
+      stride /= *e.as_int();
+      out.push_back(row / stride % *e.as_int());
+    }
+    auto src_at = [&](const Expr& k) {
+      std::vector<Expr> idx = out;
+      idx.insert(idx.begin() + op.axis, k);
+      Expr x = cast(t, op.src.load(idx));
+      return op.op == ReduceOp::AbsMax ? abs(x) : x;
+    };
+    auto merge = [&](const Expr& a, const Expr& b) {
+      return op.op == ReduceOp::Sum ? a + b : op.op == ReduceOp::Min ? min(a, b) : max(a, b);
+    };
+    Expr live = row < rows;
+    Expr k = lane + j * lanes;
+    Stmt step = make_if(k < len, make_store(acc, {0}, merge(acc.load({0}), src_at(k)), loc), loc);
+    std::vector<Stmt> body = {
+        make_if(live, make_seq({make_store(acc, {0}, src_at(lane), loc),
+                                make_for(j, 1, (len + lanes - 1) / lanes - 1, step, ForKind::Serial, loc),
+                                make_store(part, {row * lanes + lane}, acc.load({0}), loc)}, loc), loc)};
+    for (int64_t half = lanes / 2; half >= 1; half /= 2) {
+      Expr at = row * lanes + lane;
+      body.push_back(make_barrier(loc));
+      body.push_back(make_if(live && lane < half,
+                             make_store(part, {at}, merge(part.load({at}), part.load({at + half})), loc), loc));
+    }
+    body.push_back(make_barrier(loc));
+    Expr total = part.load({row * lanes});
+    body.push_back(make_if(live && lane == 0, make_store(op.dst, out, op.clear ? total : merge(op.dst.load(out), total), loc), loc));
+    Stmt s = make_let(row, tx_ / lanes, make_let(lane, tx_ % lanes, make_seq(std::move(body), loc), loc), loc);
+    return fenced(s, loc);
   }
 
   //   gemm(A_s, B_s -> C_f)  →  for i, j parallel { for k { C_f[i, j] = C_f[i, j] + A_s[i, k] * B_s[k, j] } }
@@ -219,6 +280,7 @@ class Partition : public IRMutator {
   const TargetInfo& info_;
   Var tx_;
   int threads_ = 1;
+  std::vector<Buffer> added_;  // scratch buffers of lowered reductions
 };
 
 // Fragments left (not laid out in registers) are block-wide tiles: shared memory.
