@@ -1,6 +1,8 @@
 // Queries and barrier clean-up shared by the GPU lowering passes.
 #include "stmt_build.h"
 
+#include <set>
+
 namespace tg::lower {
 
 namespace {
@@ -35,26 +37,137 @@ struct BlockMemoryUse : IRVisitor {
 
 bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
-// Collapses runs of barriers inside every Seq.
-struct BarrierRuns : IRMutator {
+// What a statement reads and writes of memory other threads see (every buffer but locals), and
+// whether it contains a barrier.
+struct Access : IRVisitor {
+  std::set<const ir::BufferNode*> reads, writes;
+  bool barrier = false;
+
+  static bool block(const ir::BufferNode* b) { return b->scope != Scope::Local; }
+  void read(const ir::BufferNode* b) {
+    if (block(b)) reads.insert(b);
+  }
+  void write(const ir::BufferNode* b) {
+    if (block(b)) writes.insert(b);
+  }
+  void visit(const ir::Load* op) override {
+    read(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    write(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    read(op->buffer.get()), write(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Copy* op) override {
+    read(op->src.buffer.get()), write(op->dst.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Fill* op) override {
+    write(op->dst.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Gemm* op) override {
+    read(op->a.buffer.get()), read(op->b.buffer.get()), read(op->c.buffer.get()), write(op->c.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Reduce* op) override {
+    read(op->src.get()), read(op->dst.get()), write(op->dst.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Barrier*) override { barrier = true; }
+
+  static Access of(const Stmt& s) {
+    Access a;
+    a.visit_stmt(s);
+    return a;
+  }
+  void merge(const Access& o) {
+    reads.insert(o.reads.begin(), o.reads.end());
+    writes.insert(o.writes.begin(), o.writes.end());
+  }
+  // A barrier is needed between *this (before) and `next` (after).
+  bool conflicts(const Access& next) const {
+    auto meets = [](const std::set<const ir::BufferNode*>& x, const std::set<const ir::BufferNode*>& y) {
+      for (auto* b : x)
+        if (y.count(b)) return true;
+      return false;
+    };
+    return meets(writes, next.reads) || meets(writes, next.writes) || meets(reads, next.writes);
+  }
+};
+
+// Keeps only the barriers that separate conflicting accesses. `before` is what may still be in
+// flight (accessed since the last barrier) when s starts: for a loop body, what precedes the
+// loop and the body itself (the previous iteration).
+class BarrierThinning {
+ public:
+  Stmt thin(const Stmt& s, const Access& before, bool kernel_end = false) {
+    switch (s->kind) {
+      case ir::StmtKind::Seq: return thin_seq(s.as<ir::Seq>()->stmts, before, kernel_end, s->loc);
+      case ir::StmtKind::Let: {
+        auto n = std::make_shared<ir::Let>(*s.as<ir::Let>());
+        n->body = thin(n->body, before, kernel_end);
+        return Stmt(std::move(n));
+      }
+      case ir::StmtKind::If: {
+        auto n = std::make_shared<ir::If>(*s.as<ir::If>());
+        n->then_body = thin(n->then_body, before);
+        if (n->else_body) n->else_body = thin(n->else_body, before);
+        return Stmt(std::move(n));
+      }
+      case ir::StmtKind::For: {
+        auto n = std::make_shared<ir::For>(*s.as<ir::For>());
+        if (n->for_kind == ForKind::Parallel) return s;
+        Access entry = before;
+        entry.merge(Access::of(n->body));
+        n->body = thin(n->body, entry);
+        return Stmt(std::move(n));
+      }
+      default: return s;
+    }
+  }
+
+ private:
+  Stmt thin_seq(const std::vector<Stmt>& stmts, const Access& before, bool kernel_end, const SourceLoc& loc) {
+    std::vector<Stmt> out;
+    Access cur = before;
+    bool pending = false;
+    Stmt pending_barrier;
+    for (const Stmt& s0 : stmts) {
+      if (is_barrier(s0)) {
+        pending = true;
+        pending_barrier = s0;
+        continue;
+      }
+      Access a = Access::of(s0);
+      if (pending && cur.conflicts(a)) {
+        out.push_back(pending_barrier);
+        cur = Access();
+      }
+      pending = false;
+      out.push_back(thin(s0, cur));
+      if (a.barrier) cur = a;  // conservative: all of s may follow its last barrier
+      else cur.merge(a);
+    }
+    if (pending && !kernel_end) out.push_back(pending_barrier);
+    return make_seq(std::move(out), loc);
+  }
+};
+
+// Splices nested Seqs into their parent, so that barriers of neighbouring lowered statements meet.
+struct FlattenSeqs : IRMutator {
   Stmt visit(const ir::Seq* op, const Stmt& self) override {
     std::vector<Stmt> out;
-    bool changed = false;
     for (const Stmt& s : op->stmts) {
       Stmt m = mutate(s);
-      changed |= !m.same_as(s);
-      // Splice nested Seqs so that barriers from neighbouring lowered statements meet.
-      std::vector<Stmt> parts = m.as<ir::Seq>() ? m.as<ir::Seq>()->stmts : std::vector<Stmt>{m};
-      changed |= bool(m.as<ir::Seq>());
-      for (const Stmt& p : parts) {
-        if (is_barrier(p) && !out.empty() && is_barrier(out.back())) {
-          changed = true;
-          continue;
-        }
-        out.push_back(p);
-      }
+      if (const auto* inner = m.as<ir::Seq>()) out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
+      else out.push_back(m);
     }
-    return changed ? make_seq(std::move(out), op->loc) : self;
+    return make_seq(std::move(out), op->loc);
   }
 };
 
@@ -72,13 +185,7 @@ Stmt fenced(Stmt s, const SourceLoc& loc) {
 }
 
 Stmt drop_redundant_barriers(const Stmt& kernel_body) {
-  Stmt body = BarrierRuns().mutate(kernel_body);
-  const auto* seq = body.as<ir::Seq>();
-  if (!seq) return is_barrier(body) ? make_seq({}, body->loc) : body;
-  std::vector<Stmt> stmts = seq->stmts;
-  while (!stmts.empty() && is_barrier(stmts.front())) stmts.erase(stmts.begin());
-  while (!stmts.empty() && is_barrier(stmts.back())) stmts.pop_back();
-  return make_seq(std::move(stmts), seq->loc);
+  return BarrierThinning().thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
 }
 
 }  // namespace tg::lower

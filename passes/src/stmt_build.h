@@ -62,8 +62,10 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
 /// a statement lowered to per-thread code that does so needs barriers around it.
 bool touches_block_memory(const Stmt& s);
 
-/// Removes barriers that another barrier already covers: two in a row, and those at the very
-/// start or end of a kernel body.
+/// Keeps only the barriers that separate conflicting accesses (a write and another access of one
+/// non-local buffer) and drops those at the start or end of the kernel:
+///   barrier; copy -> As; barrier; copy -> Bs; barrier; gemm(As, Bs)  →  copy -> As; copy -> Bs; barrier; gemm
+/// Loop bodies count the previous iteration as coming before their start.
 Stmt drop_redundant_barriers(const Stmt& kernel_body);
 
 /// `s` wrapped in barriers when it touches block memory.
