@@ -3,12 +3,14 @@
 #include "tilegen/passes/infer_fragment_layouts.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/pipeline.h"
+#include "tilegen/passes/pipeline_shared.h"
 #include "tilegen/passes/rasterize_blocks.h"
 
 namespace tg {
 
 std::vector<PassEntry> gpu_pipeline() {
   std::vector<PassEntry> passes = default_pipeline();
+  passes.push_back({"pipeline_shared", pipeline_shared});
   passes.push_back({"rasterize_blocks", [](const Function& f, const TargetInfo& info) {
                       return rasterize_blocks(f, info);
                     }});

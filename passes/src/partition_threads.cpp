@@ -63,6 +63,22 @@ class Partition : public IRMutator {
     return Stmt(std::move(k));
   }
 
+  // A collective under a (block-uniform) if is fenced outside the if, so that barriers never sit
+  // in a branch: if (c) { copy ... }  →  barrier; if (c) { <per-thread copy> }; barrier
+  Stmt visit(const ir::If* op, const Stmt& self) override {
+    const Stmt& t = op->then_body;
+    auto kind = t->kind;
+    bool collective = kind == ir::StmtKind::Copy || kind == ir::StmtKind::Fill || kind == ir::StmtKind::Reduce ||
+                      kind == ir::StmtKind::Gemm || (t.as<ir::For>() && t.as<ir::For>()->for_kind == ForKind::Parallel);
+    if (op->else_body || !collective || !fence_) return IRMutator::visit(op, self);
+    fence_ = false;
+    Stmt inner = mutate(t);
+    fence_ = true;
+    auto n = std::make_shared<ir::If>(*op);
+    n->then_body = std::move(inner);
+    return fenced(Stmt(std::move(n)), op->loc);
+  }
+
   Stmt visit(const ir::For* op, const Stmt& self) override {
     if (op->for_kind != ForKind::Parallel) return IRMutator::visit(op, self);
     Nest n;
@@ -187,7 +203,7 @@ class Partition : public IRMutator {
     Expr total = part.load({row * lanes});
     body.push_back(make_if(live && lane == 0, make_store(op.dst, out, op.clear ? total : merge(op.dst.load(out), total), loc), loc));
     Stmt s = make_let(row, tx_ / lanes, make_let(lane, tx_ % lanes, make_seq(std::move(body), loc), loc), loc);
-    return fenced(s, loc);
+    return fence_ ? fenced(s, loc) : s;
   }
 
   //   gemm(A_s, B_s -> C_f)  →  for i, j parallel { for k { C_f[i, j] = C_f[i, j] + A_s[i, k] * B_s[k, j] } }
@@ -274,13 +290,14 @@ class Partition : public IRMutator {
     if (!(gc && *gc % threads_ == 0)) body = make_if(flat < g, body, loc);
     body = make_let(flat, it * threads_ + tx_, body, loc);
     body = make_for(it, 0, (g + (threads_ - 1)) / threads_, body, ForKind::Serial, loc);
-    return fenced(body, loc);
+    return fence_ ? fenced(body, loc) : body;
   }
 
   const TargetInfo& info_;
   Var tx_;
   int threads_ = 1;
   std::vector<Buffer> added_;  // scratch buffers of lowered reductions
+  bool fence_ = true;          // false while lowering the body of an if that is fenced as a whole
 };
 
 // Fragments left (not laid out in registers) are block-wide tiles: shared memory.

@@ -110,3 +110,17 @@ TEST_CASE("cuda: a kernel needing more shared memory than the device has names i
   CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, {}),
                        doctest::Contains("A_shared"), Error);
 }
+
+TEST_CASE("cuda: pipelined gemm tiles are filled by cp.async, committed and waited for") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& s = *find("gemm");
+  Function f = s.build(resolve(s, {{"M", 256}, {"N", 256}, {"K", 256}}), f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{256, 256}, {256, 256}, {256, 256}}));
+  Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, {});
+  INFO(a.source);
+  CHECK(a.source.find("tg_cp_async<16>") != std::string::npos);
+  CHECK(a.source.find("tg_cp_async_wait<2>()") != std::string::npos);  // stages = 3
+  CHECK(a.assembly.find("cp.async.cg.shared.global") != std::string::npos);
+  CHECK(a.assembly.find("cp.async.wait_group 2") != std::string::npos);
+}

@@ -243,6 +243,12 @@ class KernelEmitter {
     for (auto& e : di) e = substitute(e, at_zero);
     for (auto& e : si) e = substitute(e, at_zero);
     std::string t = type;
+    if (async_open_ && bytes >= 4 && st->buffer->scope == Scope::Shared && ld->buffer->scope == Scope::Global) {
+      line("tg_cp_async<" + std::to_string(bytes) + ">(&" + name(st->buffer.get(), st->buffer->name) + "[" +
+           linear_index(*st->buffer.get(), di) + "], &" + name(ld->buffer.get(), ld->buffer->name) + "[" +
+           linear_index(*ld->buffer, si) + "]);");
+      return true;
+    }
     line("*reinterpret_cast<" + t + "*>(&" + name(st->buffer.get(), st->buffer->name) + "[" +
          linear_index(*st->buffer.get(), di) + "]) = *reinterpret_cast<const " + t + "*>(&" +
          name(ld->buffer.get(), ld->buffer->name) + "[" + linear_index(*ld->buffer, si) + "]);");
@@ -423,7 +429,9 @@ class KernelEmitter {
         return;
       case ir::StmtKind::Store: return store(*s.as<ir::Store>());
       case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
-      case ir::StmtKind::Barrier: return line("__syncthreads();");
+      case ir::StmtKind::Barrier:
+        if (async_open_) line("tg_cp_async_wait_all();");  // a barrier inside the copy phase: finish the copies
+        return line("__syncthreads();");
       case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
       case ir::StmtKind::If: {
         const auto* op = s.as<ir::If>();
@@ -454,7 +462,8 @@ class KernelEmitter {
         std::string v = declare(op->var.name(), op->var.get()), t = value_type(op->var.dtype());
         std::string end = is_zero(op->min) ? n : lo + " + " + n;
         line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
-        block(op->body);
+        if (op->for_kind == ForKind::Pipelined && op->stages >= 2 && op->body.as<ir::Seq>()) pipelined_body(*op);
+        else block(op->body);
         return line("}");
       }
       default:
@@ -462,6 +471,31 @@ class KernelEmitter {
                     s->loc);
     }
   }
+  // The body of a loop that pipeline_shared multi-buffered (see its header for the contract):
+  // its leading global-to-shared copies become cp.async, committed as one group at the first
+  // barrier, which waits until at most stages - 1 groups are in flight.
+  //   __syncthreads();  tg_cp_async<16>(...); ...  tg_cp_async_commit(); tg_cp_async_wait<2>(); __syncthreads();  <reads>
+  void pipelined_body(const ir::For& op) {
+    ++indent_;
+    const std::vector<Stmt>& stmts = op.body.as<ir::Seq>()->stmts;
+    std::size_t i = 0;
+    for (; i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier; ++i) stmt(stmts[i]);
+    async_open_ = true;
+    for (; i < stmts.size(); ++i) {
+      if (async_open_ && stmts[i]->kind == ir::StmtKind::Barrier) {
+        async_open_ = false;
+        line("tg_cp_async_commit();");
+        line("tg_cp_async_wait<" + std::to_string(op.stages - 1) + ">();");
+      }
+      stmt(stmts[i]);
+    }
+    if (async_open_) {  // no barrier after the copies: complete them here
+      async_open_ = false;
+      line("tg_cp_async_wait_all();");
+    }
+    --indent_;
+  }
+
   void block(const Stmt& s) {
     ++indent_;
     stmt(s);
@@ -475,6 +509,7 @@ class KernelEmitter {
   std::map<const void*, std::string> names_;
   std::set<std::string> used_;
   std::set<const void*> bound_;
+  bool async_open_ = false;  // inside the copy phase of a pipelined loop body
 };
 
 }  // namespace

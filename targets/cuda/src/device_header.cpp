@@ -105,8 +105,13 @@ __device__ __forceinline__ void tg_ldmatrix_x4(tg_u32* r, const void* smem_row) 
 __device__ __forceinline__ void tg_cp_async_16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(tg_smem_addr(smem)), "l"(gmem));
 }
-__device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;"); }
-template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N)); }
+template <int N> __device__ __forceinline__ void tg_cp_async(void* smem, const void* gmem) {
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(tg_smem_addr(smem)), "l"(gmem) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(tg_smem_addr(smem)), "l"(gmem), "n"(N) : "memory");
+}
+__device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void tg_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }
 __device__ __forceinline__ void tg_copy_16(void* dst, const void* src) {
   *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
 }

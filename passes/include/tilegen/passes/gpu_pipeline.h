@@ -1,7 +1,8 @@
 // The shared GPU lowering pipeline, as a list: what the cuda target runs (and what hip and
 // vulkan start from), after the runtime has bound the launch's sizes.
 //
-//   simplify → bounds → simplify → rasterize_blocks → infer_fragment_layouts → partition_threads
+//   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
+//   → partition_threads
 //
 // Its output is per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with
 // Shared and Local buffers), which the interpreter executes exactly, so every target's lowered
