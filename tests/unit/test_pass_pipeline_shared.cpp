@@ -42,7 +42,7 @@ TEST_CASE("pipeline_shared: tiles get a stage dimension, a prologue and prefetch
 
 TEST_CASE("pipeline_shared: too little shared memory lowers the depth; a tile read after the loop stops it") {
   TargetInfo small = nvidia_target_info(80);
-  small.shared_mem_bytes = 8 * 1024;  // 3 KB of tiles + 1 KB a stage, with a quarter spare: two stages fit
+  small.shared_mem_bytes = 8 * 1024;  // 3 KB of buffers + 2 KB a further stage, a quarter spare: two fit
   Function g = pipeline_shared(parse_function(kPipelined), small);
   CHECK(contains(print(g), "shared As: f32[2, 16, 16]"));
 
