@@ -230,7 +230,9 @@ class KernelEmitter {
     }
     const auto* st = body.as<ir::Store>();
     const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
-    if (!ld || ld->buffer->dtype != st->buffer->dtype || st->buffer->dtype.is_packed()) return false;
+    if (!ld || ld->buffer->dtype != st->buffer->dtype) return false;
+    const bool packed = st->buffer->dtype.is_packed();  // two elements a byte: address bytes
+    if (*width * st->buffer->dtype.bits() % 8 != 0) return false;
     const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
     const char* type = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tg_u32" : bytes == 2 ? "tg_u16" : nullptr;
     if (!type) return false;
@@ -243,15 +245,19 @@ class KernelEmitter {
     for (auto& e : di) e = substitute(e, at_zero);
     for (auto& e : si) e = substitute(e, at_zero);
     std::string t = type;
+    auto at = [&](const ir::BufferNode& b, const std::vector<Expr>& idx) {
+      std::string i = linear_index(b, idx);
+      return packed ? "(" + i + ") >> 1" : i;
+    };
     if (async_open_ && bytes >= 4 && st->buffer->scope == Scope::Shared && ld->buffer->scope == Scope::Global) {
       line("tg_cp_async<" + std::to_string(bytes) + ">(&" + name(st->buffer.get(), st->buffer->name) + "[" +
-           linear_index(*st->buffer.get(), di) + "], &" + name(ld->buffer.get(), ld->buffer->name) + "[" +
-           linear_index(*ld->buffer, si) + "]);");
+           at(*st->buffer.get(), di) + "], &" + name(ld->buffer.get(), ld->buffer->name) + "[" +
+           at(*ld->buffer, si) + "]);");
       return true;
     }
     line("*reinterpret_cast<" + t + "*>(&" + name(st->buffer.get(), st->buffer->name) + "[" +
-         linear_index(*st->buffer.get(), di) + "]) = *reinterpret_cast<const " + t + "*>(&" +
-         name(ld->buffer.get(), ld->buffer->name) + "[" + linear_index(*ld->buffer, si) + "]);");
+         at(*st->buffer.get(), di) + "]) = *reinterpret_cast<const " + t + "*>(&" +
+         name(ld->buffer.get(), ld->buffer->name) + "[" + at(*ld->buffer, si) + "]);");
     return true;
   }
 
