@@ -123,4 +123,11 @@ TEST_CASE("cuda: pipelined gemm tiles are filled by cp.async, committed and wait
   CHECK(a.source.find("tg_cp_async_wait<2>()") != std::string::npos);  // stages = 3
   CHECK(a.assembly.find("cp.async.cg.shared.global") != std::string::npos);
   CHECK(a.assembly.find("cp.async.wait_group 2") != std::string::npos);
+  // Operands through ldmatrix: A (row-major) directly, B (row-major K×N) transposed.
+  CHECK(a.assembly.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16") != std::string::npos);
+  CHECK(a.assembly.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") != std::string::npos);
+  CompileOptions plain;
+  plain.params["ldmatrix"] = "0";
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).assembly.find("ldmatrix") ==
+        std::string::npos);
 }

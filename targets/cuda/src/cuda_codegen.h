@@ -35,6 +35,7 @@ struct KernelPlan {
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
 
 /// The whole translation unit: #include "tilegen_device.h" and one extern "C" __global__ per kernel.
-std::string emit_cuda(const Function& f, const TargetInfo& info);
+/// `ldmatrix`: load mma operands with ldmatrix where that is proven equivalent (ldmatrix_match.h).
+std::string emit_cuda(const Function& f, const TargetInfo& info, bool ldmatrix = true);
 
 }  // namespace tg::cuda

@@ -37,7 +37,11 @@ class CudaPlugin final : public TargetPlugin {
     TargetInfo target = info;
     if (!opt.arch.empty()) target = info_for_arch(opt.arch);
     Artifact a;
-    a.source = emit_cuda(lowered, target);
+    // ldmatrix can be switched off to isolate it: params {"ldmatrix": "0"} or TILEGEN_CUDA_LDMATRIX=0.
+    const char* env = std::getenv("TILEGEN_CUDA_LDMATRIX");
+    auto it = opt.params.find("ldmatrix");
+    bool ldmatrix = !(env && std::string(env) == "0") && !(it != opt.params.end() && it->second == "0");
+    a.source = emit_cuda(lowered, target, ldmatrix);
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
     a.assembly = std::move(out.ptx);
     a.binary = std::move(out.cubin);

@@ -98,8 +98,26 @@ __device__ __forceinline__ void tg_mma_m16n8k16_bf16_f32(float* c, const tg_u16*
 // ---- Shared-memory movement for hand-written and future lowered code: ldmatrix (four 8×8
 // b16 matrices), cp.async of 16 bytes with commit/wait, 16-byte vector copies.
 __device__ __forceinline__ tg_u32 tg_smem_addr(const void* p) { return tg_u32(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void tg_ldmatrix_x1(tg_u32* r, const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(tg_smem_addr(smem_row)));
+}
+__device__ __forceinline__ void tg_ldmatrix_x2(tg_u32* r, const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tg_smem_addr(smem_row)));
+}
 __device__ __forceinline__ void tg_ldmatrix_x4(tg_u32* r, const void* smem_row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tg_smem_addr(smem_row)));
+}
+__device__ __forceinline__ void tg_ldmatrix_x1_trans(tg_u32* r, const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(tg_smem_addr(smem_row)));
+}
+__device__ __forceinline__ void tg_ldmatrix_x2_trans(tg_u32* r, const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];"
+               : "=r"(r[0]), "=r"(r[1]) : "r"(tg_smem_addr(smem_row)));
+}
+__device__ __forceinline__ void tg_ldmatrix_x4_trans(tg_u32* r, const void* smem_row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tg_smem_addr(smem_row)));
 }
 __device__ __forceinline__ void tg_cp_async_16(void* smem, const void* gmem) {
