@@ -25,8 +25,9 @@ struct Cublas {
   void* lib = nullptr;
   decltype(&::cublasCreate_v2) create = nullptr;
   using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                   const void*, const void*, cudaDataType, int, const void*, cudaDataType, int,
-                                   const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+                                    const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                                    int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                    cublasGemmAlgo_t);
   GemmEx gemm = nullptr;
   Cublas() {
     for (const char* n : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
@@ -50,7 +51,8 @@ struct Events {  // driver-API events on the legacy default stream, where cuBLAS
     sync = reinterpret_cast<decltype(sync)>(dlsym(lib, "cuEventSynchronize"));
     elapsed = reinterpret_cast<decltype(elapsed)>(dlsym(lib, "cuEventElapsedTime_v2"));
   }
-  template <typename F> double median_ms(F&& run, int runs) {
+  template <typename F>
+  double median_ms(F&& run, int runs) {
     CUevent a, b;
     create(&a, CU_EVENT_DEFAULT), create(&b, CU_EVENT_DEFAULT);
     for (int i = 0; i < 3; ++i) run();
@@ -81,9 +83,9 @@ void cublas_gemm(Cublas& cb, cublasHandle_t h, const DeviceBuffer& A, const Devi
                  int64_t M, int64_t N, int64_t K, DType t, bool trans_b) {
   float one = 1, zero = 0;
   cudaDataType dt = t == bf16 ? CUDA_R_16BF : CUDA_R_16F;
-  cublasStatus_t s = cb.gemm(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K), &one,
-                             B.device_ptr(), dt, trans_b ? int(K) : int(N), A.device_ptr(), dt, int(K), &zero,
-                             C.device_ptr(), dt, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  cublasStatus_t s = cb.gemm(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K),
+                             &one, B.device_ptr(), dt, trans_b ? int(K) : int(N), A.device_ptr(), dt, int(K),
+                             &zero, C.device_ptr(), dt, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS) throw Error("cublasGemmEx failed with status " + std::to_string(int(s)));
 }
 
@@ -93,14 +95,15 @@ double max_rel_diff(const DeviceBuffer& x, const DeviceBuffer& y, DType t) {
   y.download(b.data(), b.size());
   double worst = 0;
   for (int64_t i = 0; i < x.numel(); ++i) {
-    double u = scalar_as_double(t, load_element(t, a.data(), i)), v = scalar_as_double(t, load_element(t, b.data(), i));
+    double u = scalar_as_double(t, load_element(t, a.data(), i)),
+           v = scalar_as_double(t, load_element(t, b.data(), i));
     worst = std::max(worst, std::abs(u - v) / std::max(1e-2, std::abs(v)));
   }
   return worst;
 }
 
-Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over, DType t,
-             int runs) {
+Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over,
+             DType t, int runs) {
   const Sample& s = *find(sample);
   Params p = resolve(s, over);
   std::mt19937_64 rng(5);
@@ -153,17 +156,17 @@ int main(int argc, char** argv) {
     rows.push_back(run_case(gpu, cb, h, ev, "dequant_gemm", {{"M", 1}, {"N", dk}, {"K", dk}}, f16, runs));
     std::ofstream out(csv);
     out << "device,kernel,dtype,M,N,K,tilegen_ms,cublas_ms,tilegen_tflops,cublas_tflops,ratio,max_rel_diff\n";
-    std::printf("%-13s %-5s %6s %6s %6s %11s %11s %8s %8s %7s %10s\n", "kernel", "dtype", "M", "N", "K", "tilegen ms",
-                "cuBLAS ms", "TF/s", "cuBLAS", "ratio", "max rel");
+    std::printf("%-13s %-5s %6s %6s %6s %11s %11s %8s %8s %7s %10s\n", "kernel", "dtype", "M", "N", "K",
+                "tilegen ms", "cuBLAS ms", "TF/s", "cuBLAS", "ratio", "max rel");
     for (const Row& r : rows) {
       double flops = 2.0 * double(r.M) * double(r.N) * double(r.K);
       double a = flops / r.tilegen_ms / 1e9, b = flops / r.cublas_ms / 1e9;
       std::printf("%-13s %-5s %6lld %6lld %6lld %11.4f %11.4f %8.1f %8.1f %7.3f %10.2e\n", r.name.c_str(),
-                  r.dtype.c_str(), (long long)r.M, (long long)r.N, (long long)r.K, r.tilegen_ms, r.cublas_ms, a, b,
-                  r.cublas_ms / r.tilegen_ms, r.max_rel_diff);
-      out << gpu.info().device_name << "," << r.name << "," << r.dtype << "," << r.M << "," << r.N << "," << r.K << ","
-          << r.tilegen_ms << "," << r.cublas_ms << "," << a << "," << b << "," << r.cublas_ms / r.tilegen_ms << ","
-          << r.max_rel_diff << "\n";
+                  r.dtype.c_str(), (long long)r.M, (long long)r.N, (long long)r.K, r.tilegen_ms, r.cublas_ms,
+                  a, b, r.cublas_ms / r.tilegen_ms, r.max_rel_diff);
+      out << gpu.info().device_name << "," << r.name << "," << r.dtype << "," << r.M << "," << r.N << ","
+          << r.K << "," << r.tilegen_ms << "," << r.cublas_ms << "," << a << "," << b << ","
+          << r.cublas_ms / r.tilegen_ms << "," << r.max_rel_diff << "\n";
     }
     std::cout << "ratio = cuBLAS time / tilegen time (1.0 = parity); CSV: " << csv << "\n";
   } catch (const std::exception& e) {

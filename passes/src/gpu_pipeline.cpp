@@ -11,9 +11,8 @@ namespace tg {
 std::vector<PassEntry> gpu_pipeline() {
   std::vector<PassEntry> passes = default_pipeline();
   passes.push_back({"pipeline_shared", pipeline_shared});
-  passes.push_back({"rasterize_blocks", [](const Function& f, const TargetInfo& info) {
-                      return rasterize_blocks(f, info);
-                    }});
+  passes.push_back({"rasterize_blocks",
+                    [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
   passes.push_back({"infer_fragment_layouts", infer_fragment_layouts});
   passes.push_back({"partition_threads", partition_threads});
   return passes;

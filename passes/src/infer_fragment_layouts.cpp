@@ -56,7 +56,8 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
     for (int wn = 1; wm * wn <= warps; ++wn) {
       if (bm % (int64_t(u.m) * wm) != 0 || bn % (int64_t(u.n) * wn) != 0) continue;
       auto skew = [&](int a, int b) { return std::abs(bm / a - bn / b); };
-      if (best.unit && (wm * wn < best.used() || (wm * wn == best.used() && skew(wm, wn) >= skew(best.wm, best.wn))))
+      if (best.unit &&
+          (wm * wn < best.used() || (wm * wn == best.used() && skew(wm, wn) >= skew(best.wm, best.wn))))
         continue;
       best = Tiling{&u, bm, bn, wm, wn, int(bm / wm / u.m), int(bn / wn / u.n), warps};
     }
@@ -131,7 +132,8 @@ class FragmentUses : public IRVisitor {
   std::map<BufferKey, Tiling> result() const {
     std::map<BufferKey, Tiling> out;
     for (auto& [b, i] : index_)
-      if (state_[std::size_t(i)].ok && state_[std::size_t(i)].tiling) out.emplace(b, *state_[std::size_t(i)].tiling);
+      if (state_[std::size_t(i)].ok && state_[std::size_t(i)].tiling)
+        out.emplace(b, *state_[std::size_t(i)].tiling);
     return out;
   }
 
@@ -140,8 +142,10 @@ class FragmentUses : public IRVisitor {
     fail(op->b.buffer);
     if (State* s = state(op->c.buffer)) {
       auto t = full_region(op->c) ? gemm_tiling(*op, info_, threads_) : std::nullopt;
-      if (!t || (s->tiling && !(*s->tiling == *t))) s->ok = false;
-      else s->tiling = t;
+      if (!t || (s->tiling && !(*s->tiling == *t)))
+        s->ok = false;
+      else
+        s->tiling = t;
     }
     IRVisitor::visit(op);
   }
@@ -261,7 +265,8 @@ class LayoutLowering : public IRMutator {
     locals_.clear();
     for (auto& [b, t] : FragmentUses(*op, info_).result()) {
       laid_.emplace(b, t);
-      regs_.emplace(b, Buffer::make(b->name, {Expr(int64_t(t.c_elems()))}, b->dtype, Scope::Local, {}, b->loc));
+      regs_.emplace(b,
+                    Buffer::make(b->name, {Expr(int64_t(t.c_elems()))}, b->dtype, Scope::Local, {}, b->loc));
     }
     Stmt body = mutate(op->body);
     if (body.same_as(op->body)) return self;
@@ -289,9 +294,9 @@ class LayoutLowering : public IRMutator {
     if (it == regs_.end()) return self;
     Buffer regs = it->second;
     Expr v = cast(regs->dtype, op->value);
-    return per_thread(laid_.at(op->dst.buffer.get()), op->loc, [&](const Expr& idx, const Expr&, const Expr&) {
-      return make_store(regs, {idx}, v, op->loc);
-    });
+    return per_thread(
+        laid_.at(op->dst.buffer.get()), op->loc,
+        [&](const Expr& idx, const Expr&, const Expr&) { return make_store(regs, {idx}, v, op->loc); });
   }
 
   //   copy C_local -> C[by*32 +: 32, bx*32 +: 32]
@@ -307,7 +312,9 @@ class LayoutLowering : public IRMutator {
     Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
       std::vector<Expr> at = region_index(other, {row, col});
       Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
-      if (out) return make_if(ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({idx})), op->loc), op->loc);
+      if (out)
+        return make_if(ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({idx})), op->loc),
+                       op->loc);
       Expr v = cast(regs->dtype, other.buffer.load(at));
       return make_store(regs, {idx}, check ? select(ok, v, make_float(0, regs->dtype)) : v, op->loc);
     });
@@ -346,7 +353,8 @@ class LayoutLowering : public IRMutator {
   }
 
   // let warp = tx / G { let lane = tx % G { if (warp < used) { body(warp, lane) } } }
-  Stmt in_warps(const Tiling& t, const SourceLoc& loc, const std::function<Stmt(const Expr&, const Expr&)>& body) {
+  Stmt in_warps(const Tiling& t, const SourceLoc& loc,
+                const std::function<Stmt(const Expr&, const Expr&)>& body) {
     Var warp("warp", tx_.dtype()), lane("lane", tx_.dtype());
     Stmt s = body(warp, lane);
     if (t.used() < t.warps) s = make_if(warp < t.used(), s, loc);
@@ -355,7 +363,8 @@ class LayoutLowering : public IRMutator {
   }
 
   // for mi, ni, r over this thread's accumulator elements: fn(index, row, col) in the M×N tile.
-  Stmt elements(const Tiling& t, const Expr& warp, const Expr& lane, const SourceLoc& loc, const ElementFn& fn) {
+  Stmt elements(const Tiling& t, const Expr& warp, const Expr& lane, const SourceLoc& loc,
+                const ElementFn& fn) {
     const MatrixUnit& u = *t.unit;
     Var mi("mi"), ni("ni"), r("r");
     SlotExprs c = *slot_exprs(u.c_layout, u.group_size, u.c_regs(), lane, r);
@@ -369,7 +378,8 @@ class LayoutLowering : public IRMutator {
   }
 
   Stmt per_thread(const Tiling& t, const SourceLoc& loc, const ElementFn& fn) {
-    return in_warps(t, loc, [&](const Expr& warp, const Expr& lane) { return elements(t, warp, lane, loc, fn); });
+    return in_warps(t, loc,
+                    [&](const Expr& warp, const Expr& lane) { return elements(t, warp, lane, loc, fn); });
   }
 
   // Loads of one operand's registers for every unit tile along M (A) or N (B):
@@ -411,7 +421,8 @@ class LayoutLowering : public IRMutator {
     if (regs % 2 != 0) return false;
     for (std::size_t i = 0; i + 1 < layout.size(); i += 2) {
       MatrixUnit::Slot a = layout[i], b = layout[i + 1];
-      if (along_rows ? (b.row != a.row + 1 || b.col != a.col) : (b.col != a.col + 1 || b.row != a.row)) return false;
+      if (along_rows ? (b.row != a.row + 1 || b.col != a.col) : (b.col != a.col + 1 || b.row != a.row))
+        return false;
     }
     return true;
   }
@@ -429,14 +440,18 @@ class LayoutLowering : public IRMutator {
       std::vector<Stmt> body;
       if (g.clear_c || temp)
         body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
-          Expr v = g.clear_c ? make_float(0, acc->dtype) : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
+          Expr v = g.clear_c ? make_float(0, acc->dtype)
+                             : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
           return make_store(acc, {idx}, v, g.loc);
         }));
       Var kk("kk"), mi("mi"), ni("ni");
       Stmt mma = make_mma(u.name, {ar, mi * u.a_regs()}, {br, ni * u.b_regs()},
                           {acc, (mi * t.nt + ni) * u.c_regs()}, g.loc);
-      mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled, g.loc);
-      Stmt step = make_seq({load_operand(g, t, true, ar, warp, lane, kk), load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
+      mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
+                     g.loc);
+      Stmt step = make_seq(
+          {load_operand(g, t, true, ar, warp, lane, kk), load_operand(g, t, false, br, warp, lane, kk), mma},
+          g.loc);
       body.push_back(make_for(kk, 0, k_extent / u.k, step, ForKind::Serial, g.loc));
       if (temp)
         body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {

@@ -68,8 +68,9 @@ class Partition : public IRMutator {
   Stmt visit(const ir::If* op, const Stmt& self) override {
     const Stmt& t = op->then_body;
     auto kind = t->kind;
-    bool collective = kind == ir::StmtKind::Copy || kind == ir::StmtKind::Fill || kind == ir::StmtKind::Reduce ||
-                      kind == ir::StmtKind::Gemm || (t.as<ir::For>() && t.as<ir::For>()->for_kind == ForKind::Parallel);
+    bool collective = kind == ir::StmtKind::Copy || kind == ir::StmtKind::Fill ||
+                      kind == ir::StmtKind::Reduce || kind == ir::StmtKind::Gemm ||
+                      (t.as<ir::For>() && t.as<ir::For>()->for_kind == ForKind::Parallel);
     if (op->else_body || !collective || !fence_) return IRMutator::visit(op, self);
     fence_ = false;
     Stmt inner = mutate(t);
@@ -97,12 +98,16 @@ class Partition : public IRMutator {
   //   → for i, j parallel { A_shared[i, j] = A[by*32 + i, ko*16 + j] }   (then partitioned)
   Stmt visit(const ir::Copy* op, const Stmt& self) override {
     auto ext = const_squeezed_extents(op->src);
-    if (!ext) throw Error("copy: the tile's extents must be constants after bind_sizes; bind the sizes first", op->loc);
+    if (!ext)
+      throw Error("copy: the tile's extents must be constants after bind_sizes; bind the sizes first",
+                  op->loc);
     Nest n = element_nest(*ext, "c");
-    std::vector<Expr> s = region_index(op->src, to_exprs(n.vars)), d = region_index(op->dst, to_exprs(n.vars));
+    std::vector<Expr> s = region_index(op->src, to_exprs(n.vars)),
+                      d = region_index(op->dst, to_exprs(n.vars));
     const Buffer &src = op->src.buffer, &dst = op->dst.buffer;
     Expr v = cast(dst->dtype, src.load(s));
-    if (op->check_bounds && src->scope == Scope::Global) v = select(in_bounds(src, s), v, cast(dst->dtype, 0));
+    if (op->check_bounds && src->scope == Scope::Global)
+      v = select(in_bounds(src, s), v, cast(dst->dtype, 0));
     Expr ok = op->check_bounds && dst->scope == Scope::Global ? in_bounds(dst, d) : Expr(true);
     n.body = make_if(ok, make_store(dst, d, v, op->loc), op->loc);
     return lower(n, op->loc);
@@ -110,9 +115,12 @@ class Partition : public IRMutator {
 
   Stmt visit(const ir::Fill* op, const Stmt& self) override {
     auto ext = const_squeezed_extents(op->dst);
-    if (!ext) throw Error("fill: the tile's extents must be constants after bind_sizes; bind the sizes first", op->loc);
+    if (!ext)
+      throw Error("fill: the tile's extents must be constants after bind_sizes; bind the sizes first",
+                  op->loc);
     Nest n = element_nest(*ext, "f");
-    n.body = make_store(op->dst.buffer, region_index(op->dst, to_exprs(n.vars)), cast(op->dst.buffer->dtype, op->value), op->loc);
+    n.body = make_store(op->dst.buffer, region_index(op->dst, to_exprs(n.vars)),
+                        cast(op->dst.buffer->dtype, op->value), op->loc);
     return lower(n, op->loc);
   }
 
@@ -149,9 +157,11 @@ class Partition : public IRMutator {
     };
     const int64_t len = *op->src->shape[std::size_t(op->axis)].as_int();
     Expr acc = op->dst.load(out);
-    Stmt first = op->clear ? make_store(op->dst, out, op->op == ReduceOp::AbsMax ? abs(src_at(0)) : src_at(0), op->loc)
-                           : make_store(op->dst, out, combine(acc, src_at(0)), op->loc);
-    Stmt rest = make_for(r, 1, len - 1, make_store(op->dst, out, combine(acc, src_at(r)), op->loc), ForKind::Serial, op->loc);
+    Stmt first =
+        op->clear ? make_store(op->dst, out, op->op == ReduceOp::AbsMax ? abs(src_at(0)) : src_at(0), op->loc)
+                  : make_store(op->dst, out, combine(acc, src_at(0)), op->loc);
+    Stmt rest = make_for(r, 1, len - 1, make_store(op->dst, out, combine(acc, src_at(r)), op->loc),
+                         ForKind::Serial, op->loc);
     n.body = make_seq({first, rest}, op->loc);
     return lower(n, op->loc);
   }
@@ -190,28 +200,38 @@ class Partition : public IRMutator {
     Expr k = lane + j * lanes;
     Stmt step = make_if(k < len, make_store(acc, {0}, merge(acc.load({0}), src_at(k)), loc), loc);
     std::vector<Stmt> body = {
-        make_if(live, make_seq({make_store(acc, {0}, src_at(lane), loc),
-                                make_for(j, 1, (len + lanes - 1) / lanes - 1, step, ForKind::Serial, loc),
-                                make_store(part, {row * lanes + lane}, acc.load({0}), loc)}, loc), loc)};
+        make_if(live,
+                make_seq({make_store(acc, {0}, src_at(lane), loc),
+                          make_for(j, 1, (len + lanes - 1) / lanes - 1, step, ForKind::Serial, loc),
+                          make_store(part, {row * lanes + lane}, acc.load({0}), loc)},
+                         loc),
+                loc)};
     for (int64_t half = lanes / 2; half >= 1; half /= 2) {
       Expr at = row * lanes + lane;
       body.push_back(make_barrier(loc));
       body.push_back(make_if(live && lane < half,
-                             make_store(part, {at}, merge(part.load({at}), part.load({at + half})), loc), loc));
+                             make_store(part, {at}, merge(part.load({at}), part.load({at + half})), loc),
+                             loc));
     }
     body.push_back(make_barrier(loc));
     Expr total = part.load({row * lanes});
-    body.push_back(make_if(live && lane == 0, make_store(op.dst, out, op.clear ? total : merge(op.dst.load(out), total), loc), loc));
-    Stmt s = make_let(row, tx_ / lanes, make_let(lane, tx_ % lanes, make_seq(std::move(body), loc), loc), loc);
+    body.push_back(make_if(live && lane == 0,
+                           make_store(op.dst, out, op.clear ? total : merge(op.dst.load(out), total), loc),
+                           loc));
+    Stmt s =
+        make_let(row, tx_ / lanes, make_let(lane, tx_ % lanes, make_seq(std::move(body), loc), loc), loc);
     return fence_ ? fenced(s, loc) : s;
   }
 
   //   gemm(A_s, B_s -> C_f)  →  for i, j parallel { for k { C_f[i, j] = C_f[i, j] + A_s[i, k] * B_s[k, j] } }
   Stmt visit(const ir::Gemm* op, const Stmt& self) override {
-    auto last = [](const Region& r, int from_end) { return r.extents[r.extents.size() - std::size_t(from_end)]; };
+    auto last = [](const Region& r, int from_end) {
+      return r.extents[r.extents.size() - std::size_t(from_end)];
+    };
     auto m = last(op->c, 2).as_int(), nn = last(op->c, 1).as_int();
     auto kx = (op->trans_a ? last(op->a, 2) : last(op->a, 1)).as_int();
-    if (!m || !nn || !kx) throw Error("gemm: tile extents must be constants after bind_sizes; bind the sizes first", op->loc);
+    if (!m || !nn || !kx)
+      throw Error("gemm: tile extents must be constants after bind_sizes; bind the sizes first", op->loc);
     Nest n = element_nest({*m, *nn}, "g");
     const Expr i = n.vars[0], j = n.vars[1];
     Var k("k");
@@ -251,7 +271,8 @@ class Partition : public IRMutator {
     StoreWidth w;
     w.visit_stmt(n.body);
     if (!inner) {
-      if (w.packed) throw Error("a packed 4-bit tile needs constant extents; bind the sizes first", n.body->loc);
+      if (w.packed)
+        throw Error("a packed 4-bit tile needs constant extents; bind the sizes first", n.body->loc);
       return 1;
     }
     int v = w.loops ? 1 : std::max(1, info_.vector_bytes * 8 / w.bits);

@@ -151,7 +151,8 @@ class Pipeline : public IRMutator {
 
   Stmt visit(const ir::For* op, const Stmt& self) override {
     if (op->for_kind != ForKind::Pipelined) return IRMutator::visit(op, self);
-    std::vector<Stmt> stmts = op->body.as<ir::Seq>() ? op->body.as<ir::Seq>()->stmts : std::vector<Stmt>{op->body};
+    std::vector<Stmt> stmts =
+        op->body.as<ir::Seq>() ? op->body.as<ir::Seq>()->stmts : std::vector<Stmt>{op->body};
     std::vector<const ir::Copy*> leading;
     std::size_t i = 0;
     for (; i < stmts.size(); ++i) {
@@ -161,7 +162,8 @@ class Pipeline : public IRMutator {
     }
     Writes rest_writes;
     for (std::size_t j = i; j < stmts.size(); ++j) rest_writes.visit_stmt(stmts[j]);
-    std::erase_if(leading, [&](const ir::Copy* c) { return rest_writes.written.count(c->dst.buffer.get()) > 0; });
+    std::erase_if(leading,
+                  [&](const ir::Copy* c) { return rest_writes.written.count(c->dst.buffer.get()) > 0; });
     int stages = fit_stages(op->stages, leading);
     if (leading.empty() || stages < 2 || i != leading.size()) return serial(*op);
     return transform(*op, leading, std::vector<Stmt>(stmts.begin() + std::ptrdiff_t(i), stmts.end()), stages);
@@ -171,7 +173,8 @@ class Pipeline : public IRMutator {
   // A copy from global memory into a whole shared tile used only inside this loop.
   bool eligible(const ir::Copy& c, const ir::For& loop, const std::vector<const ir::Copy*>& seen) {
     const Buffer& dst = c.dst.buffer;
-    if (c.src.buffer->scope != Scope::Global || dst->scope != Scope::Shared || !dst.const_numel()) return false;
+    if (c.src.buffer->scope != Scope::Global || dst->scope != Scope::Shared || !dst.const_numel())
+      return false;
     for (std::size_t d = 0; d < c.dst.offsets.size(); ++d)
       if (!is_const(c.dst.offsets[d], 0) || !equal(c.dst.extents[d], dst->shape[d])) return false;
     for (const ir::Copy* s : seen)
@@ -184,13 +187,14 @@ class Pipeline : public IRMutator {
   // with a quarter to spare for the target's row padding.
   int fit_stages(int stages, const std::vector<const ir::Copy*>& leading) const {
     int64_t tiles = 0;
-    for (const ir::Copy* c : leading) tiles += int64_t(storage_bytes(c->dst.buffer->dtype, *c->dst.buffer.const_numel()));
+    for (const ir::Copy* c : leading)
+      tiles += int64_t(storage_bytes(c->dst.buffer->dtype, *c->dst.buffer.const_numel()));
     while (stages >= 2 && (shared_bytes_ + tiles * (stages - 1)) * 5 / 4 > info_.shared_mem_bytes) --stages;
     return stages;
   }
 
-  Stmt transform(const ir::For& op, const std::vector<const ir::Copy*>& leading, const std::vector<Stmt>& rest,
-                 int stages) {
+  Stmt transform(const ir::For& op, const std::vector<const ir::Copy*>& leading,
+                 const std::vector<Stmt>& rest, int stages) {
     std::map<BufferKey, Buffer> staged;
     for (const ir::Copy* c : leading) {
       const Buffer& b = c->dst.buffer;
@@ -238,6 +242,8 @@ class Pipeline : public IRMutator {
 
 }  // namespace
 
-Function pipeline_shared(const Function& f, const TargetInfo& info) { return Pipeline(info).mutate_function(f); }
+Function pipeline_shared(const Function& f, const TargetInfo& info) {
+  return Pipeline(info).mutate_function(f);
+}
 
 }  // namespace tg

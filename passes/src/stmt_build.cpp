@@ -150,8 +150,10 @@ class BarrierThinning {
       }
       pending = false;
       out.push_back(thin(s0, cur));
-      if (a.barrier) cur = a;  // conservative: all of s may follow its last barrier
-      else cur.merge(a);
+      if (a.barrier)
+        cur = a;  // conservative: all of s may follow its last barrier
+      else
+        cur.merge(a);
     }
     if (pending && !kernel_end) out.push_back(pending_barrier);
     return make_seq(std::move(out), loc);
@@ -164,8 +166,10 @@ struct FlattenSeqs : IRMutator {
     std::vector<Stmt> out;
     for (const Stmt& s : op->stmts) {
       Stmt m = mutate(s);
-      if (const auto* inner = m.as<ir::Seq>()) out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
-      else out.push_back(m);
+      if (const auto* inner = m.as<ir::Seq>())
+        out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
+      else
+        out.push_back(m);
     }
     return make_seq(std::move(out), op->loc);
   }

@@ -64,7 +64,8 @@ bool touches_block_memory(const Stmt& s);
 
 /// Keeps only the barriers that separate conflicting accesses (a write and another access of one
 /// non-local buffer) and drops those at the start or end of the kernel:
-///   barrier; copy -> As; barrier; copy -> Bs; barrier; gemm(As, Bs)  →  copy -> As; copy -> Bs; barrier; gemm
+///   barrier; copy -> As; barrier; copy -> Bs; barrier; gemm(As, Bs)  →  copy -> As; copy -> Bs; barrier;
+///   gemm
 /// Loop bodies count the previous iteration as coming before their start.
 Stmt drop_redundant_barriers(const Stmt& kernel_body);
 

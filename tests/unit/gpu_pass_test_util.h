@@ -56,6 +56,8 @@ inline void check_same_results(const Function& before, const Function& after, do
     }
 }
 
-inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace tg::test

@@ -19,7 +19,7 @@ namespace {
 
 // The plugin object from build/lib/libtilegen_cuda.so, or null (with the reason printed).
 TargetPlugin* cuda_plugin() {
-  static TargetPlugin* plugin = [] () -> TargetPlugin* {
+  static TargetPlugin* plugin = []() -> TargetPlugin* {
     std::string path = std::string(TILEGEN_BINARY_DIR) + "/lib/libtilegen_cuda.so";
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
@@ -104,7 +104,8 @@ TEST_CASE("cuda: a kernel needing more shared memory than the device has names i
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin || !nvrtc_present()) return;
   const Sample& s = *find("gemm");
-  Params p = resolve(s, {{"M", 512}, {"N", 512}, {"K", 512}, {"block_M", 256}, {"block_N", 256}, {"block_K", 256}});
+  Params p =
+      resolve(s, {{"M", 512}, {"N", 512}, {"K", 512}, {"block_M", 256}, {"block_N", 256}, {"block_K", 256}});
   Function f = s.build(p, f16).function();
   f = bind_sizes(f, infer_sizes(f, {{512, 512}, {512, 512}, {512, 512}}));
   CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, {}),

@@ -34,7 +34,8 @@ TEST_CASE("cuda device: every sample matches its reference on the GPU") {
         for (const HostArray& a : pr.args) {
           if (!a.is_output) continue;
           Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-          INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch " << c.first_mismatch);
+          INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch "
+                         << c.first_mismatch);
           CHECK(c.mismatches == 0);
         }
       }

@@ -75,7 +75,7 @@ func rowmax(A: f16[16, 16] global, B: f16[16, 16] global, M: f32[16] global) {
   std::string text = print(g);
   INFO(text);
   CHECK(contains(text, "fragment S: f32[16, 16]"));  // kept: reduce needs whole rows
-  CHECK(contains(text, "local c_regs_"));           // the gemm goes through temporary registers
+  CHECK(contains(text, "local c_regs_"));            // the gemm goes through temporary registers
   CHECK(contains(text, "mma \"mma_m16n8k16_f16_f32\""));
   check_same_results(f, partition_threads(g, nvidia_target_info(80)), 1e-3);
 }
@@ -94,7 +94,8 @@ TEST_CASE("lane layouts: slot expressions reproduce every built-in linear table"
                            "coopmat_16x16x16_f16_f32"}) {
     const MatrixUnit& u = *find_matrix_unit(name);
     INFO(name);
-    for (auto [layout, regs] : {std::pair{&u.a_layout, u.a_regs()}, {&u.b_layout, u.b_regs()}, {&u.c_layout, u.c_regs()}}) {
+    for (auto [layout, regs] :
+         {std::pair{&u.a_layout, u.a_regs()}, {&u.b_layout, u.b_regs()}, {&u.c_layout, u.c_regs()}}) {
       auto s = lower::slot_exprs(*layout, u.group_size, regs, lane, reg);
       REQUIRE(s);
       for (int l = 0; l < u.group_size; ++l)

@@ -23,7 +23,7 @@ func scale(X: f32[8, 64] global, Y: f32[8, 64] global) {
   std::string text = print(g);
   INFO(text);
   CHECK_FALSE(contains(text, "parallel"));
-  CHECK(contains(text, "vectorized(0 +: 4)"));  // 16-byte groups of f32
+  CHECK(contains(text, "vectorized(0 +: 4)"));        // 16-byte groups of f32
   CHECK(contains(text, "for it in serial(0 +: 2)"));  // 64 groups over 32 threads
   check_same_results(f, g);
 }
@@ -79,7 +79,8 @@ func pack(W: int4[4, 7] global, V: int4[4, 7] global) {
     copy Ws -> V
   }
 })");
-  CHECK_THROWS_WITH_AS(partition_threads(f, nvidia_target_info(80)), doctest::Contains("odd innermost extent"), Error);
+  CHECK_THROWS_WITH_AS(partition_threads(f, nvidia_target_info(80)),
+                       doctest::Contains("odd innermost extent"), Error);
 }
 
 TEST_CASE("rasterize_blocks: gemm kernels visit blocks in panels; results unchanged") {

@@ -38,13 +38,13 @@ std::string storage_type(DType t) {
     case TypeCode::I32: return "int";
     case TypeCode::U32: return "tg_u32";
     case TypeCode::I64: return "long long";
-    case TypeCode::F16: case TypeCode::BF16: return "tg_u16";
+    case TypeCode::F16:
+    case TypeCode::BF16: return "tg_u16";
     case TypeCode::F32: return "float";
     case TypeCode::F64: return "double";
     default: return "tg_u8";  // u8, fp8, and the packed 4-bit types (two a byte)
   }
 }
-
 
 std::string round_to(DType t, const std::string& v) {
   if (t == f16) return "tg_round_f16(" + v + ")";
@@ -106,13 +106,15 @@ int log2_if_power(int64_t v) {
 
 const std::set<std::string>& reserved() {
   static const std::set<std::string> r = {
-      "int", "float", "double", "char", "short", "long", "for", "if", "else", "while", "do", "return",
-      "const", "auto", "half", "signed", "unsigned", "void", "bool", "true", "false", "new", "delete",
-      "this", "class", "struct", "template", "typename", "register", "default", "switch", "case", "break",
-      "continue", "static", "extern", "inline", "volatile", "union", "enum", "goto", "sizeof", "operator",
-      "private", "public", "protected", "friend", "virtual", "namespace", "using", "try", "catch", "throw",
-      "asm", "min", "max", "exp", "log", "abs", "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim",
-      "warpSize", "uint4", "float4", "int4", "tg_smem"};
+      "int",       "float",    "double",   "char",     "short",     "long",      "for",      "if",
+      "else",      "while",    "do",       "return",   "const",     "auto",      "half",     "signed",
+      "unsigned",  "void",     "bool",     "true",     "false",     "new",       "delete",   "this",
+      "class",     "struct",   "template", "typename", "register",  "default",   "switch",   "case",
+      "break",     "continue", "static",   "extern",   "inline",    "volatile",  "union",    "enum",
+      "goto",      "sizeof",   "operator", "private",  "public",    "protected", "friend",   "virtual",
+      "namespace", "using",    "try",      "catch",    "throw",     "asm",       "min",      "max",
+      "exp",       "log",      "abs",      "dim3",     "threadIdx", "blockIdx",  "blockDim", "gridDim",
+      "warpSize",  "uint4",    "float4",   "int4",     "tg_smem"};
   return r;
 }
 
@@ -126,12 +128,14 @@ class KernelEmitter {
     std::string params;
     for (const Param& prm : f_.params) {
       if (prm.kind == Param::Kind::Size)
-        throw Error("size " + prm.name() + " is not bound; the cuda target compiles specialised kernels", f_.loc);
-      std::string n = declare(prm.kind == Param::Kind::Tensor ? prm.buffer->name : prm.var.name(),
-                              prm.kind == Param::Kind::Tensor ? (const void*)prm.buffer.get() : prm.var.get());
-      params += (params.empty() ? "" : ", ") +
-                (prm.kind == Param::Kind::Tensor ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n
-                                                 : value_type(prm.var.dtype()) + " " + n);
+        throw Error("size " + prm.name() + " is not bound; the cuda target compiles specialised kernels",
+                    f_.loc);
+      std::string n =
+          declare(prm.kind == Param::Kind::Tensor ? prm.buffer->name : prm.var.name(),
+                  prm.kind == Param::Kind::Tensor ? (const void*)prm.buffer.get() : prm.var.get());
+      params += (params.empty() ? "" : ", ") + (prm.kind == Param::Kind::Tensor
+                                                    ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n
+                                                    : value_type(prm.var.dtype()) + " " + n);
     }
     os_ << "extern \"C\" __global__ void __launch_bounds__(" << k.threads << ") " << p_.name << "(" << params
         << ") {\n";
@@ -139,20 +143,26 @@ class KernelEmitter {
     if (p_.shared.bytes > 0) line("extern __shared__ __align__(16) tg_u8 tg_smem[];");
     for (auto& [b, off] : p_.shared.offsets) {
       std::string t = storage_type(b->dtype);
-      line(t + "* " + declare(b->name, b.get()) + " = reinterpret_cast<" + t + "*>(tg_smem + " + std::to_string(off) + ");");
+      line(t + "* " + declare(b->name, b.get()) + " = reinterpret_cast<" + t + "*>(tg_smem + " +
+           std::to_string(off) + ");");
     }
     for (const Buffer& b : k.buffers) {
       if (b->scope != Scope::Local) continue;
       auto n = b.const_numel();
       if (!n) throw Error("local " + b->name + " needs a constant shape", b->loc);
       int64_t count = b->dtype.is_packed() ? (*n + 1) / 2 : *n;
-      line("__align__(16) " + storage_type(b->dtype) + " " + declare(b->name, b.get()) + "[" + std::to_string(count) + "];");
+      line("__align__(16) " + storage_type(b->dtype) + " " + declare(b->name, b.get()) + "[" +
+           std::to_string(count) + "];");
     }
-    if (std::any_of(k.buffers.begin(), k.buffers.end(), [](const Buffer& b) { return b->scope == Scope::Fragment; }))
-      throw Error("kernel " + p_.name + " still has fragments; run the gpu pipeline (partition_threads) first", k.loc);
+    if (std::any_of(k.buffers.begin(), k.buffers.end(),
+                    [](const Buffer& b) { return b->scope == Scope::Fragment; }))
+      throw Error(
+          "kernel " + p_.name + " still has fragments; run the gpu pipeline (partition_threads) first",
+          k.loc);
     static const char* dims[] = {"x", "y", "z"};
     for (std::size_t d = 0; d < k.block_vars.size(); ++d)
-      line("const int " + declare(k.block_vars[d].name(), k.block_vars[d].get()) + " = blockIdx." + dims[d] + ";");
+      line("const int " + declare(k.block_vars[d].name(), k.block_vars[d].get()) + " = blockIdx." + dims[d] +
+           ";");
     line("const int " + declare(k.thread_var.name(), k.thread_var.get()) + " = threadIdx.x;");
     stmt(k.body);
     os_ << "}\n";
@@ -205,8 +215,10 @@ class KernelEmitter {
     if (f.constant % width != 0) return false;
     int64_t step = 0;
     for (auto& [term, coeff] : f.terms) {
-      if (term.same_as(v)) step += coeff;
-      else if (coeff % width != 0 || uses_var(term, v)) return false;
+      if (term.same_as(v))
+        step += coeff;
+      else if (coeff % width != 0 || uses_var(term, v))
+        return false;
     }
     return step == 1;
   }
@@ -235,7 +247,11 @@ class KernelEmitter {
     const bool packed = st->buffer->dtype.is_packed();  // two elements a byte: address bytes
     if (*width * st->buffer->dtype.bits() % 8 != 0) return false;
     const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
-    const char* type = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tg_u32" : bytes == 2 ? "tg_u16" : nullptr;
+    const char* type = bytes == 16  ? "uint4"
+                       : bytes == 8 ? "uint2"
+                       : bytes == 4 ? "tg_u32"
+                       : bytes == 2 ? "tg_u16"
+                                    : nullptr;
     if (!type) return false;
     std::vector<Expr> di, si;
     for (const Expr& e : st->indices) di.push_back(substitute(e, lets));
@@ -250,7 +266,8 @@ class KernelEmitter {
       std::string i = linear_index(b, idx);
       return packed ? "(" + i + ") >> 1" : i;
     };
-    if (async_open_ && bytes >= 4 && st->buffer->scope == Scope::Shared && ld->buffer->scope == Scope::Global) {
+    if (async_open_ && bytes >= 4 && st->buffer->scope == Scope::Shared &&
+        ld->buffer->scope == Scope::Global) {
       line("tg_cp_async<" + std::to_string(bytes) + ">(&" + name(st->buffer.get(), st->buffer->name) + "[" +
            at(*st->buffer.get(), di) + "], &" + name(ld->buffer.get(), ld->buffer->name) + "[" +
            at(*ld->buffer, si) + "]);");
@@ -267,9 +284,9 @@ class KernelEmitter {
     if (!ldmatrix_ || !lane_.defined()) return false;
     auto m = match_ldmatrix(op, lane_, [](const ir::BufferNode& b) { return strides_of(b); });
     if (!m) return false;
-    line("tg_ldmatrix_x" + std::to_string(m->matrices) + (m->trans ? "_trans" : "") + "(reinterpret_cast<tg_u32*>(&" +
-         name(m->regs.get(), m->regs->name) + "[" + expr(m->reg_base) + "]), &" + name(m->src.get(), m->src->name) +
-         "[" + expr(m->src_index) + "]);");
+    line("tg_ldmatrix_x" + std::to_string(m->matrices) + (m->trans ? "_trans" : "") +
+         "(reinterpret_cast<tg_u32*>(&" + name(m->regs.get(), m->regs->name) + "[" + expr(m->reg_base) +
+         "]), &" + name(m->src.get(), m->src->name) + "[" + expr(m->src_index) + "]);");
     return true;
   }
 
@@ -297,7 +314,8 @@ class KernelEmitter {
     if (to == f64) return "((double)(" + v + "))";
     if (to.is_float())
       throw Error("the cuda target cannot convert to " + std::string(to.name()) + " in a kernel yet; keep " +
-                  std::string(to.name()) + " for inputs", a->loc);
+                      std::string(to.name()) + " for inputs",
+                  a->loc);
     if (to.is_packed()) {  // wrap to 4 bits
       std::string w = "((int)(" + v + ") & 15)";
       return to.is_signed_int() ? "((" + w + " ^ 8) - 8)" : w;
@@ -318,10 +336,13 @@ class KernelEmitter {
       case BinOp::Div:
       case BinOp::Mod: {
         bool div = op.op == BinOp::Div;
-        if (t.is_float()) r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
+        if (t.is_float())
+          r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
         else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0)
-          r = div ? "(" + a + " >> " + std::to_string(k) + ")" : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
-        else r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
+          r = div ? "(" + a + " >> " + std::to_string(k) + ")"
+                  : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
+        else
+          r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
         break;
       }
       case BinOp::Min: r = "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
@@ -363,7 +384,8 @@ class KernelEmitter {
       case Intrinsic::Log: return fn("logf", "log");
       case Intrinsic::Log2: return fn("log2f", "log2");
       case Intrinsic::Sqrt: return fn("sqrtf", "sqrt");
-      case Intrinsic::Rsqrt: return round_to(op.dtype, dbl ? "(1.0 / sqrt(" + args[0] + "))" : "(1.0f / sqrtf(" + args[0] + "))");
+      case Intrinsic::Rsqrt:
+        return round_to(op.dtype, dbl ? "(1.0 / sqrt(" + args[0] + "))" : "(1.0f / sqrtf(" + args[0] + "))");
       case Intrinsic::Abs: return fn("fabsf", "fabs");
       case Intrinsic::Tanh: return fn("tanhf", "tanh");
       case Intrinsic::Sin: return fn("sinf", "sin");
@@ -427,16 +449,22 @@ class KernelEmitter {
     DType t = op.buffer->dtype;
     if (t != f32 && t != i32)
       throw Error("the cuda target performs atomics on f32 and i32 only; accumulate in one of those", op.loc);
-    std::string target = "&" + name(op.buffer.get(), op.buffer->name) + "[" + linear_index(*op.buffer.get(), op.indices) + "]";
-    const char* fn = op.op == AtomicOp::Add ? "atomicAdd" : op.op == AtomicOp::Max ? "tg_atomic_max" : "tg_atomic_min";
+    std::string target =
+        "&" + name(op.buffer.get(), op.buffer->name) + "[" + linear_index(*op.buffer.get(), op.indices) + "]";
+    const char* fn = op.op == AtomicOp::Add   ? "atomicAdd"
+                     : op.op == AtomicOp::Max ? "tg_atomic_max"
+                                              : "tg_atomic_min";
     line(std::string(fn) + "(" + target + ", " + expr(op.value) + ");");
   }
 
   void mma(const ir::Mma& op) {
     if (op.unit != "mma_m16n8k16_f16_f32" && op.unit != "mma_m16n8k16_bf16_f32")
       throw Error("the cuda target has no instruction for matrix unit " + op.unit +
-                  "; use mma_m16n8k16_f16_f32 or mma_m16n8k16_bf16_f32", op.loc);
-    auto ref = [&](const ir::MmaOperand& o) { return "&" + name(o.buffer.get(), o.buffer->name) + "[" + expr(o.offset) + "]"; };
+                      "; use mma_m16n8k16_f16_f32 or mma_m16n8k16_bf16_f32",
+                  op.loc);
+    auto ref = [&](const ir::MmaOperand& o) {
+      return "&" + name(o.buffer.get(), o.buffer->name) + "[" + expr(o.offset) + "]";
+    };
     line("tg_" + op.unit + "(" + ref(op.c) + ", " + ref(op.a) + ", " + ref(op.b) + ");");
   }
 
@@ -448,7 +476,8 @@ class KernelEmitter {
       case ir::StmtKind::Store: return store(*s.as<ir::Store>());
       case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
       case ir::StmtKind::Barrier:
-        if (async_open_) line("tg_cp_async_wait_all();");  // a barrier inside the copy phase: finish the copies
+        if (async_open_)
+          line("tg_cp_async_wait_all();");  // a barrier inside the copy phase: finish the copies
         return line("__syncthreads();");
       case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
       case ir::StmtKind::If: {
@@ -470,7 +499,8 @@ class KernelEmitter {
         bool again = bound_.count(op->var.get());
         if (again) line("{"), ++indent_;
         bound_.insert(op->var.get());
-        line("const " + value_type(op->var.dtype()) + " " + declare(op->var.name(), op->var.get()) + " = " + v + ";");
+        line("const " + value_type(op->var.dtype()) + " " + declare(op->var.name(), op->var.get()) + " = " +
+             v + ";");
         stmt(op->body);
         if (again) --indent_, line("}");
         return;
@@ -484,19 +514,23 @@ class KernelEmitter {
         std::string v = declare(op->var.name(), op->var.get()), t = value_type(op->var.dtype());
         std::string end = is_zero(op->min) ? n : lo + " + " + n;
         line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
-        if (op->for_kind == ForKind::Pipelined && op->stages >= 2 && op->body.as<ir::Seq>()) pipelined_body(*op);
-        else block(op->body);
+        if (op->for_kind == ForKind::Pipelined && op->stages >= 2 && op->body.as<ir::Seq>())
+          pipelined_body(*op);
+        else
+          block(op->body);
         return line("}");
       }
       default:
-        throw Error("the cuda target emits per-thread code only; run the gpu pipeline (partition_threads) first",
-                    s->loc);
+        throw Error(
+            "the cuda target emits per-thread code only; run the gpu pipeline (partition_threads) first",
+            s->loc);
     }
   }
   // The body of a loop that pipeline_shared multi-buffered (see its header for the contract):
   // its leading global-to-shared copies become cp.async, committed as one group at the first
   // barrier, which waits until at most stages - 1 groups are in flight.
-  //   __syncthreads();  tg_cp_async<16>(...); ...  tg_cp_async_commit(); tg_cp_async_wait<2>(); __syncthreads();  <reads>
+  //   __syncthreads();  tg_cp_async<16>(...); ...  tg_cp_async_commit(); tg_cp_async_wait<2>();
+  //   __syncthreads();  <reads>
   void pipelined_body(const ir::For& op) {
     ++indent_;
     const std::vector<Stmt>& stmts = op.body.as<ir::Seq>()->stmts;
@@ -533,14 +567,15 @@ class KernelEmitter {
   std::set<const void*> bound_;
   bool async_open_ = false;  // inside the copy phase of a pipelined loop body
   bool ldmatrix_ = true;
-  Var lane_;                 // the innermost let of thread index mod 32
+  Var lane_;  // the innermost let of thread index mod 32
 };
 
 }  // namespace
 
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) {
   std::vector<const ir::Kernel*> kernels;
-  if (const auto* k = f.body.as<ir::Kernel>()) kernels.push_back(k);
+  if (const auto* k = f.body.as<ir::Kernel>())
+    kernels.push_back(k);
   else if (const auto* s = f.body.as<ir::Seq>())
     for (const Stmt& st : s->stmts)
       if (const auto* k = st.as<ir::Kernel>()) kernels.push_back(k);
@@ -550,7 +585,8 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
     p.kernel = kernels[i];
     p.name = kernels.size() == 1 ? f.name : f.name + "_k" + std::to_string(i);
     SharedMemoryPlan plan = plan_shared_memory(
-        *kernels[i], [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, stored_elements(*b.get()))); },
+        *kernels[i],
+        [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, stored_elements(*b.get()))); },
         info.shared_mem_bytes, info.device_name);
     p.shared.offsets = std::move(plan.offsets);
     p.shared.bytes = plan.bytes;

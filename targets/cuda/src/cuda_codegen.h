@@ -1,6 +1,7 @@
 // CUDA C++ from lowered tile IR (the output of gpu_pipeline(): per-thread code only).
 //
-//   kernel grid(2, 2) threads(128) -> (bx, by; tx) { shared A_shared: f16[32, 16]; local C_local: f32[8]; ... }
+//   kernel grid(2, 2) threads(128) -> (bx, by; tx) { shared A_shared: f16[32, 16]; local C_local: f32[8]; ...
+//   }
 // becomes
 //   extern "C" __global__ void __launch_bounds__(128) gemm(tg_u16* __restrict__ A, ...) {
 //     extern __shared__ __align__(16) tg_u8 tg_smem[];

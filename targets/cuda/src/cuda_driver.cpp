@@ -25,8 +25,8 @@ struct Driver {
       error = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
       return;
     }
-#define TG_CU(name, sym)                                                   \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib, sym));                \
+#define TG_CU(name, sym)                                    \
+  name = reinterpret_cast<decltype(name)>(dlsym(lib, sym)); \
   if (!name && error.empty()) error = std::string("libcuda.so.1 lacks ") + sym + "; update the NVIDIA driver";
 #include "cuda_driver_symbols.inc"
 #undef TG_CU
@@ -112,12 +112,16 @@ class CudaContext final : public DeviceContext {
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
     bind();
-    if (bytes) driver().check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
+    if (bytes)
+      driver().check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes),
+                     "cuMemcpyHtoD");
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
     bind();
     synchronize();
-    if (bytes) driver().check(driver().cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+    if (bytes)
+      driver().check(driver().cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes),
+                     "cuMemcpyDtoH");
   }
 
   // cubin → module; each kernel's function, grid, threads and dynamic shared memory (above
@@ -131,7 +135,8 @@ class CudaContext final : public DeviceContext {
       Loaded::Entry e{};
       d.check(d.cuModuleGetFunction(&e.fn, l->module, p.name.c_str()), "cuModuleGetFunction");
       for (int i = 0; i < 3; ++i) e.grid[i] = 1;
-      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i) e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
+      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i)
+        e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
       e.threads = unsigned(p.kernel->threads);
       e.shared = unsigned(p.shared.bytes);
       if (e.shared > 48 * 1024)
@@ -142,7 +147,8 @@ class CudaContext final : public DeviceContext {
     return l;
   }
 
-  void launch(const std::shared_ptr<void>& loaded, const Function& lowered, const std::vector<LaunchArg>& args) override {
+  void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
     bind();
     // One slot of storage per parameter; cuLaunchKernel reads each through a pointer.
     std::vector<CUdeviceptr> ptrs(args.size());
@@ -153,15 +159,20 @@ class CudaContext final : public DeviceContext {
     std::vector<void*> params;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
-      if (a.is_tensor) ptrs[i] = reinterpret_cast<CUdeviceptr>(a.device_ptr), params.push_back(&ptrs[i]);
-      else if (a.dtype == f64) f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
-      else if (a.dtype.is_float()) f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
-      else if (a.dtype == i64) i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
-      else i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
+      if (a.is_tensor)
+        ptrs[i] = reinterpret_cast<CUdeviceptr>(a.device_ptr), params.push_back(&ptrs[i]);
+      else if (a.dtype == f64)
+        f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
+      else if (a.dtype.is_float())
+        f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
+      else if (a.dtype == i64)
+        i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
+      else
+        i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
     }
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
-      driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared, stream_,
-                                             params.data(), nullptr),
+      driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared,
+                                             stream_, params.data(), nullptr),
                      "cuLaunchKernel");
   }
 

@@ -29,7 +29,9 @@ class CudaPlugin final : public TargetPlugin {
   }
 
   //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override { return gpu_pipeline(); }
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
+    return gpu_pipeline();
+  }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.
   //   kernel grid(2, 2) threads(128) ...  →  extern "C" __global__ void __launch_bounds__(128) gemm(...)
@@ -45,7 +47,8 @@ class CudaPlugin final : public TargetPlugin {
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
     a.assembly = std::move(out.ptx);
     a.binary = std::move(out.cubin);
-    for (const KernelPlan& p : plan_kernels(lowered, target)) a.entry += (a.entry.empty() ? "" : ",") + p.name;
+    for (const KernelPlan& p : plan_kernels(lowered, target))
+      a.entry += (a.entry.empty() ? "" : ",") + p.name;
     return a;
   }
 
@@ -56,7 +59,8 @@ class CudaPlugin final : public TargetPlugin {
     int sm = 0;
     if (arch.rfind("sm_", 0) == 0) sm = std::atoi(arch.c_str() + 3);
     if (sm < 80)
-      throw Error("cuda: architecture '" + arch + "' is not supported; use sm_80 or later (sm_80, sm_86, sm_89, sm_90)");
+      throw Error("cuda: architecture '" + arch +
+                  "' is not supported; use sm_80 or later (sm_80, sm_86, sm_89, sm_90)");
     TargetInfo info = nvidia_target_info(sm);
     info.arch = arch;
     return info;

@@ -20,7 +20,8 @@ struct Shape {
 };
 
 std::optional<Shape> shape_of(const ir::For& loop) {
-  if (loop.for_kind != ForKind::Unrolled || !loop.min.as_int() || *loop.min.as_int() != 0) return std::nullopt;
+  if (loop.for_kind != ForKind::Unrolled || !loop.min.as_int() || *loop.min.as_int() != 0)
+    return std::nullopt;
   Shape s;
   s.r = loop.var;
   s.extent = loop.extent.as_int().value_or(0);
@@ -36,7 +37,8 @@ std::optional<Shape> shape_of(const ir::For& loop) {
   if (!s.load) return std::nullopt;
   const Buffer& regs = s.store->buffer;
   const ir::BufferNode& src = *s.load->buffer;
-  if (regs->scope != Scope::Local || src.scope != Scope::Shared || regs->dtype != src.dtype || regs->dtype.bits() != 16)
+  if (regs->scope != Scope::Local || src.scope != Scope::Shared || regs->dtype != src.dtype ||
+      regs->dtype.bits() != 16)
     return std::nullopt;
   return s;
 }
@@ -71,7 +73,8 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
   if ((m != 1 && m != 2 && m != 4) || (!pairs && s->extent % 2 != 0)) return std::nullopt;
   // Registers: pairs at base + 2p + h, or base + r; base even (32-bit words).
   const Expr dst = s->store->indices.at(0);
-  if (coefficient(dst, s->r) != (pairs ? 2 : 1) || (pairs && coefficient(dst, s->h) != 1)) return std::nullopt;
+  if (coefficient(dst, s->r) != (pairs ? 2 : 1) || (pairs && coefficient(dst, s->h) != 1))
+    return std::nullopt;
   Expr base = substitute(dst, {{s->r, Expr(0)}});
   if (pairs) base = substitute(base, {{s->h, Expr(0)}});
   if (!multiple_of(base, 2)) return std::nullopt;
@@ -81,8 +84,10 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
   for (std::size_t d = 0; d < s->load->indices.size(); ++d) flat = flat + s->load->indices[d] * Expr(st[d]);
   auto F = [&](int64_t t, int64_t reg) {
     std::vector<std::pair<Var, Expr>> at = {{lane, Expr(t)}};
-    if (pairs) at.push_back({s->r, Expr(reg / 2)}), at.push_back({s->h, Expr(reg % 2)});
-    else at.push_back({s->r, Expr(reg)});
+    if (pairs)
+      at.push_back({s->r, Expr(reg / 2)}), at.push_back({s->h, Expr(reg % 2)});
+    else
+      at.push_back({s->r, Expr(reg)});
     return substitute(flat, at);
   };
   const int64_t regs = 2 * m;
@@ -90,7 +95,8 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
     for (int64_t reg = 0; reg < regs; ++reg) {
       // Non-transposed: rows from lanes with t%4 = 0, two neighbours a word. Transposed: rows
       // from lanes t%4 (g = 0), the lane's column t/4 along the row.
-      Expr want = pairs ? F(4 * (t / 4), reg - reg % 2) + Expr(2 * (t % 4) + reg % 2) : F(t % 4, reg) + Expr(t / 4);
+      Expr want =
+          pairs ? F(4 * (t / 4), reg - reg % 2) + Expr(2 * (t % 4) + reg % 2) : F(t % 4, reg) + Expr(t / 4);
       if (!is_zero(F(t, reg) - want)) return std::nullopt;
     }
   // The address each lane supplies: row i of matrix j, for lane 8j + i (16-byte aligned).
@@ -108,8 +114,10 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
   out.src = Buffer(s->load->buffer);
   Expr j = lane / 8 % Expr(m), i = lane % 8;
   std::vector<std::pair<Var, Expr>> at = {{lane, pairs ? i * 4 : i / 2}};
-  if (pairs) at.push_back({s->r, j}), at.push_back({s->h, Expr(0)});
-  else at.push_back({s->r, j * 2 + i % 2});
+  if (pairs)
+    at.push_back({s->r, j}), at.push_back({s->h, Expr(0)});
+  else
+    at.push_back({s->r, j * 2 + i % 2});
   out.src_index = simplify_expr(substitute(flat, at));
   return out;
 }

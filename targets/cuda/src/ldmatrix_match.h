@@ -18,9 +18,9 @@ struct LdmatrixMatch {
   int matrices = 0;  // 8×8 b16 matrices: 1, 2 or 4
   bool trans = false;
   Buffer regs;
-  Expr reg_base;     // element index of the first register written
+  Expr reg_base;  // element index of the first register written
   Buffer src;
-  Expr src_index;    // flat element index of the row this lane supplies (in terms of the lane)
+  Expr src_index;  // flat element index of the row this lane supplies (in terms of the lane)
 };
 
 using StridesFn = std::function<std::vector<int64_t>(const ir::BufferNode&)>;

@@ -35,12 +35,13 @@ struct Nvrtc {
     }
     bool ok = sym(create, "nvrtcCreateProgram") & sym(compile, "nvrtcCompileProgram") &
               sym(log_size, "nvrtcGetProgramLogSize") & sym(log, "nvrtcGetProgramLog") &
-              sym(ptx_size, "nvrtcGetPTXSize") & sym(ptx, "nvrtcGetPTX") & sym(cubin_size, "nvrtcGetCUBINSize") &
-              sym(cubin, "nvrtcGetCUBIN") & sym(destroy, "nvrtcDestroyProgram") &
-              sym(error_string, "nvrtcGetErrorString");
+              sym(ptx_size, "nvrtcGetPTXSize") & sym(ptx, "nvrtcGetPTX") &
+              sym(cubin_size, "nvrtcGetCUBINSize") & sym(cubin, "nvrtcGetCUBIN") &
+              sym(destroy, "nvrtcDestroyProgram") & sym(error_string, "nvrtcGetErrorString");
     if (!ok) error = "libnvrtc lacks " + missing + "; use NVRTC from CUDA 11.1 or later";
   }
-  template <typename F> bool sym(F& f, const char* name) {
+  template <typename F>
+  bool sym(F& f, const char* name) {
     f = reinterpret_cast<F>(dlsym(lib, name));
     if (!f) missing = name;
     return f != nullptr;

@@ -17,9 +17,10 @@
 //     barrier
 //     let warp = tx / 32 { let lane = tx % 32 {
 //       for kk in serial(0 +: 1) {
-//         for mi in unrolled(0 +: 1) { for r in unrolled(0 +: 8) { a_regs_0[mi*8 + r] = A_shared[<row>, kk*16 + <col>] } }
-//         for ni in unrolled(0 +: 2) { for r in unrolled(0 +: 4) { b_regs_0[ni*4 + r] = B_shared[...] } }
-//         for mi ... { for ni ... { mma "mma_m16n8k16_f16_f32" a: a_regs_0[mi*8], b: b_regs_0[ni*4], c: C_local[(mi*2 + ni)*4] } }
+//         for mi in unrolled(0 +: 1) { for r in unrolled(0 +: 8) { a_regs_0[mi*8 + r] = A_shared[<row>, kk*16
+//         + <col>] } } for ni in unrolled(0 +: 2) { for r in unrolled(0 +: 4) { b_regs_0[ni*4 + r] =
+//         B_shared[...] } } for mi ... { for ni ... { mma "mma_m16n8k16_f16_f32" a: a_regs_0[mi*8], b:
+//         b_regs_0[ni*4], c: C_local[(mi*2 + ni)*4] } }
 //     } } }
 //     barrier }
 //   (the epilogue loop and the copy out become loops over the thread's 8 elements, with

@@ -32,7 +32,8 @@ struct SharedMemoryPlan {
 
 /// `bytes_of` gives each buffer's size (a target may pad rows). Throws tg::Error at the kernel's
 /// location when the total exceeds `limit`, naming the largest buffers to shrink.
-SharedMemoryPlan plan_shared_memory(const ir::Kernel& k, const std::function<int64_t(const Buffer&)>& bytes_of,
-                                    int64_t limit, const std::string& device_name = "the device");
+SharedMemoryPlan plan_shared_memory(const ir::Kernel& k,
+                                    const std::function<int64_t(const Buffer&)>& bytes_of, int64_t limit,
+                                    const std::string& device_name = "the device");
 
 }  // namespace tg
