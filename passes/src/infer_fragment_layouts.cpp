@@ -326,7 +326,8 @@ class LayoutLowering : public IRMutator {
   Stmt visit(const ir::For* op, const Stmt& self) override {
     const ir::For* inner = inner_of_nest(op);
     if (!inner) return IRMutator::visit(op, self);
-    NestAccess acc(laid_index(), op->var, inner->var);
+    const std::map<BufferKey, int> laid = laid_index();  // NestAccess keeps a reference
+    NestAccess acc(laid, op->var, inner->var);
     acc.visit_stmt(inner->body);
     if (acc.exact.empty()) return IRMutator::visit(op, self);
     const Tiling& t = laid_.at(acc.exact.begin()->first);
