@@ -56,7 +56,7 @@ TG=$BIN/tilegen
 # ---- unit tests: everything, then the cuda ones on their own (device test included)
 if [ -x "$BIN/tilegen_unit_tests" ]; then
   step "unit tests (all)" unit_tests.txt "$BIN/tilegen_unit_tests"
-  step "unit tests (cuda, gpu pipeline)" unit_tests_cuda.txt "$BIN/tilegen_unit_tests" -tc="cuda*,gpu pipeline*" -s
+  step "unit tests (cuda, gpu pipeline)" unit_tests_cuda.txt "$BIN/tilegen_unit_tests" -tc="cuda*,gpu pipeline*"
 fi
 
 # ---- the tilegen CLI: targets and conformance
@@ -65,7 +65,13 @@ if [ -x "$TG" ]; then
   step "tilegen targets" targets.txt "$TG" targets
   if "$TG" help 2>&1 | grep -q conformance; then
     HAVE_CLI=1
-    step "conformance --target cuda" conformance_cuda.txt "$TG" conformance --target cuda --json "$OUT/conformance_cuda.json"
+    if ! step "conformance --target cuda" conformance_cuda.txt "$TG" conformance --target cuda --json "$OUT/conformance_cuda.json"; then
+      # Bisect: the same without ldmatrix and cp.async (each exact by construction; this says which to suspect).
+      TILEGEN_CUDA_LDMATRIX=0 TILEGEN_CUDA_CP_ASYNC=0 step "conformance, no ldmatrix/cp.async" conformance_cuda_plain.txt \
+        "$TG" conformance --target cuda --json "$OUT/conformance_cuda_plain.json"
+      TILEGEN_CUDA_LDMATRIX=0 step "conformance, no ldmatrix" conformance_cuda_no_ldmatrix.txt \
+        "$TG" conformance --target cuda --json "$OUT/conformance_cuda_no_ldmatrix.json"
+    fi
   else
     echo "tilegen CLI has no 'conformance' command in this build; skipped" | tee -a "$SUMMARY"
   fi

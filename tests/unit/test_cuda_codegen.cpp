@@ -129,6 +129,8 @@ TEST_CASE("cuda: pipelined gemm tiles are filled by cp.async, committed and wait
   CHECK(a.assembly.find("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") != std::string::npos);
   CompileOptions plain;
   plain.params["ldmatrix"] = "0";
-  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).assembly.find("ldmatrix") ==
-        std::string::npos);
+  plain.params["cp_async"] = "0";
+  std::string ptx = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).assembly;
+  CHECK(ptx.find("ldmatrix") == std::string::npos);
+  CHECK(ptx.find("cp.async") == std::string::npos);
 }

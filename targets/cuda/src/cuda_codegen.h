@@ -35,8 +35,13 @@ struct KernelPlan {
 /// needs more shared memory than info.shared_mem_bytes, naming the buffers to shrink.
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
 
+/// Instruction choices that can be switched off to isolate them (both are exact by construction).
+struct EmitOptions {
+  bool ldmatrix = true;  // mma operands by ldmatrix where proven equivalent (ldmatrix_match.h)
+  bool cp_async = true;  // pipelined loops' leading copies by cp.async (pipeline_shared.h)
+};
+
 /// The whole translation unit: #include "tilegen_device.h" and one extern "C" __global__ per kernel.
-/// `ldmatrix`: load mma operands with ldmatrix where that is proven equivalent (ldmatrix_match.h).
-std::string emit_cuda(const Function& f, const TargetInfo& info, bool ldmatrix = true);
+std::string emit_cuda(const Function& f, const TargetInfo& info, const EmitOptions& opt = {});
 
 }  // namespace tg::cuda

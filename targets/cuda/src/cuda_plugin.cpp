@@ -12,6 +12,21 @@ namespace tg::cuda {
 
 namespace {
 
+// ldmatrix and cp.async can be switched off to isolate them: params {"ldmatrix": "0"},
+// {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0, TILEGEN_CUDA_CP_ASYNC=0.
+bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
+  const char* e = std::getenv(env);
+  auto it = opt.params.find(param);
+  return !(e && std::string(e) == "0") && !(it != opt.params.end() && it->second == "0");
+}
+
+EmitOptions emit_options(const CompileOptions& opt) {
+  EmitOptions o;
+  o.ldmatrix = switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX");
+  o.cp_async = switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC");
+  return o;
+}
+
 class CudaPlugin final : public TargetPlugin {
  public:
   std::string name() const override { return "cuda"; }
@@ -39,11 +54,7 @@ class CudaPlugin final : public TargetPlugin {
     TargetInfo target = info;
     if (!opt.arch.empty()) target = info_for_arch(opt.arch);
     Artifact a;
-    // ldmatrix can be switched off to isolate it: params {"ldmatrix": "0"} or TILEGEN_CUDA_LDMATRIX=0.
-    const char* env = std::getenv("TILEGEN_CUDA_LDMATRIX");
-    auto it = opt.params.find("ldmatrix");
-    bool ldmatrix = !(env && std::string(env) == "0") && !(it != opt.params.end() && it->second == "0");
-    a.source = emit_cuda(lowered, target, ldmatrix);
+    a.source = emit_cuda(lowered, target, emit_options(opt));
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
     a.assembly = std::move(out.ptx);
     a.binary = std::move(out.cubin);
