@@ -178,8 +178,8 @@ TEST_CASE("cuda: a pipelined loop waits for its tiles and syncs before reading t
     for (DType t : {f16, f32})
       for (const char* cp_async : {"1", "0"}) {
         const Sample& s = *find(c.sample);
-        Params p = resolve(
-            s, {{"M", 64}, {"N", 64}, {"K", c.K}, {"block_M", 32}, {"block_N", 32}, {"block_K", 16}});
+        Params p =
+            resolve(s, {{"M", 64}, {"N", 64}, {"K", c.K}, {"block_M", 32}, {"block_N", 32}, {"block_K", 16}});
         Function f = s.build(p, t).function();
         f = bind_sizes(f, infer_sizes(f, {{64, c.K}, {c.K, 64}, {64, 64}}));
         CompileOptions opt;
