@@ -39,7 +39,7 @@ Stmt make_if(Expr cond, Stmt then_body, const SourceLoc& loc) {
 
 /// a && b, dropping conditions the constructors already folded to true.
 Expr conjoin(const Expr& a, const Expr& b) {
-  if (auto c = b.as_int(); c && *c != 0 && b.dtype().is_bool()) return a;
+  if (auto* c = b.as<IntImm>(); c && c->dtype.is_bool() && c->value != 0) return a;
   return a.defined() ? make_binary(BinOp::And, a, b) : b;
 }
 
