@@ -125,7 +125,8 @@ class TileOpLowerer : public IRMutator {
   Stmt visit(const Fill* op, const Stmt& self) override { return lower_fill(*op); }
   Stmt visit(const Reduce* op, const Stmt& self) override { return lower_reduce(*op); }
   Stmt visit(const Gemm* op, const Stmt& self) override {
-    return opt_.lower_gemm ? lower_gemm(*op) : IRMutator::visit(op, self);
+    bool keep = !opt_.lower_gemm || (opt_.keep_gemm && opt_.keep_gemm(*op));
+    return keep ? IRMutator::visit(op, self) : lower_gemm(*op);
   }
 
  private:

@@ -133,7 +133,9 @@ TEST_CASE("lower_tile_ops: a one-element fill stays collective") {
 TEST_CASE("lower_tile_ops: gemm stays a tile statement when asked to") {
   const auto& s = *samples::find("gemm");
   Function f = s.build(samples::resolve(s, {{"M", 64}, {"N", 64}, {"K", 64}}), f32).function();
-  Function kept = lower_tile_ops(f, kInfo, {.lower_gemm = false});
+  LowerTileOpsOptions keep;
+  keep.lower_gemm = false;
+  Function kept = lower_tile_ops(f, kInfo, keep);
   CHECK(census(kept).gemms == 1);
   CHECK(census(kept).copies == 0);
   CHECK(census(lower_tile_ops(f, kInfo)).gemms == 0);

@@ -22,6 +22,8 @@
 // rounded at every step. A statement with no loop at all (a one-element copy) stays collective
 // inside a parallel loop of extent 1. Run simplify afterwards: it removes the guards it can prove.
 #pragma once
+#include <functional>
+
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
 
@@ -29,6 +31,9 @@ namespace tg {
 
 struct LowerTileOpsOptions {
   bool lower_gemm = true;  // false: Gemm stays a tile statement, for a target with its own kernel
+  /// When set, a gemm for which it returns true stays a tile statement (the target's own kernel
+  /// handles those shapes and dtypes); the others are lowered.
+  std::function<bool(const ir::Gemm&)> keep_gemm;
 };
 
 /// The pass, lowering Copy, Fill, Reduce and Gemm.
