@@ -3,17 +3,37 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <stdlib.h>
+
 #include <cmath>
 #include <cstring>
 #include <iostream>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/runtime.h"
 
 namespace tg::testing {
+
+/// Compiles inside its scope skip the on-disk kernel cache (TILEGEN_CACHE=0): these tests check
+/// the code generator itself, which a cached binary from an earlier build would bypass.
+class NoKernelCache {
+ public:
+  NoKernelCache() {
+    if (const char* v = std::getenv("TILEGEN_CACHE")) old_ = v;
+    ::setenv("TILEGEN_CACHE", "0", 1);
+  }
+  ~NoKernelCache() {
+    if (old_) ::setenv("TILEGEN_CACHE", old_->c_str(), 1);
+    else ::unsetenv("TILEGEN_CACHE");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
 
 /// The cpu target, or nullopt after printing why it is unavailable (the test then passes vacuously).
 inline std::optional<Target> cpu_target_or_skip() {
@@ -81,6 +101,7 @@ inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f, 
     }
   }
   interpret(f, hargs);
+  NoKernelCache no_cache;
   CompiledKernel k = cpu.compile(Kernel(f), opt);
   k.launch(kargs);
   for (std::size_t t = 0; t < tensors.size(); ++t) {

@@ -26,6 +26,7 @@ void run_sample_on_cpu(const std::string& name) {
       INFO(name << " [" << s->test_shape_info[i].label << "] " << t.name());
       Params p = resolve(*s, s->test_shapes[i]);
       Kernel k = s->build(p, t);
+      testing::NoKernelCache no_cache;
       CompiledKernel ck = cpu->compile(k);
       Problem pr = s->make_problem(p, t, rng);
       ck.launch(kernel_args(k.function(), pr));
