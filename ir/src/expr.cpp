@@ -232,13 +232,15 @@ Expr make_binary(BinOp op, Expr a, Expr b) {
       default: break;
     }
   }
-  if (op == BinOp::And) {
-    if (is_const_int(a, 1)) return b;
-    if (is_const_int(b, 1)) return a;
-  }
-  if (op == BinOp::Or) {
-    if (is_const_int(a, 0)) return b;
-    if (is_const_int(b, 0)) return a;
+  // Logical identities on bool constants (as_int() excludes bools, so read the immediates).
+  auto bool_const = [](const Expr& e) -> std::optional<bool> {
+    if (auto* i = e.as<IntImm>()) return i->value != 0;
+    return std::nullopt;
+  };
+  if (op == BinOp::And || op == BinOp::Or) {
+    bool absorbing = op == BinOp::Or;  // x || true = true, x && false = false
+    if (auto c = bool_const(a)) return *c == absorbing ? a : b;
+    if (auto c = bool_const(b)) return *c == absorbing ? b : a;
   }
   return Expr(std::make_shared<Binary>(result, op, std::move(a), std::move(b)));
 }

@@ -22,11 +22,11 @@ struct BinaryOpInfo {
   int prec;  // larger binds tighter; the printer's table, in printer.cpp, is the same
 };
 constexpr BinaryOpInfo kBinaryOps[] = {
-    {"||", BinOp::Or, 1},      {"&&", BinOp::And, 2},    {"|", BinOp::BitOr, 3},  {"^", BinOp::BitXor, 4},
-    {"&", BinOp::BitAnd, 5},   {"==", BinOp::Eq, 6},     {"!=", BinOp::Ne, 6},    {"<", BinOp::Lt, 7},
-    {"<=", BinOp::Le, 7},      {">", BinOp::Gt, 7},      {">=", BinOp::Ge, 7},    {"<<", BinOp::Shl, 8},
-    {">>", BinOp::Shr, 8},     {"+", BinOp::Add, 9},     {"-", BinOp::Sub, 9},    {"*", BinOp::Mul, 10},
-    {"/", BinOp::Div, 10},     {"%", BinOp::Mod, 10},
+    {"||", BinOp::Or, 1},    {"&&", BinOp::And, 2}, {"|", BinOp::BitOr, 3}, {"^", BinOp::BitXor, 4},
+    {"&", BinOp::BitAnd, 5}, {"==", BinOp::Eq, 6},  {"!=", BinOp::Ne, 6},   {"<", BinOp::Lt, 7},
+    {"<=", BinOp::Le, 7},    {">", BinOp::Gt, 7},   {">=", BinOp::Ge, 7},   {"<<", BinOp::Shl, 8},
+    {">>", BinOp::Shr, 8},   {"+", BinOp::Add, 9},  {"-", BinOp::Sub, 9},   {"*", BinOp::Mul, 10},
+    {"/", BinOp::Div, 10},   {"%", BinOp::Mod, 10},
 };
 
 const BinaryOpInfo* binary_op_at(const Token& t) {
@@ -100,8 +100,8 @@ Expr Parser::binary_node(BinOp op, Expr a, Expr b, int line) {
   } else {
     if (ta != tb)
       fail_at(line, "operands of " + sym + " have different types " + tname(ta) + " and " + tname(tb) +
-                        "; convert one with cast<" + tname(ta) + ">(...) or give a literal its type, as in 1:" +
-                        tname(ta));
+                        "; convert one with cast<" + tname(ta) +
+                        ">(...) or give a literal its type, as in 1:" + tname(ta));
     if (op >= BinOp::BitAnd && ta.is_float())
       fail_at(line, "bitwise " + sym + " needs integer operands, not " + tname(ta));
     if (is_comparison(op)) result = boolean;
@@ -122,15 +122,20 @@ Expr Parser::unary() {
     }
   }
   UnOp op;
-  if (t.punct("-")) op = UnOp::Neg;
-  else if (t.punct("!")) op = UnOp::Not;
-  else if (t.punct("~")) op = UnOp::BitNot;
-  else return primary();
+  if (t.punct("-"))
+    op = UnOp::Neg;
+  else if (t.punct("!"))
+    op = UnOp::Not;
+  else if (t.punct("~"))
+    op = UnOp::BitNot;
+  else
+    return primary();
   int line = next().line;
   Expr a = unary();
   if (op == UnOp::Not && !a.dtype().is_bool())
     fail_at(line, "'!' needs a bool operand, not " + tname(a.dtype()) + "; compare it first, as in x == 0");
-  if (op == UnOp::BitNot && a.dtype().is_float()) fail_at(line, "'~' needs an integer operand, not " + tname(a.dtype()));
+  if (op == UnOp::BitNot && a.dtype().is_float())
+    fail_at(line, "'~' needs an integer operand, not " + tname(a.dtype()));
   DType result = op == UnOp::Not ? boolean : a.dtype();
   int depth = tree_depth({a}, line);
   return finish(std::make_shared<Unary>(result, op, std::move(a)), depth, line);
@@ -176,7 +181,8 @@ Expr Parser::int_literal(const Token& t, bool negative, DType type) {
                         ".0:" + tname(type));
   if (type.is_bool()) fail_at(t.line, "write a bool literal as true or false, not " + spelled + ":bool");
   constexpr uint64_t kMaxPositive = uint64_t(std::numeric_limits<int64_t>::max());
-  if (!negative && t.magnitude > kMaxPositive) fail_at(t.line, "integer literal " + spelled + " does not fit in 64 bits");
+  if (!negative && t.magnitude > kMaxPositive)
+    fail_at(t.line, "integer literal " + spelled + " does not fit in 64 bits");
   int64_t v = negative ? int64_t(0 - t.magnitude) : int64_t(t.magnitude);  // two's complement wrap is exact
   if (wrap_int_to(type, v) != v) fail_at(t.line, "literal " + spelled + " does not fit in " + tname(type));
   return finish(std::make_shared<IntImm>(type, v), 1, t.line);
@@ -185,22 +191,28 @@ Expr Parser::int_literal(const Token& t, bool negative, DType type) {
 Expr Parser::float_literal(const Token& t, bool negative, DType type) {
   std::string spelled = (negative ? "-" : "") + t.text;
   if (!type.is_float())
-    fail_at(t.line, "float literal " + spelled + " cannot have type " + tname(type) + "; write an integer or cast");
+    fail_at(t.line,
+            "float literal " + spelled + " cannot have type " + tname(type) + "; write an integer or cast");
   double v;
-  if (t.text == "inf") v = round_float_to(type, INFINITY);
-  else if (t.text == "nan") v = std::numeric_limits<double>::quiet_NaN();
-  else if (!parse_float_literal(t.text, type, v)) fail_at(t.line, "float literal " + spelled + " is out of range");
+  if (t.text == "inf")
+    v = round_float_to(type, INFINITY);
+  else if (t.text == "nan")
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (!parse_float_literal(t.text, type, v))
+    fail_at(t.line, "float literal " + spelled + " is out of range");
   return finish(std::make_shared<FloatImm>(type, negative ? -v : v, false), 1, t.line);
 }
 
 Expr Parser::name_or_load() {
   const Token& t = next();
   if (t.kind != TokKind::Ident) fail_at(t.line, "expected an expression, found " + t.describe());
-  if (is_reserved(t.text)) fail_at(t.line, "'" + t.text + "' is a reserved word and cannot be used as a value");
+  if (is_reserved(t.text))
+    fail_at(t.line, "'" + t.text + "' is a reserved word and cannot be used as a value");
   const Symbol* s = find(t.text);
   if (!s) fail_at(t.line, "unknown name '" + t.text + "'");
   if (s->var.defined()) {
-    if (peek().punct("[")) fail_at(t.line, "'" + t.text + "' is a variable, not a buffer, and cannot be indexed");
+    if (peek().punct("["))
+      fail_at(t.line, "'" + t.text + "' is a variable, not a buffer, and cannot be indexed");
     return s->var;
   }
   Buffer b = s->buffer;
@@ -216,8 +228,8 @@ std::vector<Expr> Parser::indices(const Buffer& b) {
   int line = peek().line;
   std::vector<Expr> idx = expression_list("]", "after indices of " + b->name);
   if (idx.size() != b.rank())
-    fail_at(line, b->name + " has rank " + std::to_string(b.rank()) + " but is given " + std::to_string(idx.size()) +
-                      (idx.size() == 1 ? " index" : " indices"));
+    fail_at(line, b->name + " has rank " + std::to_string(b.rank()) + " but is given " +
+                      std::to_string(idx.size()) + (idx.size() == 1 ? " index" : " indices"));
   for (std::size_t i = 0; i < idx.size(); ++i)
     if (!idx[i].dtype().is_int())
       fail_at(line, "index " + std::to_string(i) + " of " + b->name + " has type " + tname(idx[i].dtype()) +
@@ -230,8 +242,8 @@ std::vector<Expr> Parser::arguments(const std::string& callee, std::size_t count
   expect("(", "after " + callee);
   std::vector<Expr> args = expression_list(")", "after the arguments of " + callee);
   if (args.size() != count)
-    fail_at(line, callee + " takes " + std::to_string(count) + " argument" + (count == 1 ? "" : "s") + ", not " +
-                      std::to_string(args.size()));
+    fail_at(line, callee + " takes " + std::to_string(count) + " argument" + (count == 1 ? "" : "s") +
+                      ", not " + std::to_string(args.size()));
   return args;
 }
 
@@ -250,7 +262,8 @@ Expr Parser::call(const std::string& callee, int line) {
   }
   if (callee == "select") {
     std::vector<Expr> a = arguments(callee, 3);
-    if (!a[0].dtype().is_bool()) fail_at(line, "the condition of select must be bool, not " + tname(a[0].dtype()));
+    if (!a[0].dtype().is_bool())
+      fail_at(line, "the condition of select must be bool, not " + tname(a[0].dtype()));
     if (a[1].dtype() != a[2].dtype())
       fail_at(line, "the values of select have different types " + tname(a[1].dtype()) + " and " +
                         tname(a[2].dtype()) + "; convert one with cast<...>(...)");
@@ -264,9 +277,11 @@ Expr Parser::call(const std::string& callee, int line) {
   DType t = a[0].dtype();
   for (auto& x : a) {
     if (!x.dtype().is_float())
-      fail_at(line, callee + " needs float arguments, not " + tname(x.dtype()) + "; convert with cast<f32>(...)");
+      fail_at(line,
+              callee + " needs float arguments, not " + tname(x.dtype()) + "; convert with cast<f32>(...)");
     if (x.dtype() != t)
-      fail_at(line, "arguments of " + callee + " have different types " + tname(t) + " and " + tname(x.dtype()));
+      fail_at(line,
+              "arguments of " + callee + " have different types " + tname(t) + " and " + tname(x.dtype()));
   }
   int depth = tree_depth(a, line);
   return finish(std::make_shared<Call>(t, fn, std::move(a)), depth, line);

@@ -75,11 +75,13 @@ bool Parser::accept_word(std::string_view word) {
 }
 
 void Parser::expect(std::string_view punct, const std::string& context) {
-  if (!accept(punct)) fail("expected '" + std::string(punct) + "' " + context + ", found " + peek().describe());
+  if (!accept(punct))
+    fail("expected '" + std::string(punct) + "' " + context + ", found " + peek().describe());
 }
 
 void Parser::expect_word(std::string_view word, const std::string& context) {
-  if (!accept_word(word)) fail("expected '" + std::string(word) + "' " + context + ", found " + peek().describe());
+  if (!accept_word(word))
+    fail("expected '" + std::string(word) + "' " + context + ", found " + peek().describe());
 }
 
 std::string Parser::expect_name(const std::string& what) {
@@ -110,7 +112,9 @@ int Parser::expect_small_int(const std::string& what) {
 }
 
 void Parser::fail(const std::string& message) const { fail_at(peek().line, message); }
-void Parser::fail_at(int line, const std::string& message) const { throw Error(message, SourceLoc(name_, line)); }
+void Parser::fail_at(int line, const std::string& message) const {
+  throw Error(message, SourceLoc(name_, line));
+}
 
 // ---- Scopes
 
@@ -276,13 +280,18 @@ Layout Parser::layout() {
   Layout l;
   if (!accept_word("layout")) return l;
   expect("=", "after layout");
-  if (accept_word("swizzle")) l.kind = Layout::Kind::Swizzle;
-  else if (accept_word("padded")) l.kind = Layout::Kind::Padded;
-  else if (accept_word("matrix_unit")) l.kind = Layout::Kind::MatrixUnit;
-  else fail("expected swizzle, padded or matrix_unit after layout=, found " + peek().describe());
+  if (accept_word("swizzle"))
+    l.kind = Layout::Kind::Swizzle;
+  else if (accept_word("padded"))
+    l.kind = Layout::Kind::Padded;
+  else if (accept_word("matrix_unit"))
+    l.kind = Layout::Kind::MatrixUnit;
+  else
+    fail("expected swizzle, padded or matrix_unit after layout=, found " + peek().describe());
   expect("(", "after the layout kind");
   if (l.kind == Layout::Kind::MatrixUnit) {
-    if (peek().kind != TokKind::String) fail("expected the matrix unit's name as a string, found " + peek().describe());
+    if (peek().kind != TokKind::String)
+      fail("expected the matrix unit's name as a string, found " + peek().describe());
     l.matrix_unit = next().text;
   } else {
     l.param = expect_small_int("the layout parameter");
@@ -303,9 +312,11 @@ Stmt Parser::loop() {
   expect_word("in", "after the loop variable " + n);
   const Token& kind = peek();
   bool known = false;
-  for (ForKind k : {ForKind::Serial, ForKind::Parallel, ForKind::Pipelined, ForKind::Unrolled, ForKind::Vectorized})
+  for (ForKind k :
+       {ForKind::Serial, ForKind::Parallel, ForKind::Pipelined, ForKind::Unrolled, ForKind::Vectorized})
     if (kind.ident(name_of(k))) f->for_kind = k, known = true;
-  if (!known) fail("expected serial, parallel, pipelined, unrolled or vectorized after 'in', found " + kind.describe());
+  if (!known)
+    fail("expected serial, parallel, pipelined, unrolled or vectorized after 'in', found " + kind.describe());
   next();
   expect("(", "after " + kind.text);
   f->min = expression();
@@ -352,8 +363,8 @@ Region Parser::region(const std::string& what) {
     expect("]", "after the region of " + b->name);
   }
   if (r.offsets.size() != b.rank())
-    fail_at(line, "the region of " + b->name + " gives " + std::to_string(r.offsets.size()) + " dimensions but " +
-                      b->name + " has rank " + std::to_string(b.rank()));
+    fail_at(line, "the region of " + b->name + " gives " + std::to_string(r.offsets.size()) +
+                      " dimensions but " + b->name + " has rank " + std::to_string(b.rank()));
   return r;
 }
 
@@ -389,8 +400,10 @@ Stmt Parser::gemm() {
   std::set<std::string> seen;
   while (accept(",")) {
     const Token& flag = peek();
-    bool* target = flag.ident("trans_a") ? &g->trans_a : flag.ident("trans_b") ? &g->trans_b
-                   : flag.ident("clear")  ? &g->clear_c : nullptr;
+    bool* target = flag.ident("trans_a")   ? &g->trans_a
+                   : flag.ident("trans_b") ? &g->trans_b
+                   : flag.ident("clear")   ? &g->clear_c
+                                           : nullptr;
     if (!target) fail("expected trans_a, trans_b or clear in gemm, found " + flag.describe());
     if (!seen.insert(flag.text).second) fail("gemm flag " + flag.text + " is given twice");
     *target = true;
@@ -462,7 +475,8 @@ Stmt Parser::atomic() {
 Stmt Parser::mma() {
   auto m = std::make_shared<Mma>(here());
   next();
-  if (peek().kind != TokKind::String) fail("expected the matrix unit's name as a string after mma, found " + peek().describe());
+  if (peek().kind != TokKind::String)
+    fail("expected the matrix unit's name as a string after mma, found " + peek().describe());
   m->unit = next().text;
   const char* names[] = {"a", "b", "c"};
   MmaOperand* ops[] = {&m->a, &m->b, &m->c};
@@ -506,13 +520,15 @@ void Parser::params(Function& f) {
       if (accept("[")) {
         std::size_t shape_pos = pos_;
         for (int open = 1; open > 0; next()) {
-          if (peek().kind == TokKind::End) fail("expected ']' after the shape of " + n + ", found end of text");
+          if (peek().kind == TokKind::End)
+            fail("expected ']' after the shape of " + n + ", found end of text");
           open += peek().punct("[") ? 1 : peek().punct("]") ? -1 : 0;
           if (open == 0) break;
         }
         expect("]", "after the shape of " + n);
         Scope scope = Scope::Global;
-        if (!is_scope_word(peek(), &scope)) fail("expected a scope (global) after the shape of " + n + ", found " + peek().describe());
+        if (!is_scope_word(peek(), &scope))
+          fail("expected a scope (global) after the shape of " + n + ", found " + peek().describe());
         next();
         tensors.push_back({f.params.size(), Pending{n, t, shape_pos, scope, layout(), line}});
       } else {
@@ -540,13 +556,15 @@ Function Parser::function() {
   f.loc = here();
   expect_word("func", "at the start of the text");
   const Token& n = peek();
-  if (n.kind != TokKind::Ident && n.kind != TokKind::String) fail("expected the function's name after func, found " + n.describe());
+  if (n.kind != TokKind::Ident && n.kind != TokKind::String)
+    fail("expected the function's name after func, found " + n.describe());
   f.name = next().text;
   push_scope();
   params(f);
   f.body = block("of function " + f.name);
   pop_scope();
-  if (peek().kind != TokKind::End) fail("expected end of text after the function, found " + peek().describe());
+  if (peek().kind != TokKind::End)
+    fail("expected end of text after the function, found " + peek().describe());
   return f;
 }
 

@@ -39,7 +39,9 @@ class Names {
   }
   const std::string& bind(const void* node, const std::string& raw) {
     std::string base = text::sanitize_name(raw), name = base;
-    for (int k = 1; visible_[name] > 0; ++k) name = base + "_" + std::to_string(k);
+    // Suffixes continue where the last clash of this base stopped, so many clashes stay linear.
+    // Reading back is exact whatever suffix is chosen: a printed name is kept when not in sight.
+    for (int& k = next_suffix_[base]; visible_[name] > 0;) name = base + "_" + std::to_string(++k);
     ++visible_[name];
     scopes_.back().push_back({node, name});
     auto& stack = bound_[node];
@@ -55,6 +57,7 @@ class Names {
  private:
   std::vector<std::vector<std::pair<const void*, std::string>>> scopes_;
   std::unordered_map<std::string, int> visible_;
+  std::unordered_map<std::string, int> next_suffix_;
   std::unordered_map<const void*, std::vector<std::string>> bound_;
 };
 
@@ -134,12 +137,21 @@ int binary_prec(BinOp op) {
     case BinOp::BitOr: return 3;
     case BinOp::BitXor: return 4;
     case BinOp::BitAnd: return 5;
-    case BinOp::Eq: case BinOp::Ne: return 6;
-    case BinOp::Lt: case BinOp::Le: case BinOp::Gt: case BinOp::Ge: return 7;
-    case BinOp::Shl: case BinOp::Shr: return 8;
-    case BinOp::Add: case BinOp::Sub: return 9;
-    case BinOp::Mul: case BinOp::Div: case BinOp::Mod: return 10;
-    case BinOp::Min: case BinOp::Max: return kAtomPrec;
+    case BinOp::Eq:
+    case BinOp::Ne: return 6;
+    case BinOp::Lt:
+    case BinOp::Le:
+    case BinOp::Gt:
+    case BinOp::Ge: return 7;
+    case BinOp::Shl:
+    case BinOp::Shr: return 8;
+    case BinOp::Add:
+    case BinOp::Sub: return 9;
+    case BinOp::Mul:
+    case BinOp::Div:
+    case BinOp::Mod: return 10;
+    case BinOp::Min:
+    case BinOp::Max: return kAtomPrec;
   }
   return kAtomPrec;
 }
@@ -314,8 +326,8 @@ std::string Printer::region(const Region& r) {
 }
 
 std::string Printer::decl(const Buffer& b) {
-  return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) + "[" +
-         list(b->shape) + "]" + layout(b->layout);
+  return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) +
+         "[" + list(b->shape) + "]" + layout(b->layout);
 }
 
 std::string Printer::param(const Param& p) {
@@ -328,7 +340,8 @@ std::string Printer::param(const Param& p) {
     }
     case Param::Kind::Scalar: return var_name(p.var) + ": " + std::string(p.var.dtype().name());
     case Param::Kind::Size:
-      return var_name(p.var) + ": " + (p.var.dtype() == i32 ? "" : std::string(p.var.dtype().name()) + " ") + "size";
+      return var_name(p.var) + ": " + (p.var.dtype() == i32 ? "" : std::string(p.var.dtype().name()) + " ") +
+             "size";
   }
   return "<?>";
 }
@@ -429,13 +442,15 @@ std::string Printer::tile_op(const Stmt& s) {
     case StmtKind::Fill: return "fill " + region(s.as<Fill>()->dst) + " = " + expr(s.as<Fill>()->value);
     case StmtKind::Gemm: {
       auto* g = s.as<Gemm>();
-      return "gemm(" + region(g->a) + ", " + region(g->b) + " -> " + region(g->c) + (g->trans_a ? ", trans_a" : "") +
-             (g->trans_b ? ", trans_b" : "") + (g->clear_c ? ", clear" : "") + ")";
+      return "gemm(" + region(g->a) + ", " + region(g->b) + " -> " + region(g->c) +
+             (g->trans_a ? ", trans_a" : "") + (g->trans_b ? ", trans_b" : "") +
+             (g->clear_c ? ", clear" : "") + ")";
     }
     case StmtKind::Reduce: {
       auto* r = s.as<Reduce>();
       return std::string("reduce ") + name_of(r->op) + "(" + buffer_name(r->src.get()) + " -> " +
-             buffer_name(r->dst.get()) + ", axis=" + std::to_string(r->axis) + (r->clear ? ", clear" : "") + ")";
+             buffer_name(r->dst.get()) + ", axis=" + std::to_string(r->axis) + (r->clear ? ", clear" : "") +
+             ")";
     }
     case StmtKind::Store: {
       auto* st = s.as<Store>();
@@ -443,8 +458,8 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Atomic: {
       auto* a = s.as<Atomic>();
-      return std::string("atomic ") + name_of(a->op) + "(" + buffer_name(a->buffer.get()) + "[" + list(a->indices) +
-             "], " + expr(a->value) + ")";
+      return std::string("atomic ") + name_of(a->op) + "(" + buffer_name(a->buffer.get()) + "[" +
+             list(a->indices) + "], " + expr(a->value) + ")";
     }
     case StmtKind::Mma: {
       auto* m = s.as<Mma>();

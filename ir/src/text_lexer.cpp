@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 
+#include "text_syntax.h"
 #include "tilegen/ir/error.h"
 
 namespace tg::text {
@@ -11,13 +12,11 @@ namespace {
 
 // Longest first, so "->" wins over "-" and "+:" over "+".
 constexpr std::array<std::string_view, 32> kPuncts = {
-    "->", "+:", "<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "(", ")", "[", "]", "{", "}", ",",
-    ";",  ":",  "=",  "+",  "-",  "*",  "/",  "%",  "<",  ">",  "!", "~", "&", "|", "^",
+    "->", "+:", "<=", ">=", "==", "!=", "&&", "||", "<<", ">>", "(", ")", "[", "]", "{", "}",
+    ",",  ";",  ":",  "=",  "+",  "-",  "*",  "/",  "%",  "<",  ">", "!", "~", "&", "|", "^",
 };
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 
 std::string show_char(char c) {
   unsigned char u = static_cast<unsigned char>(c);
@@ -49,10 +48,14 @@ class Lexer {
         return out;
       }
       char c = s_[i_];
-      if (is_ident_start(c)) lex_ident(t);
-      else if (is_digit(c)) lex_number(t);
-      else if (c == '"') lex_string(t);
-      else lex_punct(t);
+      if (is_ident_start(c))
+        lex_ident(t);
+      else if (is_digit(c))
+        lex_number(t);
+      else if (c == '"')
+        lex_string(t);
+      else
+        lex_punct(t);
       out.push_back(std::move(t));
     }
   }
@@ -63,10 +66,14 @@ class Lexer {
   void skip_space() {
     while (i_ < s_.size()) {
       char c = s_[i_];
-      if (c == '\n') ++line_, ++i_;
-      else if (c == ' ' || c == '\t' || c == '\r') ++i_;
-      else if (c == '#') while (i_ < s_.size() && s_[i_] != '\n') ++i_;
-      else return;
+      if (c == '\n')
+        ++line_, ++i_;
+      else if (c == ' ' || c == '\t' || c == '\r')
+        ++i_;
+      else if (c == '#')
+        while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+      else
+        return;
     }
   }
 
@@ -98,7 +105,8 @@ class Lexer {
     }
     t.text = std::string(s_.substr(b, i_ - b));
     if (i_ < s_.size() && (is_ident_char(s_[i_]) || s_[i_] == '.'))
-      fail("malformed number '" + t.text + s_[i_] + "...'; write a literal's type after a colon, as in 1.5:f16");
+      fail("malformed number '" + t.text + s_[i_] +
+           "...'; write a literal's type after a colon, as in 1.5:f16");
     t.kind = is_float ? TokKind::Float : TokKind::Int;
     if (is_float) return;
     constexpr uint64_t kLimit = uint64_t(1) << 63;  // |INT64_MIN|
@@ -124,9 +132,12 @@ class Lexer {
       }
       if (i_ >= s_.size()) fail("unterminated string; close it with '\"' on the same line");
       char e = s_[i_++];
-      if (e == '"' || e == '\\') t.text += e;
-      else if (e == 'n') t.text += '\n';
-      else if (e == 't') t.text += '\t';
+      if (e == '"' || e == '\\')
+        t.text += e;
+      else if (e == 'n')
+        t.text += '\n';
+      else if (e == 't')
+        t.text += '\t';
       else if (e == 'x' && i_ + 1 < s_.size() && hex_value(s_[i_]) >= 0 && hex_value(s_[i_ + 1]) >= 0) {
         t.text += char(hex_value(s_[i_]) * 16 + hex_value(s_[i_ + 1]));
         i_ += 2;

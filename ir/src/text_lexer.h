@@ -12,7 +12,7 @@ enum class TokKind : uint8_t { Ident, Int, Float, String, Punct, End };
 
 struct Token {
   TokKind kind = TokKind::End;
-  std::string text;      // identifier, punctuation, string contents, or a number's spelling
+  std::string text;        // identifier, punctuation, string contents, or a number's spelling
   uint64_t magnitude = 0;  // Int: the value, at most 2^63 (a sign is applied by the parser)
   int line = 1;
   bool is(TokKind k, std::string_view t) const { return kind == k && text == t; }

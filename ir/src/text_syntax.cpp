@@ -8,24 +8,18 @@
 namespace tg::text {
 
 namespace {
-// Keywords of statements and expressions, scope and loop-kind words, and the names the parser
-// reads as literals or calls. A builder name equal to one of these gets a trailing '_'.
+// Words that would make a statement or an expression ambiguous if they named a variable or a
+// buffer: statement keywords, flags that may follow a statement (`unchecked`, `else`, `layout`),
+// scope words, and the names read as literals or calls. Words used only at fixed places inside
+// a statement (axis, clear, sum, serial, stages, ...) stay free for names. A builder name equal
+// to one of these, or to a dtype name, gets a trailing '_'.
 constexpr std::array kReserved = {
-    "_",        "absmax",   "atomic",     "axis",   "barrier",  "cast",      "clear",     "copy",
-    "else",     "false",    "fill",       "for",    "fragment", "func",      "gemm",      "global",
-    "grid",     "if",       "in",         "inf",    "kernel",   "layout",    "let",       "local",
-    "matrix_unit", "max",   "min",        "mma",    "nan",      "padded",    "parallel",  "pipelined",
-    "reduce",   "select",   "serial",     "shared", "size",     "stages",    "sum",       "swizzle",
-    "threads",  "trans_a",  "trans_b",    "true",   "unchecked", "unrolled", "vectorized", "add",
-    "exp",      "exp2",     "log",        "log2",   "sqrt",     "rsqrt",     "abs",       "tanh",
-    "sin",      "cos",      "floor",      "ceil",   "round",    "erf",       "sigmoid",   "pow",
-    "fma",      "bool",     "int4",       "uint4",  "i8",       "u8",        "i16",       "i32",
-    "i64",      "u32",      "e2m1",       "e4m3",   "e5m2",     "f16",       "bf16",      "f32",
-    "f64",
+    "_",        "atomic", "barrier", "cast",  "copy",   "else",    "false",  "fill", "for",
+    "fragment", "gemm",   "global",  "if",    "inf",    "kernel",  "layout", "let",  "local",
+    "max",      "min",    "mma",     "nan",   "reduce", "select",  "shared", "true", "unchecked",
+    "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
+    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
 };
-
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 }  // namespace
 
 bool is_reserved(std::string_view word) {
@@ -52,7 +46,9 @@ std::string sanitize_name(std::string_view raw) {
 }
 
 namespace {
-bool same_value(double a, double b) { return a == b ? std::signbit(a) == std::signbit(b) : std::isnan(a) && std::isnan(b); }
+bool same_value(double a, double b) {
+  return a == b ? std::signbit(a) == std::signbit(b) : std::isnan(a) && std::isnan(b);
+}
 
 std::string to_text(double v, int precision) {
   char buf[64];

@@ -16,6 +16,8 @@ inline constexpr int kMaxDepth = 256;
 /// Words that cannot name a variable or buffer: keywords, dtype names, intrinsic names.
 bool is_reserved(std::string_view word);
 bool is_identifier(std::string_view word);
+inline bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+inline bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 /// A valid, non-reserved identifier made from `raw` (builder names may be anything).
 std::string sanitize_name(std::string_view raw);
 

@@ -464,9 +464,16 @@ BinOp negated(BinOp op) {
 }  // namespace
 
 void RangeContext::assume_linear(const LinearForm& fact) {
+  // Narrow the variable of a one-variable fact both as written (a let variable: m < 40) and
+  // expanded (a loop variable), then keep the expanded form for proofs.
+  narrow(fact);
   LinearForm f = expand(fact);
   if (f.terms.empty()) return;
-  facts.push_back(f);
+  narrow(f);
+  facts.push_back(std::move(f));
+}
+
+void RangeContext::narrow(const LinearForm& f) {
   // c·v + k ≤ 0 narrows v: v ≤ floor(-k / c) when c > 0, v ≥ ceil(k / -c) when c < 0.
   if (f.terms.size() != 1) return;
   auto [atom, c] = f.terms[0];

@@ -255,7 +255,7 @@ class Simplifier : public IRMutator {
     if (!bin) return e;
     if (is_comparison(op) || is_logical(op)) {
       if (auto d = ctx_.decide(e)) return make_bool(*d);
-      if (is_logical(op) && equal(bin->a, bin->b)) return bin->a;
+      if (is_logical(op)) return logical_identities(bin, e);
       return e;
     }
     DType t = bin->a.dtype();
@@ -273,6 +273,18 @@ class Simplifier : public IRMutator {
       default: break;
     }
     return constant_if_known(r);
+  }
+
+  // x && true → x, x || false → x, x && x → x (the undecided side stays).
+  static Expr logical_identities(const Binary* bin, const Expr& e) {
+    bool neutral = bin->op == BinOp::And;
+    auto is_neutral = [&](const Expr& x) {
+      auto* i = x.as<IntImm>();
+      return i && (i->value != 0) == neutral;
+    };
+    if (is_neutral(bin->b) || equal(bin->a, bin->b)) return bin->a;
+    if (is_neutral(bin->a)) return bin->b;
+    return e;
   }
 
   // Only rewrites that are exact in IEEE arithmetic: x*1, x/1, x-0, min/max(x, x).

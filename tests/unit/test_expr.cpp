@@ -62,3 +62,13 @@ TEST_CASE("substitute replaces variables by identity") {
   REQUIRE(r.as_int());
   CHECK(*r.as_int() == 9);
 }
+
+TEST_CASE("logical operators fold bool constants") {
+  Var i("i");
+  Expr c = i < 3;
+  CHECK((c && Expr(true)).same_as(c));
+  CHECK((Expr(true) && c).same_as(c));
+  CHECK((c && Expr(false)).as<ir::IntImm>()->value == 0);
+  CHECK((c || Expr(false)).same_as(c));
+  CHECK((c || Expr(true)).as<ir::IntImm>()->value == 1);
+}

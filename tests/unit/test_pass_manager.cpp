@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "test_pass_ir.h"
+#include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/passes/pass_manager.h"
@@ -85,6 +86,7 @@ TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
   CHECK(count(out.str(), "# IR after bounds") == 1);
   CHECK(count(out.str(), "# IR after simplify") == 0);
   CHECK(out.str().find(pm.stages()[2].second) != std::string::npos);
+  CHECK(print(parse_function(out.str())) == pm.stages()[2].second);  // a dump is valid IR text
 
   out.str("");
   opt.dump_after = " input , simplify";

@@ -112,6 +112,21 @@ TEST_CASE("range analysis: facts from loops, ifs and lets") {
   CHECK(c.decide(k == i + 1) == true);
 }
 
+TEST_CASE("range analysis: a fact on a let variable narrows it") {
+  // let m = by*32 + i (by in [0, 1], i in [0, 32)); if (m < 40) { ... m / 20 < 2 ... }
+  Var by("by"), i("i"), m("m");
+  RangeContext c;
+  c.set_range(by, {0, 1});
+  c.enter_loop(i, Expr(0), Expr(32));
+  c.enter_let(m, by * 32 + i);
+  CHECK(c.bounds(m) == Interval{0, 63});
+  CHECK(c.decide(m / 20 < 2) == std::nullopt);
+  c.assume(m < 40);
+  CHECK(c.bounds(m) == Interval{0, 39});
+  CHECK(c.decide(m / 20 < 2) == true);
+  CHECK(c.decide(by * 32 + i < 40) == true);  // the fact, expanded through the let
+}
+
 TEST_CASE("range analysis: kernel and loop ranges") {
   Var bx("bx"), tx("tx"), i("i");
   Stmt k = test::kernel({Expr(8)}, {bx}, 128, tx, test::barrier());

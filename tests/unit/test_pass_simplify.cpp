@@ -37,6 +37,13 @@ TEST_CASE("simplify: constants reassociate and terms merge") {
   CHECK_SIMPLIFIES(!(x < y), none, x >= y);
   CHECK_SIMPLIFIES(select(x + 1 > x, y, x), none, Expr(y));
   CHECK_SIMPLIFIES(cast(i32, cast(i64, x)), none, Expr(x));
+  // Logical identities with bool constants (make_binary leaves `x && true` alone).
+  Expr t = make_bool(true), f = make_bool(false);
+  CHECK_SIMPLIFIES(make_binary(ir::BinOp::And, x < y, t), none, x < y);
+  CHECK_SIMPLIFIES(make_binary(ir::BinOp::And, t, x < y), none, x < y);
+  CHECK_SIMPLIFIES(make_binary(ir::BinOp::Or, x < y, f), none, x < y);
+  CHECK_SIMPLIFIES(make_binary(ir::BinOp::And, x < y, f), none, Expr(false));
+  CHECK_SIMPLIFIES((x < y) && (x < y), none, x < y);
   Expr narrowing = cast(i32, cast(i8, x));  // the round trip through i8 wraps: must stay
   CHECK_SIMPLIFIES(narrowing, none, narrowing);
 }

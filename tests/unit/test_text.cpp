@@ -15,7 +15,9 @@ using namespace tg;
 namespace {
 
 // ---- Small constructors for hand-built IR.
-Region box(const Buffer& b, std::vector<Expr> off, std::vector<Expr> ext) { return Region{b, std::move(off), std::move(ext)}; }
+Region box(const Buffer& b, std::vector<Expr> off, std::vector<Expr> ext) {
+  return Region{b, std::move(off), std::move(ext)};
+}
 
 Stmt loop(Var v, Expr extent, ForKind kind, Stmt body, int stages = 0) {
   auto f = std::make_shared<ir::For>(SourceLoc{});
@@ -60,7 +62,8 @@ Stmt let(Var v, Expr value, Stmt body) {
   s->body = std::move(body);
   return Stmt(s);
 }
-Stmt kernel(std::vector<Expr> grid, std::vector<Var> bvars, Var tvar, int threads, std::vector<Buffer> bufs, Stmt body) {
+Stmt kernel(std::vector<Expr> grid, std::vector<Var> bvars, Var tvar, int threads, std::vector<Buffer> bufs,
+            Stmt body) {
   auto k = std::make_shared<ir::Kernel>(SourceLoc{});
   k->grid = std::move(grid);
   k->block_vars = std::move(bvars);
@@ -115,12 +118,13 @@ Function tiled_gemm() {
   Stmt epilogue = loop(i, 128, ForKind::Parallel,
                        loop(j, 128, ForKind::Parallel, store(Cf, {i, j}, max(Cf.load({i, j}), 0.0f))));
   Stmt k = kernel({ceildiv(N, 128), ceildiv(M, 128)}, {bx, by}, tx, 128, {As, Bs, Cf},
-                  seq({fill(Cf, make_float(0, f32)), loop(ko, ceildiv(K, 32), ForKind::Pipelined, body, 3), epilogue,
-                       copy(Region::full(Cf), box(C, {by * 128, bx * 128}, {128, 128}))}));
+                  seq({fill(Cf, make_float(0, f32)), loop(ko, ceildiv(K, 32), ForKind::Pipelined, body, 3),
+                       epilogue, copy(Region::full(Cf), box(C, {by * 128, bx * 128}, {128, 128}))}));
   return Function{"gemm", {tensor(A), tensor(B), tensor(C), size(M), size(N), size(K)}, k, {}};
 }
 
-const char* kGemmText = R"(func gemm(A: f16[M, K] global, B: f16[K, N] global, C: f16[M, N] global, M: size, N: size, K: size) {
+const char* kGemmText =
+    R"(func gemm(A: f16[M, K] global, B: f16[K, N] global, C: f16[M, N] global, M: size, N: size, K: size) {
   kernel grid((N + 128 - 1) / 128, (M + 128 - 1) / 128) threads(128) -> (bx, by; tx) {
     shared A_s: f16[128, 32] layout=swizzle(3)
     shared B_s: f16[32, 128] layout=padded(8)
@@ -296,6 +300,22 @@ TEST_CASE("text: colliding and unusable names are made unique") {
   CHECK(sum->b.same_as(in->var));
 }
 
+TEST_CASE("text: words used only inside statements stay free as names") {
+  Var in("in"), sz("size"), axis("axis");
+  Buffer sum = Buffer::make("sum", {sz}, f32, Scope::Global);
+  Buffer func = Buffer::make("func", {4}, f32, Scope::Global);
+  Stmt body = loop(in, sz, ForKind::Serial, let(axis, in + 1, store(sum, {in}, func.load({axis % 4}))));
+  Function f{"func", {tensor(sum), tensor(func), size(sz)}, body, {}};
+  CHECK(print(f) == R"(func func(sum: f32[size] global, func: f32[4] global, size: size) {
+  for in in serial(0 +: size) {
+    let axis: i32 = in + 1
+    sum[in] = func[axis % 4]
+  }
+}
+)");
+  round_trip(f);
+}
+
 TEST_CASE("text: a let scopes over the rest of its block, even where the IR ended it earlier") {
   Var x("x"), y("x"), o("o");
   Buffer O = Buffer::make("O", {2}, i32, Scope::Global);
@@ -348,8 +368,8 @@ TEST_CASE("text: expressions print with minimal parentheses") {
 }
 
 TEST_CASE("text: literals of every dtype print with their type and read back exactly") {
-  std::vector<DType> all = {boolean, int4, uint4, i8, u8, i16, i32, i64, u32, fp4_e2m1, fp8_e4m3, fp8_e5m2,
-                            f16, bf16, f32, f64};
+  std::vector<DType> all = {boolean, int4,     uint4,    i8,       u8,  i16,  i32, i64,
+                            u32,     fp4_e2m1, fp8_e4m3, fp8_e5m2, f16, bf16, f32, f64};
   std::vector<Param> params;
   std::vector<Stmt> stores;
   for (DType t : all) {
@@ -357,7 +377,9 @@ TEST_CASE("text: literals of every dtype print with their type and read back exa
     Var s("s_" + std::string(t.name()), t);
     params.push_back(tensor(b));
     params.push_back(scalar(s));
-    Expr lit = t.is_bool() ? make_bool(true) : t.is_float() ? make_float(-1.5, t) : make_int(t.is_signed_int() ? -3 : 3, t);
+    Expr lit = t.is_bool()    ? make_bool(true)
+               : t.is_float() ? make_float(-1.5, t)
+                              : make_int(t.is_signed_int() ? -3 : 3, t);
     stores.push_back(store(b, {0}, lit));
     stores.push_back(store(b, {1}, s));
     stores.push_back(store(b, {Expr(2)}, cast(t, Var("unused", f32))));  // free var: printed, not parsed
@@ -373,7 +395,8 @@ TEST_CASE("text: literals of every dtype print with their type and read back exa
   CHECK(text.find("s_e4m3: e4m3") != std::string::npos);
   // Without the free variable every dtype reads back.
   std::vector<Stmt> bound;
-  for (std::size_t i = 0; i < stores.size(); i += 3) bound.push_back(stores[i]), bound.push_back(stores[i + 1]);
+  for (std::size_t i = 0; i < stores.size(); i += 3)
+    bound.push_back(stores[i]), bound.push_back(stores[i + 1]);
   Function g = round_trip(Function{"dtypes", params, seq(bound), {}});
   auto* first = g.body.as<ir::Seq>()->stmts[0].as<ir::Store>();
   CHECK(first->value.dtype() == boolean);
@@ -391,8 +414,10 @@ TEST_CASE("text: float literals keep their exact value") {
   std::uniform_real_distribution<double> mant(-1, 1);
   std::uniform_int_distribution<int> ex(-40, 40);
   for (DType t : {fp4_e2m1, fp8_e4m3, fp8_e5m2, f16, bf16, f32, f64}) {
-    std::vector<double> values = {0.0, -0.0, 0.1, 1.0 / 3, 65504, 1e-7, 448, 3.0e38, 1e300,
-                                  std::numeric_limits<double>::denorm_min(), INFINITY, -INFINITY};
+    std::vector<double> values = {
+        0.0,      -0.0,     0.1,    1.0 / 3, 65504,
+        1e-7,     448,      3.0e38, 1e300,   std::numeric_limits<double>::denorm_min(),
+        INFINITY, -INFINITY};
     for (int k = 0; k < 200; ++k) values.push_back(std::ldexp(mant(rng), ex(rng)));
     for (double v : values) {
       Expr lit = make_float(v, t);
@@ -400,7 +425,8 @@ TEST_CASE("text: float literals keep their exact value") {
       Expr back = reparse(lit);
       REQUIRE(back.as<ir::FloatImm>());
       double got = back.as<ir::FloatImm>()->value;
-      CHECK_MESSAGE(std::memcmp(&got, &want, sizeof got) == 0, t.name() << " " << want << " read back as " << got);
+      CHECK_MESSAGE(std::memcmp(&got, &want, sizeof got) == 0, t.name()
+                                                                   << " " << want << " read back as " << got);
     }
     CHECK(std::isnan(reparse(make_float(NAN, t)).as<ir::FloatImm>()->value));
   }
@@ -453,7 +479,8 @@ TEST_CASE("text: every intrinsic prints by name and reads back") {
   CHECK(text.find("o[16] = fma(x, y, z)") != std::string::npos);
   Function g = round_trip(f);
   auto* s = g.body.as<ir::Seq>();
-  for (int i = 0; i <= int(ir::Intrinsic::Fma); ++i) CHECK(s->stmts[std::size_t(i)].as<ir::Store>()->value.as<ir::Call>()->fn == ir::Intrinsic(i));
+  for (int i = 0; i <= int(ir::Intrinsic::Fma); ++i)
+    CHECK(s->stmts[std::size_t(i)].as<ir::Store>()->value.as<ir::Call>()->fn == ir::Intrinsic(i));
 }
 
 TEST_CASE("text: size types, block variables without names, gemm flags and locations") {
@@ -490,18 +517,24 @@ TEST_CASE("text: size types, block variables without names, gemm flags and locat
 }
 
 TEST_CASE("text: parse errors name the line and what to change") {
-  auto err = [](const std::string& body) { return parse_error("func f(A: f32[4] global, n: size) {\n" + body + "\n}"); };
+  auto err = [](const std::string& body) {
+    return parse_error("func f(A: f32[4] global, n: size) {\n" + body + "\n}");
+  };
   CHECK(err("  A[0, 1] = 1.0") == "t.tgir:2: A has rank 1 but is given 2 indices");
   CHECK(err("  A[0 1] = 1.0") == "t.tgir:2: expected ']' after indices of A, found number 1");
   CHECK(err("  A[q] = 1.0") == "t.tgir:2: unknown name 'q'");
-  CHECK(err("  A[n + 1:i64] = 1.0") ==
-        "t.tgir:2: operands of '+' have different types i32 and i64; convert one with cast<i32>(...) or give a "
-        "literal its type, as in 1:i32");
+  CHECK(
+      err("  A[n + 1:i64] = 1.0") ==
+      "t.tgir:2: operands of '+' have different types i32 and i64; convert one with cast<i32>(...) or give a "
+      "literal its type, as in 1:i32");
   CHECK(err("  A[0] = 300:u8") == "t.tgir:2: literal 300 does not fit in u8");
-  CHECK(err("  A[0] = 99999999999999999999") == "t.tgir:2: integer literal 99999999999999999999 is too large (the limit is 64-bit)");
-  CHECK(err("  A[0] = 9223372036854775808:i64") == "t.tgir:2: integer literal 9223372036854775808 does not fit in 64 bits");
+  CHECK(err("  A[0] = 99999999999999999999") ==
+        "t.tgir:2: integer literal 99999999999999999999 is too large (the limit is 64-bit)");
+  CHECK(err("  A[0] = 9223372036854775808:i64") ==
+        "t.tgir:2: integer literal 9223372036854775808 does not fit in 64 bits");
   CHECK(err("  A[0] = 1e999") == "t.tgir:2: float literal 1e999 is out of range");
-  CHECK(err("  A[0] = 1.5:i32") == "t.tgir:2: float literal 1.5 cannot have type i32; write an integer or cast");
+  CHECK(err("  A[0] = 1.5:i32") ==
+        "t.tgir:2: float literal 1.5 cannot have type i32; write an integer or cast");
   CHECK(err("  A[0] = A") == "t.tgir:2: buffer 'A' is used as a value; read an element with A[...]");
   CHECK(err("  A[0.5] = 1.0") == "t.tgir:2: index 0 of A has type f32; indices must be integers");
   CHECK(err("\n\n  A[0] = $") == "t.tgir:4: unexpected character '$'");
@@ -511,11 +544,15 @@ TEST_CASE("text: parse errors name the line and what to change") {
         "t.tgir:2: expected a loop variable after for, found 'copy', which is a reserved word");
   CHECK(err("  kernel grid(1) threads(32) -> (bx; tx) {\n    A[0] = 1.0\n    local L: f32[2]\n  }") ==
         "t.tgir:4: buffer declarations must come first in a kernel body, before any statement");
-  CHECK(err("  kernel grid(1) threads(32) -> (bx; bx) {\n  }") == "t.tgir:2: 'bx' is already declared here; give it another name");
-  CHECK(err("  A[0] = exp(1)") == "t.tgir:2: exp needs float arguments, not i32; convert with cast<f32>(...)");
+  CHECK(err("  kernel grid(1) threads(32) -> (bx; bx) {\n  }") ==
+        "t.tgir:2: 'bx' is already declared here; give it another name");
+  CHECK(err("  A[0] = exp(1)") ==
+        "t.tgir:2: exp needs float arguments, not i32; convert with cast<f32>(...)");
   CHECK(err("  A[0] = \"s\"") == "t.tgir:2: expected an expression, found a string");
-  CHECK(parse_error("func f() {\n  barrier\n") == "t.tgir:3: expected '}' to close the block of function f, found end of text");
-  CHECK(parse_error("func f() {\n}\nfunc g() {\n}") == "t.tgir:3: expected end of text after the function, found 'func'");
+  CHECK(parse_error("func f() {\n  barrier\n") ==
+        "t.tgir:3: expected '}' to close the block of function f, found end of text");
+  CHECK(parse_error("func f() {\n}\nfunc g() {\n}") ==
+        "t.tgir:3: expected end of text after the function, found 'func'");
   CHECK(parse_error("func f(n: size, n: f32) {\n}") == "t.tgir:1: parameter 'n' is declared twice");
   CHECK(parse_error("func f(A: f32[m] global) {\n}") == "t.tgir:1: unknown name 'm'");
   CHECK(parse_error("") == "t.tgir:1: expected 'func' at the start of the text, found end of text");
@@ -523,7 +560,8 @@ TEST_CASE("text: parse errors name the line and what to change") {
 }
 
 TEST_CASE("text: deep nesting is an error, not a crash") {
-  std::string deep = "func f(A: i32[1] global) {\n  A[0] = " + std::string(300, '(') + "1" + std::string(300, ')') + "\n}";
+  std::string deep =
+      "func f(A: i32[1] global) {\n  A[0] = " + std::string(300, '(') + "1" + std::string(300, ')') + "\n}";
   CHECK(parse_error(deep).find("nests deeper than 256") != std::string::npos);
   std::string chain = "func f(A: i32[1] global) {\n  A[0] = 1";
   for (int i = 0; i < 300; ++i) chain += " + 1";
@@ -564,4 +602,15 @@ TEST_CASE("text: damaged texts are rejected cleanly") {
     }
   }
   CHECK(parsed > 0);
+}
+
+TEST_CASE("text: fragments print with their free names") {
+  Var i("i"), n("n");
+  Buffer A = Buffer::make("A", {n}, f32, Scope::Global);
+  Buffer B = Buffer::make("A", {n}, f32, Scope::Global);  // another buffer of the same name
+  Stmt s = loop(i, n, ForKind::Vectorized, store(A, {i}, B.load({i}) * 2.0f));
+  CHECK(print(s) == "for i in vectorized(0 +: n) {\n  A[i] = A_1[i] * 2.0\n}\n");
+  CHECK(print(B.load({n - 1})) == "A[n - 1]");
+  CHECK(print(Expr()) == "<null>");
+  CHECK(print(Stmt()) == "");
 }

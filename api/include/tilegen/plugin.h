@@ -27,7 +27,7 @@ struct CompileOptions {
   std::string arch;  // empty: the device's own
   std::map<std::string, std::string> params;
   bool verify_each_pass = true;
-  std::string dump_after;  // pass name, "all", or empty; TILEGEN_DUMP_AFTER overrides
+  std::string dump_after;  // pass name, "all", or empty; TILEGEN_DUMP_AFTER adds to it
 };
 
 /// What compile() returns: every stage reachable by name.

@@ -124,6 +124,9 @@ class RangeContext {
     std::unordered_map<const ir::VarNode*, LinearForm> definitions_;
     std::size_t nfacts_;
   };
+
+ private:
+  void narrow(const LinearForm& f);
 };
 
 /// Bounds of e given only variable ranges (no facts).

@@ -20,7 +20,7 @@
 //   analysis over loop, block, thread and let variables (range_analysis.h) and the facts that
 //   loop bounds and If conditions give;
 // - min/max of provably ordered values, comparisons decided by the ranges, select of a decided
-//   condition, !(a < b) → a >= b on integers;
+//   condition, !(a < b) → a >= b on integers, x && true → x, x || false → x;
 // - If with a decided condition → the taken branch; loops of extent ≤ 0 removed, loops of extent
 //   1 replaced by their body with the variable substituted (not Parallel ones: a Parallel loop is
 //   collective and its body is element code, not SIMT code); empty Seqs removed, nested Seqs
