@@ -54,6 +54,7 @@ Expr in_bounds(const Buffer& b, const std::vector<Expr>& idx) {
 }
 
 bool is_unit(const Expr& e) { return e.as_int() && *e.as_int() == 1; }
+bool is_const_zero(const Expr& e) { return e.as_int() && *e.as_int() == 0; }
 
 std::vector<int> non_unit_dims(const Region& r) {
   std::vector<int> dims;
@@ -189,34 +190,70 @@ class TileOpLowerer : public IRMutator {
       throw Error("reduce axis " + std::to_string(r.axis) + " is out of range for " + src->name, r.loc);
     bool keep = dst.rank() == src.rank();
     std::vector<Var> vars;
-    std::vector<Expr> extents, src_idx, dst_idx;
-    Var k = loop_var("r", src->shape[std::size_t(axis)]);
+    std::vector<Expr> extents, dst_idx;
     for (int d = 0; d < rank; ++d) {
       if (d == axis) {
-        src_idx.push_back(k);
         if (keep) dst_idx.push_back(make_int(0));
         continue;
       }
       extents.push_back(src->shape[std::size_t(d)]);
       vars.push_back(loop_var("r" + std::to_string(d), extents.back()));
-      src_idx.push_back(vars.back());
       dst_idx.push_back(vars.back());
     }
+    // src[o..., at] for the outer variables and a position on the axis.
+    auto src_at = [&](const Expr& at) {
+      std::vector<Expr> idx;
+      for (int d = 0, v = 0; d < rank; ++d) idx.push_back(d == axis ? at : Expr(vars[std::size_t(v++)]));
+      return make_load(src.ptr(), idx);
+    };
     Buffer acc = accumulator(dst);
     DType at = acc->dtype;
-    Expr cur = make_load(acc.ptr(), dst_idx), x = make_cast(at, make_load(src.ptr(), src_idx));
-    Expr next;
-    switch (r.op) {
-      case ReduceOp::Sum: next = make_binary(BinOp::Add, cur, x); break;
-      case ReduceOp::Max: next = make_binary(BinOp::Max, cur, x); break;
-      case ReduceOp::Min: next = make_binary(BinOp::Min, cur, x); break;
-      case ReduceOp::AbsMax: next = make_binary(BinOp::Max, cur, make_call(Intrinsic::Abs, {x})); break;
-    }
-    Expr init = r.op == ReduceOp::Max ? lowest_of(at) : r.op == ReduceOp::Min ? highest_of(at) : zero_of(at);
-    if (!r.clear) init = make_cast(at, make_load(dst.ptr(), dst_idx));
+    // combine(cur, x): x a source element (AbsMax takes |x|) or, with partial, a partial result.
+    auto combine = [&](const Expr& cur, const Expr& x, bool partial) {
+      switch (r.op) {
+        case ReduceOp::Sum: return make_binary(BinOp::Add, cur, x);
+        case ReduceOp::Max: return make_binary(BinOp::Max, cur, x);
+        case ReduceOp::Min: return make_binary(BinOp::Min, cur, x);
+        case ReduceOp::AbsMax: return make_binary(BinOp::Max, cur, partial ? x : make_call(Intrinsic::Abs, {x}));
+      }
+      return cur;
+    };
+    Expr identity = r.op == ReduceOp::Max ? lowest_of(at) : r.op == ReduceOp::Min ? highest_of(at) : zero_of(at);
+    Expr init = r.clear ? identity : make_cast(at, make_load(dst.ptr(), dst_idx));
+    Expr cur = make_load(acc.ptr(), dst_idx);
     std::vector<Stmt> body;
     body.push_back(make_store(acc, dst_idx, init, r.loc));
-    body.push_back(make_for(k, src->shape[std::size_t(axis)], make_store(acc, dst_idx, next, r.loc), ForKind::Serial, r.loc));
+    auto len = src->shape[std::size_t(axis)].as_int();
+    int64_t W = opt_.reduce_lanes;
+    int64_t whole = 0;  // elements of the axis reduced through the lanes
+    if (W > 1 && axis == rank - 1 && len && *len >= W) {
+      // W partial results, each over a strided subset of the row: the inner loop is parallel
+      // (contiguous, vectorisable), the rows' order of combination changes, not the result's
+      // tolerance (the interpreter's reference sums in double).
+      whole = *len / W * W;
+      std::vector<Expr> part_shape = extents;
+      part_shape.push_back(make_int(W));
+      Buffer part = Buffer::make(dst->name + "_lanes", part_shape, at, Scope::Fragment, {}, dst->loc);
+      new_buffers_.push_back(part);
+      auto part_idx = [&](const Expr& l) {
+        std::vector<Expr> idx(vars.begin(), vars.end());
+        idx.push_back(l);
+        return idx;
+      };
+      Var l0("l", i32), l1("l", i32), l2("l", i32), kb("kb", i32);
+      body.push_back(make_for(l0, make_int(W), make_store(part, part_idx(l0), identity, r.loc), ForKind::Parallel, r.loc));
+      Expr lane = make_load(part.ptr(), part_idx(l1));
+      Stmt step = make_store(part, part_idx(l1), combine(lane, make_cast(at, src_at(kb * make_int(W) + l1)), false), r.loc);
+      body.push_back(make_for(kb, make_int(whole / W), make_for(l1, make_int(W), step, ForKind::Parallel, r.loc),
+                              ForKind::Serial, r.loc));
+      body.push_back(make_for(l2, make_int(W),
+                              make_store(acc, dst_idx, combine(cur, make_load(part.ptr(), part_idx(l2)), true), r.loc),
+                              ForKind::Serial, r.loc));
+    }
+    Var k = loop_var("r", src->shape[std::size_t(axis)]);
+    Expr rest = whole ? make_int(*len - whole) : src->shape[std::size_t(axis)];
+    Stmt tail = make_store(acc, dst_idx, combine(cur, make_cast(at, src_at(k + make_int(whole))), false), r.loc);
+    if (!is_const_zero(rest)) body.push_back(make_for(k, rest, tail, ForKind::Serial, r.loc));
     if (!acc.same_as(dst)) body.push_back(make_store(dst, dst_idx, make_load(acc.ptr(), dst_idx), r.loc));
     return parallel_nest(vars, extents, make_seq(std::move(body), r.loc), r.loc);
   }

@@ -84,6 +84,12 @@ const TargetInfo kInfo;
 std::vector<std::pair<std::string, Stage>> cpu_stages() {
   return {
       {"lower_tile_ops", [](const Function& f) { return lower_tile_ops(f, kInfo); }},
+      {"lower_tile_ops (reduce lanes 4)",
+       [](const Function& f) {
+         LowerTileOpsOptions o;
+         o.reduce_lanes = 4;
+         return lower_tile_ops(f, kInfo, o);
+       }},
       {"simplify", [](const Function& f) { return simplify(f, kInfo); }},
       {"serialize_threads", [](const Function& f) { return serialize_threads(f, kInfo); }},
       {"simplify", [](const Function& f) { return simplify(f, kInfo); }},

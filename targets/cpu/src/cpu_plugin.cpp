@@ -204,6 +204,7 @@ class CpuPlugin final : public TargetPlugin {
     p.push_back({"lower_tile_ops", [micro](const Function& f, const TargetInfo& info) {
                    LowerTileOpsOptions o;
                    if (micro) o.keep_gemm = gemm_has_microkernel;
+                   o.reduce_lanes = info.vector_bytes / 4 * 4;  // four vectors of f32 partial results
                    return lower_tile_ops(f, info, o);
                  }});
     p.push_back({"simplify", simplify});

@@ -17,6 +17,8 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <dlfcn.h>
+
 #include <mutex>
 
 #include "tilegen/ir/dtype.h"
@@ -63,6 +65,13 @@ llvm::orc::JITTargetMachineBuilder machine_builder(const CpuTarget& t) {
   b.setRelocationModel(llvm::Reloc::PIC_);
   b.setCodeModel(llvm::CodeModel::Small);
   return b;
+}
+
+/// glibc's vector math library (libmvec): with it, loops calling exp, log, sin... vectorise
+/// (_ZGVdN8v_expf). Loaded globally so the JIT's process-symbol lookup finds it.
+bool libmvec_available() {
+  static const bool ok = dlopen("libmvec.so.1", RTLD_NOW | RTLD_GLOBAL) != nullptr;
+  return ok;
 }
 
 }  // namespace
@@ -120,6 +129,11 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm, const CpuTarget& t) {
   pto.SLPVectorization = true;
   pto.LoopUnrolling = true;
   llvm::PassBuilder pb(&tm, pto);
+  llvm::Triple triple(t.triple);
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  if (libmvec_available() && triple.getArch() == llvm::Triple::x86_64)
+    tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, triple);
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -12,6 +12,7 @@
 //   } }
 //   for i0 in [0, 128) parallel { for i1 in [0, 128) parallel { Cf[i0, i1] = 0 } }
 //   for i0 in [0, 64) parallel { m[i0] = -inf; for r in [0, 128) { m[i0] = max(m[i0], Xf[i0, r]) } }
+//   (with reduce_lanes W: W partial maxima m_lanes[i0, l] over a parallel inner loop, then combined)
 //   for i in [0, 128) parallel { for k in [0, 32) { for j in [0, 128) parallel {
 //     Cf[i, j] = Cf[i, j] + As[i, k] * Bs[k, j] } } }        (only with lower_gemm)
 //
@@ -34,6 +35,10 @@ struct LowerTileOpsOptions {
   /// When set, a gemm for which it returns true stays a tile statement (the target's own kernel
   /// handles those shapes and dtypes); the others are lowered.
   std::function<bool(const ir::Gemm&)> keep_gemm;
+  /// > 1: a reduction along a buffer's last axis keeps this many partial results, lane l
+  /// combining elements l, l + W, l + 2W, ... in a parallel (vectorisable) inner loop, then the
+  /// lanes in order. Changes the order of a float sum (not its tolerance); 0 keeps the order.
+  int reduce_lanes = 0;
 };
 
 /// The pass, lowering Copy, Fill, Reduce and Gemm.
