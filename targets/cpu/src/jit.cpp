@@ -2,6 +2,9 @@
 #include "jit.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -20,6 +23,7 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <thread>
 
 #include "tilegen/ir/dtype.h"
 #include "tilegen/ir/error.h"
@@ -172,6 +176,37 @@ std::vector<uint8_t> emit_object(const llvm::Module& m, llvm::TargetMachine& tm)
   std::vector<uint8_t> o;
   emit(m, tm, llvm::CodeGenFileType::ObjectFile, o);
   return o;
+}
+
+std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m, llvm::TargetMachine& tm,
+                                                                      const CpuTarget& t) {
+  llvm::SmallVector<char, 0> bitcode;
+  llvm::raw_svector_ostream bos(bitcode);
+  llvm::WriteBitcodeToFile(m, bos);
+  std::string assembly;
+  std::exception_ptr failed;
+  std::thread second([&] {
+    try {
+      llvm::LLVMContext ctx;
+      ctx.setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {});
+      auto copy = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "k"), ctx);
+      if (!copy) throw Error("cpu: re-reading the module's bitcode: " + error_text(copy.takeError()));
+      auto tm2 = make_target_machine(t);
+      assembly = emit_assembly(**copy, *tm2);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  std::vector<uint8_t> object;
+  try {
+    object = emit_object(m, tm);
+  } catch (...) {
+    second.join();
+    throw;
+  }
+  second.join();
+  if (failed) std::rethrow_exception(failed);
+  return {std::move(assembly), std::move(object)};
 }
 
 // ---- JitModule
