@@ -3,10 +3,11 @@
 //   gemm As, Bs -> Cf          (As f16[128, 32], Bs f16[32, 128], Cf f32[128, 128]; AVX2: VL = 8)
 // becomes, with MR = 6 rows and NV = 2 vectors (NR = 16 columns) per micro-tile:
 //   Bp = f32 copy of op(B) as K×N rows            (only when B is not f32 or is transposed)
+//   P  = op(B) in panels [N/16][K][16]             ; each micro-tile streams one contiguous panel
 //   for j0 in [0, 128) step 16 {                   ; a B panel stays in L1 over all rows
 //     for i0 in [0, 126) step 6 {                  ; 12 accumulators <8 x float> in registers
 //       acc[r][v] = Cf[i0 + r, j0 + 8v : +8]
-//       for k in [0, 32) { b[v] = Bp[k, j0 + 8v : +8]; a = splat(fpext As[i0 + r, k]);
+//       for k in [0, 32) { b[v] = P[j0 / 16, k, 8v : +8]; a = splat(fpext As[i0 + r, k]);
 //                          acc[r][v] = fma(a, b[v], acc[r][v]) }
 //       Cf[i0 + r, j0 + 8v : +8] = acc[r][v]
 //     }
@@ -15,6 +16,8 @@
 // Columns past the last whole vector (N % VL) take a scalar loop. The sum is in f32, rounded at
 // every FMA (the interpreter sums in double: the samples' tolerances allow f32 accumulation).
 #include <llvm/IR/Intrinsics.h>
+
+#include <functional>
 
 #include "emitter.h"
 
@@ -101,7 +104,8 @@ void Emitter::emit_gemm(const Gemm& g) {
   };
 
   // One MR×(NV·VL) micro-tile at (i0, j0), accumulators in registers across the k loop.
-  auto micro = [&](Value* i0, Value* j0, int mr, int nv) {
+  // panel(k, v): where vector v of B's row k starts for this micro-tile's columns.
+  auto micro = [&](Value* i0, Value* j0, int mr, int nv, const std::function<Value*(Value*, int)>& panel) {
     std::vector<llvm::AllocaInst*> acc;
     for (int x = 0; x < mr * nv; ++x) acc.push_back(entry.CreateAlloca(vty));
     for (int r = 0; r < mr; ++r)
@@ -114,7 +118,7 @@ void Emitter::emit_gemm(const Gemm& g) {
     loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
       std::vector<Value*> bv;
       for (int v = 0; v < nv; ++v)
-        bv.push_back(B.CreateAlignedLoad(vty, b_ptr(k, B.CreateAdd(j0, B.getInt64(uint64_t(v * VL)))), llvm::Align(4)));
+        bv.push_back(B.CreateAlignedLoad(vty, panel(k, v), llvm::Align(4)));
       for (int r = 0; r < mr; ++r) {
         Value* a = B.CreateVectorSplat(unsigned(VL), a_val(B.CreateAdd(i0, B.getInt64(uint64_t(r))), k));
         for (int v = 0; v < nv; ++v) {
@@ -153,16 +157,38 @@ void Emitter::emit_gemm(const Gemm& g) {
   const int64_t NR = int64_t(nv) * VL;
   const int64_t n_main = N / NR * NR, n_vec = N / VL * VL;
   const int64_t m_main = M / mr * mr;
-  auto rows = [&](Value* j0, int v) {
+  // The whole panels of op(B), packed panel after panel as [N/NR][K][NR]: a micro-tile then
+  // streams one contiguous block (row-major B with a power-of-two row stride would map a
+  // panel's K rows onto a few L1 sets).
+  Value* panels = nullptr;
+  if (n_main > 0) {
+    panels = entry.CreateAlloca(f32t, entry.getInt64(uint64_t(K * n_main)));
+    llvm::cast<llvm::AllocaInst>(panels)->setAlignment(llvm::Align(64));
+    loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
+      loop(B.getInt64(0), B.getInt64(uint64_t(n_main)), loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value* jb = B.CreateUDiv(j, B.getInt64(uint64_t(NR))), *jj = B.CreateURem(j, B.getInt64(uint64_t(NR)));
+        Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, B.getInt64(uint64_t(K))), k), B.getInt64(uint64_t(NR))), jj);
+        B.CreateStore(B.CreateLoad(f32t, b_ptr(k, j)), B.CreateInBoundsGEP(f32t, panels, at));
+      });
+    });
+  }
+  auto rows = [&](Value* j0, int v, const std::function<Value*(Value*, int)>& panel) {
     if (m_main > 0)
       loop(B.getInt64(0), B.getInt64(uint64_t(m_main / mr)), nullptr,
-           [&](Value* ib) { micro(B.CreateMul(ib, B.getInt64(uint64_t(mr))), j0, mr, v); });
-    if (M > m_main) micro(B.getInt64(uint64_t(m_main)), j0, int(M - m_main), v);
+           [&](Value* ib) { micro(B.CreateMul(ib, B.getInt64(uint64_t(mr))), j0, mr, v, panel); });
+    if (M > m_main) micro(B.getInt64(uint64_t(m_main)), j0, int(M - m_main), v, panel);
   };
   if (n_main > 0)
-    loop(B.getInt64(0), B.getInt64(uint64_t(n_main / NR)), nullptr,
-         [&](Value* jb) { rows(B.CreateMul(jb, B.getInt64(uint64_t(NR))), nv); });
-  if (n_vec > n_main) rows(B.getInt64(uint64_t(n_main)), int((n_vec - n_main) / VL));
+    loop(B.getInt64(0), B.getInt64(uint64_t(n_main / NR)), nullptr, [&](Value* jb) {
+      Value* start = B.CreateMul(jb, B.getInt64(uint64_t(K * NR)));
+      rows(B.CreateMul(jb, B.getInt64(uint64_t(NR))), nv, [&](Value* k, int v) {
+        return B.CreateInBoundsGEP(f32t, panels, B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(NR))), B.getInt64(uint64_t(v * VL)))));
+      });
+    });
+  if (n_vec > n_main)
+    rows(B.getInt64(uint64_t(n_main)), int((n_vec - n_main) / VL), [&](Value* k, int v) {
+      return b_ptr(k, B.getInt64(uint64_t(n_main + v * VL)));
+    });
   scalar_cols(0, M, n_vec);
 }
 

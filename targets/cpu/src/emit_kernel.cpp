@@ -75,6 +75,9 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
     if (!n) throw Error("cpu: buffer " + b->name + " needs a constant shape", b->loc);
     scratch.emplace_back(b, bytes);
     bytes += (int64_t(storage_bytes(b->dtype, *n)) + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    // Skew the next buffer off a 4 KiB multiple: tiles at equal offsets modulo 4 KiB alias in
+    // the load/store unit (a store to one stalls loads from the other).
+    bytes += 5 * kScratchAlign;
   }
   auto* i64 = B.getInt64Ty();
   auto* ptr = B.getPtrTy();
