@@ -1,0 +1,235 @@
+// The tilegen command, run as a user runs it: each form's exit status and key output lines,
+// and every kind of usage error (exit 2 with a sentence, never an uncaught exception).
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliResult {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string tilegen_path() { return std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen"; }
+
+// Runs `env ENV tilegen ARGS` (ENV may be empty).
+CliResult tilegen_env(const std::string& env, const std::string& args) {
+  CliResult r;
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + tilegen_path() + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE_MESSAGE(pipe, "cannot run ", cmd);
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+CliResult tilegen(const std::string& args) { return tilegen_env("", args); }
+
+bool has(const CliResult& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
+
+std::string last_line(const std::string& s) {
+  std::string t = s;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  const auto nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_path(const std::string& name) {
+  const std::string p = std::string(TILEGEN_BINARY_DIR) + "/test_cli_" + name;
+  std::filesystem::remove(p);
+  return p;
+}
+
+// Ragged (not a multiple of the tiles) yet small enough for the interpreter to run in well under
+// a second; gemm and gemm_relu share these parameter names.
+const std::string kSmallGemm = "--set M=50,N=37,K=45,block_M=32,block_N=32,block_K=16";
+
+}  // namespace
+
+TEST_CASE("cli: the binary exists") {
+  REQUIRE_MESSAGE(std::filesystem::exists(tilegen_path()), tilegen_path());
+}
+
+TEST_CASE("cli: help, and no command") {
+  auto r = tilegen("help");
+  CHECK(r.status == 0);
+  CHECK(has(r, "usage: tilegen COMMAND"));
+  r = tilegen("");
+  CHECK(r.status == 2);
+  CHECK(has(r, "usage:"));
+  CHECK(tilegen("run --help").status == 0);
+}
+
+TEST_CASE("cli: targets lists interp as available with a device") {
+  auto r = tilegen("targets");
+  CHECK(r.status == 0);
+  CHECK(has(r, "TARGET"));
+  CHECK(has(r, "interp"));
+  CHECK(has(r, "available"));
+  CHECK(has(r, "device 0:"));
+}
+
+TEST_CASE("cli: samples lists every sample with dtypes and parameters") {
+  auto r = tilegen("samples");
+  CHECK(r.status == 0);
+  CHECK(has(r, "gemm: "));
+  CHECK(has(r, "gemm_relu: "));
+  CHECK(has(r, "dtypes: "));
+  CHECK(has(r, "(default)"));
+  CHECK(has(r, "parameters:"));
+  r = tilegen("samples --names");
+  CHECK(r.status == 0);
+  CHECK(r.out.rfind("gemm\n", 0) == 0);
+}
+
+TEST_CASE("cli: ir as built and after the interp pipeline's passes") {
+  auto r = tilegen("ir gemm " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "func gemm"));
+  r = tilegen("ir gemm --after all " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "// ---- input"));
+  CHECK(has(r, "func gemm"));
+  r = tilegen("ir gemm --after input " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "func gemm"));
+  r = tilegen("ir gemm --after no_such_pass");
+  CHECK(r.status == 2);
+  CHECK(has(r, "has no pass 'no_such_pass'"));
+}
+
+TEST_CASE("cli: source for interp, to stdout and to a file") {
+  auto r = tilegen("source gemm --target interp " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "gemm"));
+  const std::string out = temp_path("source.txt");
+  r = tilegen("source gemm --target interp -o " + out + " " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(read_file(out).find("gemm") != std::string::npos);
+  r = tilegen("source gemm");
+  CHECK(r.status == 2);
+  CHECK(has(r, "needs --target"));
+  r = tilegen("source gemm --target interp --emit pdf");
+  CHECK(r.status == 2);
+  CHECK(has(r, "--emit takes source, asm or binary"));
+}
+
+TEST_CASE("cli: run compares with the reference and times the kernel") {
+  auto r = tilegen("run gemm --target interp --seed 5 " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "target     interp"));
+  CHECK(has(r, "seed       5"));
+  CHECK(has(r, "max error"));
+  CHECK(has(r, "tolerance"));
+  CHECK(has(r, "median"));
+  CHECK(last_line(r.out) == "PASS");
+  r = tilegen("run gemm_relu --target interp " + kSmallGemm);  // no --seed: a fresh one, printed
+  CHECK(r.status == 0);
+  CHECK(has(r, "seed       "));
+}
+
+TEST_CASE("cli: conformance prints the matrix and totals, and writes JSON") {
+  const std::string json = temp_path("conformance.json");
+  auto r = tilegen("conformance --target interp --sample gemm_relu --dtype f32 --seed 3 --json " + json);
+  CHECK(r.status == 0);
+  CHECK(has(r, "SAMPLE DTYPE SHAPE"));
+  CHECK(has(r, "gemm_relu f32 "));
+  CHECK(last_line(r.out).find(" passed, 0 failed, 0 skipped") != std::string::npos);
+  const std::string text = read_file(json);
+  CHECK(text.rfind("{\"cases\":[", 0) == 0);
+  CHECK(text.find("\"sample\":\"gemm_relu\"") != std::string::npos);
+  CHECK(text.find("\"status\":\"pass\"") != std::string::npos);
+  CHECK(text.find("\"max_error\":") != std::string::npos);
+  r = tilegen("conformance --target interp --sample no_such_sample");
+  CHECK(r.status == 2);
+  CHECK(has(r, "unknown sample 'no_such_sample'"));
+}
+
+TEST_CASE("cli: bench times, appends CSV rows under one header") {
+  const std::string csv = temp_path("bench.csv");
+  auto r = tilegen("bench gemm --target interp --runs 2 " + kSmallGemm + " --csv " + csv);
+  CHECK(r.status == 0);
+  CHECK(has(r, "median"));
+  CHECK(has(r, "TFLOP/s"));
+  r = tilegen("bench gemm --target interp --runs 1 --check " + kSmallGemm + " --csv " + csv);
+  CHECK(r.status == 0);
+  CHECK(has(r, "check    pass"));
+  const std::string text = read_file(csv);
+  CHECK(text.rfind("date,sample,target,", 0) == 0);
+  CHECK(text.find("date,", 1) == std::string::npos);  // the header once
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
+}
+
+TEST_CASE("cli: bench --vs peers") {
+  auto r = tilegen("bench gemm --target interp --vs cublas " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "peer cublas is not available in this build"));
+  r = tilegen("bench gemm --vs no_such_peer");
+  CHECK(r.status == 2);
+  CHECK(has(r, "unknown peer 'no_such_peer'"));
+  r = tilegen("bench softmax --vs openblas");
+  CHECK(r.status == 2);
+  CHECK(has(r, "peer openblas has no softmax"));
+  r = tilegen("bench gemm --target interp --dtype f32 --runs 1 --vs openblas " + kSmallGemm);
+  if (has(r, "cannot load libopenblas")) return;  // the peer's library is optional
+  CHECK(r.status == 0);
+  CHECK(last_line(r.out).rfind("speedup_vs_openblas=", 0) == 0);
+}
+
+TEST_CASE("cli: run without --target selects one; TILEGEN_TARGET naming none is a usage error") {
+  auto r = tilegen("run gemm_relu " + kSmallGemm + " --seed 1");
+  CHECK(r.status == 0);
+  r = tilegen_env("TILEGEN_TARGET=no_such_target", "run gemm_relu " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "TILEGEN_TARGET=no_such_target"));
+}
+
+TEST_CASE("cli: usage errors exit 2 with a sentence") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"frobnicate", "unknown command 'frobnicate'"},
+      {"run no_such_sample", "unknown sample 'no_such_sample'"},
+      {"run gemm --target no_such_target", "unknown target 'no_such_target'"},
+      {"run gemm --set no_such_param=3", "no_such_param"},
+      {"run gemm --dtype f17", "unknown dtype 'f17'"},
+      {"run gemm --set M=abc", "needs an integer, got 'abc'"},
+      {"run gemm --set M", "NAME=VALUE"},
+      {"run gemm --frobnicate", "unknown option '--frobnicate'"},
+      {"run gemm -x", "unknown option '-x'"},
+      {"run gemm --seed", "needs a value"},
+      {"run gemm --seed -4", "non-negative integer"},
+      {"run", "missing SAMPLE"},
+      {"run gemm extra", "unexpected argument 'extra'"},
+      {"ir gemm --target no_such_target --after all", "unknown target 'no_such_target'"},
+      {"conformance --target no_such_target", "unknown target 'no_such_target'"},
+      {"conformance --dtype f17", "unknown dtype 'f17'"},
+      {"targets --all", "unknown option '--all'"},
+      {"bench gemm --target interp --runs 0", "--runs must be at least 1"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    auto r = tilegen(c.args);
+    CHECK(r.status == 2);
+    CHECK(has(r, c.says));
+    CHECK(!has(r, "internal error"));
+  }
+}

@@ -1,0 +1,118 @@
+// `tilegen ir` and `tilegen source`: every stage of compilation reachable by name, without a
+// device — the IR as built, after each pass of a target's pipeline, and the generated code.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+
+#include "cli.h"
+
+namespace tg::cli {
+
+namespace {
+
+struct SampleKernel {
+  const samples::Sample* sample;
+  Kernel kernel;
+};
+
+// The positional SAMPLE with --set and --dtype applied, built.
+SampleKernel build_from_args(const Args& a, const char* usage) {
+  if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
+  const samples::Sample& s = find_sample(a.positional[0]);
+  const DType t = pick_dtype(s, a.get("dtype"));
+  const samples::Params p = resolve_params(s, parse_set(a.get("set")));
+  return {&s, build_kernel(s, p, t)};
+}
+
+void write_output(const Args& a, const std::string& what, const void* data, std::size_t size, bool binary) {
+  if (a.has("output")) {
+    const std::string path = a.get("output");
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw UsageError("cannot open '" + path + "' for writing");
+    out.write(static_cast<const char*>(data), std::streamsize(size));
+    if (!out) throw Error("writing " + what + " to '" + path + "' failed");
+    std::cerr << "wrote " << size << " bytes of " << what << " to " << path << "\n";
+    return;
+  }
+  if (binary && isatty(STDOUT_FILENO))
+    throw UsageError("refusing to write a binary to a terminal; give -o FILE");
+  std::cout.write(static_cast<const char*>(data), std::streamsize(size));
+  std::cout.flush();
+}
+
+}  // namespace
+
+// `tilegen ir gemm --after all` prints "// ---- input" and the builder's IR, then
+// "// ---- after simplify" and the IR after that pass, and so on through the interp pipeline.
+int cmd_ir(const std::vector<std::string>& argv) {
+  static const char* usage =
+      "usage: tilegen ir SAMPLE [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D] "
+      "[--locations]\n";
+  Args a = parse_args(argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"locations", false}}, 1);
+  if (a.has("help")) return print_usage(usage);
+  SampleKernel sk = build_from_args(a, usage);
+  PrintOptions print_opt;
+  print_opt.locations = a.has("locations");
+  if (!a.has("after")) {
+    std::cout << print(sk.kernel.function(), print_opt);
+    return 0;
+  }
+  TargetPlugin& plugin = find_target_plugin(a.get("target", "interp"));
+  const TargetInfo info = codegen_info(plugin, a.get("arch"));
+  CompileOptions opt;
+  opt.arch = a.get("arch");
+  std::vector<PassEntry> pipeline = plugin.pipeline(info, opt);
+  const std::string after = a.get("after");
+  std::vector<std::string> names{"input"};
+  for (const auto& p : pipeline) names.push_back(p.name);
+  if (after != "all" && std::find(names.begin(), names.end(), after) == names.end())
+    throw UsageError("target " + plugin.name() + " has no pass '" + after + "'; its pipeline is " +
+                     join(names, ", ") + " (or 'all')");
+  PassManager pm(std::move(pipeline));
+  PassManagerOptions pm_opt;
+  pm_opt.keep_stages = true;
+  pm.run(sk.kernel.function(), info, pm_opt);
+  const bool many = after == "all" || std::count(names.begin(), names.end(), after) > 1;
+  for (const auto& [name, text] : pm.stages()) {
+    if (after != "all" && name != after) continue;
+    if (many) std::cout << "// ---- " << (name == "input" ? "input" : "after " + name) << "\n";
+    std::cout << text;
+    if (!text.empty() && text.back() != '\n') std::cout << "\n";
+  }
+  return 0;
+}
+
+// `tilegen source gemm --target cuda --arch sm_90a` prints the CUDA C++ the cuda target would
+// compile; `--emit asm` its PTX, `--emit binary -o gemm.cubin` the cubin.
+int cmd_source(const std::vector<std::string>& argv) {
+  static const char* usage =
+      "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] "
+      "[--emit source|asm|binary] [-o FILE]\n";
+  Args a = parse_args(argv, {{"target"}, {"arch"}, {"set"}, {"dtype"}, {"emit"}, {"output", true, 'o'}}, 1);
+  if (a.has("help")) return print_usage(usage);
+  if (!a.has("target")) throw UsageError(std::string("source needs --target; ") + usage);
+  const std::string emit = a.get("emit", "source");
+  if (emit != "source" && emit != "asm" && emit != "binary")
+    throw UsageError("--emit takes source, asm or binary, got '" + emit + "'");
+  SampleKernel sk = build_from_args(a, usage);
+  TargetPlugin& plugin = find_target_plugin(a.get("target"));
+  const TargetInfo info = codegen_info(plugin, a.get("arch"));
+  CompileOptions opt;
+  opt.arch = a.get("arch");
+  const Artifact art = Target::codegen_for(plugin, info, sk.kernel.function(), opt);
+  const std::string where = " for " + plugin.name() + " " + describe_device(info);
+  if (emit == "source") {
+    write_output(a, "source", art.source.data(), art.source.size(), false);
+  } else if (emit == "asm") {
+    if (art.assembly.empty()) throw Error("target " + plugin.name() + " gives no assembly" + where);
+    write_output(a, "assembly", art.assembly.data(), art.assembly.size(), false);
+  } else {
+    if (art.binary.empty()) throw Error("target " + plugin.name() + " gives no binary" + where);
+    write_output(a, "binary", art.binary.data(), art.binary.size(), true);
+  }
+  return 0;
+}
+
+}  // namespace tg::cli

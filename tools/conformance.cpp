@@ -1,0 +1,249 @@
+#include "conformance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "cli.h"
+
+namespace tg::cli {
+
+const char* name_of(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::Pass: return "pass";
+    case CaseStatus::Fail: return "fail";
+    case CaseStatus::Skip: return "skip";
+  }
+  return "?";
+}
+
+namespace {
+
+bool selected(const std::vector<std::string>& filter, const std::string& name) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), name) != filter.end();
+}
+
+// A target as the runner holds it: opened once, or the reason it cannot run anything.
+struct TargetSlot {
+  std::string name;
+  std::optional<Target> target;
+  std::string unavailable;  // skip reason when the target is not available here
+  std::string broken;       // failure reason when it claims to be available but does not open
+};
+
+TargetSlot open_slot(const std::string& name, const std::vector<TargetStatus>& all) {
+  TargetSlot slot{name, std::nullopt, {}, {}};
+  for (const auto& st : all) {
+    if (st.name != name) continue;
+    if (!st.available) {
+      slot.unavailable = "target unavailable: " + st.reason;
+      return slot;
+    }
+    try {
+      slot.target = Target::get(name);
+    } catch (const std::exception& e) {
+      slot.broken = std::string("target reports available but does not open: ") + e.what();
+    }
+  }
+  return slot;
+}
+
+bool is_unsupported(const Error& e) { return e.message().rfind("unsupported:", 0) == 0; }
+
+// Compile, launch on fresh inputs, and compare: one cell of the matrix.
+ConformanceCase run_case(const ConformanceRow& row, const samples::Params& params, const Kernel& kernel,
+                         const TargetSlot& slot, ConformanceCase c) {
+  auto finish = [&](CaseStatus s, std::string reason) {
+    c.status = s;
+    c.reason = std::move(reason);
+    return c;
+  };
+  if (!slot.unavailable.empty()) return finish(CaseStatus::Skip, slot.unavailable);
+  if (!slot.broken.empty()) return finish(CaseStatus::Fail, slot.broken);
+  std::optional<CompiledKernel> compiled;
+  try {
+    compiled = slot.target->compile(kernel);
+  } catch (const Error& e) {
+    if (is_unsupported(e)) return finish(CaseStatus::Skip, e.message());
+    return finish(CaseStatus::Fail, std::string("compile: ") + e.what());
+  } catch (const std::exception& e) {
+    return finish(CaseStatus::Fail, std::string("compile: internal error: ") + e.what());
+  }
+  try {
+    std::mt19937_64 rng(c.seed);
+    samples::Problem problem = row.sample->make_problem(params, row.dtype, rng);
+    compiled->launch(samples::kernel_args(kernel.function(), problem));
+    double max_error = 0;
+    std::string mismatch;
+    for (const auto& check : check_outputs(problem, row.sample->tolerance(params, row.dtype))) {
+      const double e = check.cmp.max_abs_error;
+      max_error = std::isnan(e) || std::isnan(max_error) ? NAN : std::max(max_error, e);
+      if (check.cmp.mismatches > 0 && mismatch.empty()) mismatch = describe_mismatch(check);
+    }
+    c.max_error = max_error;
+    if (!mismatch.empty()) return finish(CaseStatus::Fail, mismatch);
+    return finish(CaseStatus::Pass, {});
+  } catch (const std::exception& e) {
+    return finish(CaseStatus::Fail, std::string("launch: ") + e.what());
+  }
+}
+
+// All targets of one row; a row whose kernel does not build fails on every target.
+std::vector<ConformanceCase> run_row(const ConformanceOptions& opt, const ConformanceRow& row,
+                                     const std::vector<TargetSlot>& slots) {
+  std::vector<ConformanceCase> cases;
+  std::optional<samples::Params> params;
+  std::optional<Kernel> kernel;
+  std::string build_error;
+  try {
+    params = samples::resolve(*row.sample, row.shape);
+    kernel = row.sample->build(*params, row.dtype);
+  } catch (const std::exception& e) {
+    build_error = std::string("build: ") + e.what();
+  }
+  for (const auto& slot : slots) {
+    ConformanceCase c;
+    c.sample = row.sample->name;
+    c.target = slot.name;
+    c.dtype = std::string(row.dtype.name());
+    c.shape = format_params(row.shape);
+    c.label = row.shape_label;
+    c.seed = case_seed(opt.seed, c);
+    if (!build_error.empty()) {
+      c.reason = build_error;
+      cases.push_back(c);
+      continue;
+    }
+    cases.push_back(run_case(row, *params, *kernel, slot, c));
+  }
+  return cases;
+}
+
+void json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out += char(ch);
+        }
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::vector<ConformanceRow> plan_rows(const ConformanceOptions& opt) {
+  for (const auto& name : opt.samples) find_sample(name);  // unknown names are usage errors
+  for (const auto& name : opt.dtypes)
+    if (!DType::from_name(name)) throw UsageError("unknown dtype '" + name + "'");
+  std::vector<ConformanceRow> rows;
+  for (const auto& s : samples::all()) {
+    if (!selected(opt.samples, s.name)) continue;
+    for (DType t : s.dtypes) {
+      if (!selected(opt.dtypes, std::string(t.name()))) continue;
+      for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
+        const samples::Params& shape = s.test_shapes[i];
+        std::string shape_text = shape.empty() ? "defaults" : format_params(shape);
+        if (i < s.test_shape_info.size() && !s.test_shape_info[i].label.empty())
+          shape_text = s.test_shape_info[i].label;
+        rows.push_back({&s, t, shape, shape_text, s.name + " " + std::string(t.name()) + " " + shape_text});
+      }
+    }
+  }
+  return rows;
+}
+
+std::vector<std::string> plan_targets(const ConformanceOptions& opt) {
+  const auto all = targets();
+  std::vector<std::string> names;
+  if (opt.targets.empty()) {
+    for (const auto& t : all)
+      if (t.available) names.push_back(t.name);
+    return names;
+  }
+  for (const auto& name : opt.targets) {
+    const bool known =
+        std::any_of(all.begin(), all.end(), [&](const TargetStatus& t) { return t.name == name; });
+    if (!known) {
+      std::vector<std::string> listed;
+      for (const auto& t : all) listed.push_back(t.name);
+      throw UsageError("unknown target '" + name + "'; targets are " + join(listed, ", "));
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+std::vector<ConformanceCase> run_conformance(const ConformanceOptions& opt,
+                                             const std::vector<ConformanceRow>& rows,
+                                             const std::vector<std::string>& target_names,
+                                             const RowCallback& on_row) {
+  const auto all = targets();
+  std::vector<TargetSlot> slots;
+  for (const auto& name : target_names) slots.push_back(open_slot(name, all));
+  std::vector<ConformanceCase> cases;
+  for (const auto& row : rows) {
+    auto row_cases = run_row(opt, row, slots);
+    if (on_row) on_row(row, row_cases);
+    cases.insert(cases.end(), row_cases.begin(), row_cases.end());
+  }
+  return cases;
+}
+
+std::string conformance_json(const std::vector<ConformanceCase>& cases) {
+  std::string out = "{\"cases\":[";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    out += i ? ",\n  {" : "\n  {";
+    const std::pair<const char*, const std::string*> fields[] = {{"sample", &c.sample},
+                                                                 {"target", &c.target},
+                                                                 {"dtype", &c.dtype},
+                                                                 {"shape", &c.shape},
+                                                                 {"label", &c.label}};
+    for (const auto& [key, value] : fields) {
+      json_string(out, key);
+      out += ':';
+      json_string(out, *value);
+      out += ',';
+    }
+    out += "\"status\":";
+    json_string(out, name_of(c.status));
+    out += ",\"max_error\":";
+    if (c.max_error && std::isfinite(*c.max_error)) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", *c.max_error);
+      out += buf;
+    } else {
+      out += "null";  // not run, or NaN/inf, which JSON cannot hold
+    }
+    out += ",\"reason\":";
+    json_string(out, c.reason);
+    out += ",\"seed\":" + std::to_string(c.seed) + "}";
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+uint64_t case_seed(uint64_t master, const ConformanceCase& c) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the case's identity
+  for (unsigned char ch : c.sample + "/" + c.dtype + "/" + c.shape + "@" + c.target)
+    h = (h ^ ch) * 1099511628211ull;
+  uint64_t z = master + h + 0x9E3779B97F4A7C15ull;  // one splitmix64 step mixes in the master seed
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace tg::cli
