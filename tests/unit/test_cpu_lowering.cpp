@@ -261,3 +261,24 @@ TEST_CASE("cpu codegen: source is LLVM IR, assembly is x86, the binary is an obj
   auto ctx = cpu->plugin().open(0);
   CHECK(ctx->load(text_only, ck.lowered()) != nullptr);
 }
+
+TEST_CASE("cpu codegen: num_threads and fast_math are compile options; the module records the thread count") {
+  auto cpu = tg::testing::cpu_target_or_skip();
+  if (!cpu) return;
+  Kernel k = gemm_kernel(f32, false, true, 40, 40, 40, 16, 16, 8);
+  for (const char* n : {"1", "2"}) {
+    CompileOptions opt;
+    opt.params["num_threads"] = n;
+    opt.params["fast_math"] = "1";
+    tg::testing::NoKernelCache no_cache;
+    CompiledKernel ck = cpu->compile(k, opt);
+    std::size_t at = ck.source().find("@g_num_threads = ");
+    REQUIRE(at != std::string::npos);
+    std::string line = ck.source().substr(at, ck.source().find('\n', at) - at);
+    CHECK(line.find(std::string("constant i32 ") + n) != std::string::npos);
+    std::mt19937_64 r(5);
+    check_cpu_matches_interpreter(*cpu, k.function(),
+                                  {random_array({40, 40}, f32, r), random_array({40, 40}, f32, r), random_array({40, 40}, f32, r)},
+                                  {}, 1e-4, opt);
+  }
+}
