@@ -252,8 +252,9 @@ TEST_CASE("cpu codegen: source is LLVM IR, assembly is x86, the binary is an obj
   REQUIRE(ck.binary().size() > 4);
   CHECK(std::string(ck.binary().begin(), ck.binary().begin() + 4) == "\x7f" "ELF");
   CHECK(cpu->info().is_cpu);
-  CHECK(cpu->info().arch == cpu->info().device_name.substr(cpu->info().device_name.rfind('(') + 1,
-                                                            cpu->info().arch.size()));
+  CHECK(!cpu->info().arch.empty());  // the LLVM CPU name: "znver3", "sapphirerapids", ...
+  CHECK(!cpu->info().device_name.empty());
+  CHECK((cpu->info().vector_bytes == 32 || cpu->info().vector_bytes == 64));
   // A kernel-cache hit hands load() the source and entry only.
   Artifact text_only;
   text_only.source = ck.source();

@@ -29,7 +29,7 @@
 namespace tg::cpu {
 namespace {
 
-/// "AMD EPYC 9654 96-Core Processor" from /proc/cpuinfo, else the LLVM CPU name.
+/// "AMD EPYC 9654 96-Core Processor" from /proc/cpuinfo, else the LLVM CPU name (the arch).
 std::string cpu_model_name(const std::string& fallback) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -44,7 +44,7 @@ std::string cpu_model_name(const std::string& fallback) {
 TargetInfo info_for(const CpuTarget& t, bool host) {
   TargetInfo info;
   info.target = "cpu";
-  info.device_name = host ? cpu_model_name(t.cpu) + " (" + t.cpu + ")" : t.cpu;
+  info.device_name = host ? cpu_model_name(t.cpu) : t.cpu;
   info.arch = t.cpu;
   info.is_cpu = true;
   info.warp_size = 1;

@@ -219,6 +219,8 @@ namespace {
 /// An LLJIT with the process's symbols (libm, memset) and the fp8 encoders visible.
 std::unique_ptr<llvm::orc::LLJIT> make_jit(const CpuTarget& t) {
   init_llvm();
+  // A cached object may call libmvec without this process having compiled anything yet.
+  libmvec_available();
   auto jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine_builder(t)).create(), "starting LLJIT");
   auto& jd = jit->getMainJITDylib();
   jd.addGenerator(unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
