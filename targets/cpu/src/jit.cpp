@@ -101,8 +101,15 @@ CpuTarget named_target(const std::string& cpu) {
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!target) throw Error("cpu: " + err);
-  auto sti = std::unique_ptr<llvm::MCSubtargetInfo>(target->createMCSubtargetInfo(t.triple, cpu, ""));
-  if (!sti || !sti->isCPUStringValid(cpu))
+  // Ask a generic subtarget whether the name is valid: creating one for an unknown CPU prints
+  // LLVM's own warning on stderr.
+  auto generic = std::unique_ptr<llvm::MCSubtargetInfo>(target->createMCSubtargetInfo(t.triple, "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  bool known = false;
+  if (generic)
+    for (const llvm::SubtargetSubTypeKV& p : generic->getAllProcessorDescriptions()) known = known || cpu == p.Key;
+  if (known) sti.reset(target->createMCSubtargetInfo(t.triple, cpu, ""));
+  if (!sti)
     throw Error("cpu: LLVM does not know the CPU '" + cpu + "'; use a name such as skylake-avx512, znver3 or "
                 "sapphirerapids");
   t.cpu = cpu;
