@@ -24,7 +24,9 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 std::vector<int64_t> parse_list(const char* s) {
   std::vector<int64_t> out;
@@ -35,7 +37,8 @@ std::vector<int64_t> parse_list(const char* s) {
 }
 
 struct OpenBlas {
-  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+  using Sgemm = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float,
+                         float*, int);
   using SetThreads = void (*)(int);
   Sgemm sgemm = nullptr;
   SetThreads set_threads = nullptr;
@@ -63,7 +66,8 @@ bool host_has_avx512() {
 
 /// Best of `reps` timed calls after one warm-up: the machine this runs on is shared, and the
 /// minimum is the figure least disturbed by other processes (for both sides alike).
-template <typename F> double best_ms(int reps, F f) {
+template <typename F>
+double best_ms(int reps, F f) {
   f();
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
@@ -82,11 +86,16 @@ int main(int argc, char** argv) {
   std::string dump;  // --dump PREFIX: write PREFIX.ll and PREFIX.s of the first gemm
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
-    if (a == "--sizes") sizes = parse_list(argv[i + 1]);
-    else if (a == "--threads") threads = parse_list(argv[i + 1]);
-    else if (a == "--block") block = parse_list(argv[i + 1]);
-    else if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (a == "--dump") dump = argv[i + 1];
+    if (a == "--sizes")
+      sizes = parse_list(argv[i + 1]);
+    else if (a == "--threads")
+      threads = parse_list(argv[i + 1]);
+    else if (a == "--block")
+      block = parse_list(argv[i + 1]);
+    else if (a == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--dump")
+      dump = argv[i + 1];
   }
   if (host_has_avx512()) setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
   setenv("TILEGEN_CACHE", "0", 1);  // cold compiles: the JIT latency is part of the report
@@ -97,11 +106,14 @@ int main(int argc, char** argv) {
               have_blas ? ("core " + blas.core).c_str() : "not found");
 
   const tg::samples::Sample& gemm = *tg::samples::find("gemm");
-  std::printf("| fp32 GEMM M=N=K | threads | tilegen cpu GFLOP/s | OpenBLAS GFLOP/s | ratio |\n|---|---|---|---|---|\n");
+  std::printf(
+      "| fp32 GEMM M=N=K | threads | tilegen cpu GFLOP/s | OpenBLAS GFLOP/s | ratio "
+      "|\n|---|---|---|---|---|\n");
   std::mt19937_64 rng(1);
   for (int64_t n : sizes) {
     tg::samples::Params p = tg::samples::resolve(
-        gemm, {{"M", n}, {"N", n}, {"K", n}, {"block_M", block[0]}, {"block_N", block[1]}, {"block_K", block[2]}});
+        gemm,
+        {{"M", n}, {"N", n}, {"K", n}, {"block_M", block[0]}, {"block_N", block[1]}, {"block_K", block[2]}});
     tg::Kernel k = gemm.build(p, tg::f32);
     tg::samples::Problem pr = gemm.make_inputs(p, tg::f32, rng);
     const float* A = reinterpret_cast<const float*>(pr.args[0].bytes.data());
@@ -127,7 +139,9 @@ int main(int argc, char** argv) {
       double theirs = 0;
       if (have_blas) {
         blas.set_threads(int(t));
-        theirs = best_ms(reps, [&] { blas.sgemm(101, 111, 111, int(n), int(n), int(n), 1.f, A, int(n), B, int(n), 0.f, C, int(n)); });
+        theirs = best_ms(reps, [&] {
+          blas.sgemm(101, 111, 111, int(n), int(n), int(n), 1.f, A, int(n), B, int(n), 0.f, C, int(n));
+        });
       }
       double g_ours = flops / ours / 1e6, g_theirs = theirs > 0 ? flops / theirs / 1e6 : 0;
       std::printf("| %lld | %lld | %.1f | %.1f | %.2f |\n", (long long)n, (long long)t, g_ours, g_theirs,

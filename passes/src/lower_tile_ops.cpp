@@ -73,15 +73,18 @@ Var loop_var(const std::string& name, const Expr& extent) {
 /// The element of region r at loop variables `vars` placed on its non-unit dimensions.
 std::vector<Expr> element(const Region& r, const std::vector<int>& dims, const std::vector<Var>& vars) {
   std::vector<Expr> idx = r.offsets;
-  for (std::size_t j = 0; j < dims.size(); ++j) idx[std::size_t(dims[j])] = r.offsets[std::size_t(dims[j])] + vars[j];
+  for (std::size_t j = 0; j < dims.size(); ++j)
+    idx[std::size_t(dims[j])] = r.offsets[std::size_t(dims[j])] + vars[j];
   return idx;
 }
 
 /// Wrap `body` in parallel loops over `vars` (outermost first); with no loop at all, a parallel
 /// loop of extent 1 keeps the statement collective (performed once by the block).
-Stmt parallel_nest(const std::vector<Var>& vars, const std::vector<Expr>& extents, Stmt body, const SourceLoc& loc) {
+Stmt parallel_nest(const std::vector<Var>& vars, const std::vector<Expr>& extents, Stmt body,
+                   const SourceLoc& loc) {
   if (vars.empty()) return make_for(Var("once", i32), make_int(1), std::move(body), ForKind::Parallel, loc);
-  for (std::size_t j = vars.size(); j-- > 0;) body = make_for(vars[j], extents[j], std::move(body), ForKind::Parallel, loc);
+  for (std::size_t j = vars.size(); j-- > 0;)
+    body = make_for(vars[j], extents[j], std::move(body), ForKind::Parallel, loc);
   return body;
 }
 
@@ -89,7 +92,9 @@ bool accumulates_in_place(DType t) { return t == f32 || t == f64 || (t.is_int() 
 
 Expr lowest_of(DType t) {
   if (t.is_float()) return make_unary(UnOp::Neg, infinity(t));
-  int64_t v = t.is_signed_int() ? (t.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (t.bits() - 1))) : 0;
+  int64_t v = t.is_signed_int()
+                  ? (t.bits() == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t(1) << (t.bits() - 1)))
+                  : 0;
   return make_int(v, t);
 }
 Expr highest_of(DType t) {
@@ -135,9 +140,10 @@ class TileOpLowerer : public IRMutator {
   Stmt lower_copy(const Copy& c) {
     std::vector<int> sd = non_unit_dims(c.src), dd = non_unit_dims(c.dst);
     if (sd.size() != dd.size())
-      throw Error("copy from " + c.src.buffer->name + " to " + c.dst.buffer->name +
-                      ": the regions have different ranks once unit dimensions are dropped; make the extents match",
-                  c.loc);
+      throw Error(
+          "copy from " + c.src.buffer->name + " to " + c.dst.buffer->name +
+              ": the regions have different ranks once unit dimensions are dropped; make the extents match",
+          c.loc);
     std::vector<Var> vars;
     std::vector<Expr> extents;
     for (std::size_t j = 0; j < sd.size(); ++j) {
@@ -154,7 +160,8 @@ class TileOpLowerer : public IRMutator {
     if (c.check_bounds && c.src.buffer->scope == Scope::Global)
       value = make_select(in_bounds(c.src.buffer, si), value, zero_of(value.dtype()));
     Stmt st = make_store(c.dst.buffer, di, value, c.loc);
-    if (c.check_bounds && c.dst.buffer->scope == Scope::Global) st = make_if(in_bounds(c.dst.buffer, di), st, c.loc);
+    if (c.check_bounds && c.dst.buffer->scope == Scope::Global)
+      st = make_if(in_bounds(c.dst.buffer, di), st, c.loc);
     return parallel_nest(vars, extents, st, c.loc);
   }
 
@@ -214,11 +221,14 @@ class TileOpLowerer : public IRMutator {
         case ReduceOp::Sum: return make_binary(BinOp::Add, cur, x);
         case ReduceOp::Max: return make_binary(BinOp::Max, cur, x);
         case ReduceOp::Min: return make_binary(BinOp::Min, cur, x);
-        case ReduceOp::AbsMax: return make_binary(BinOp::Max, cur, partial ? x : make_call(Intrinsic::Abs, {x}));
+        case ReduceOp::AbsMax:
+          return make_binary(BinOp::Max, cur, partial ? x : make_call(Intrinsic::Abs, {x}));
       }
       return cur;
     };
-    Expr identity = r.op == ReduceOp::Max ? lowest_of(at) : r.op == ReduceOp::Min ? highest_of(at) : zero_of(at);
+    Expr identity = r.op == ReduceOp::Max   ? lowest_of(at)
+                    : r.op == ReduceOp::Min ? highest_of(at)
+                                            : zero_of(at);
     Expr init = r.clear ? identity : make_cast(at, make_load(dst.ptr(), dst_idx));
     Expr cur = make_load(acc.ptr(), dst_idx);
     std::vector<Stmt> body;
@@ -241,18 +251,23 @@ class TileOpLowerer : public IRMutator {
         return idx;
       };
       Var l0("l", i32), l1("l", i32), l2("l", i32), kb("kb", i32);
-      body.push_back(make_for(l0, make_int(W), make_store(part, part_idx(l0), identity, r.loc), ForKind::Parallel, r.loc));
+      body.push_back(make_for(l0, make_int(W), make_store(part, part_idx(l0), identity, r.loc),
+                              ForKind::Parallel, r.loc));
       Expr lane = make_load(part.ptr(), part_idx(l1));
-      Stmt step = make_store(part, part_idx(l1), combine(lane, make_cast(at, src_at(kb * make_int(W) + l1)), false), r.loc);
-      body.push_back(make_for(kb, make_int(whole / W), make_for(l1, make_int(W), step, ForKind::Parallel, r.loc),
-                              ForKind::Serial, r.loc));
-      body.push_back(make_for(l2, make_int(W),
-                              make_store(acc, dst_idx, combine(cur, make_load(part.ptr(), part_idx(l2)), true), r.loc),
-                              ForKind::Serial, r.loc));
+      Stmt step = make_store(part, part_idx(l1),
+                             combine(lane, make_cast(at, src_at(kb * make_int(W) + l1)), false), r.loc);
+      body.push_back(make_for(kb, make_int(whole / W),
+                              make_for(l1, make_int(W), step, ForKind::Parallel, r.loc), ForKind::Serial,
+                              r.loc));
+      body.push_back(
+          make_for(l2, make_int(W),
+                   make_store(acc, dst_idx, combine(cur, make_load(part.ptr(), part_idx(l2)), true), r.loc),
+                   ForKind::Serial, r.loc));
     }
     Var k = loop_var("r", src->shape[std::size_t(axis)]);
     Expr rest = whole ? make_int(*len - whole) : src->shape[std::size_t(axis)];
-    Stmt tail = make_store(acc, dst_idx, combine(cur, make_cast(at, src_at(k + make_int(whole))), false), r.loc);
+    Stmt tail =
+        make_store(acc, dst_idx, combine(cur, make_cast(at, src_at(k + make_int(whole))), false), r.loc);
     if (!is_const_zero(rest)) body.push_back(make_for(k, rest, tail, ForKind::Serial, r.loc));
     if (!acc.same_as(dst)) body.push_back(make_store(dst, dst_idx, make_load(acc.ptr(), dst_idx), r.loc));
     return parallel_nest(vars, extents, make_seq(std::move(body), r.loc), r.loc);
@@ -265,7 +280,8 @@ class TileOpLowerer : public IRMutator {
   };
   static Operand operand(const Region& r, const char* name, const SourceLoc& loc) {
     int rank = int(r.extents.size());
-    if (rank < 2) throw Error(std::string("gemm operand ") + name + " must have at least two dimensions", loc);
+    if (rank < 2)
+      throw Error(std::string("gemm operand ") + name + " must have at least two dimensions", loc);
     for (int d = 0; d + 2 < rank; ++d)
       if (!is_unit(r.extents[std::size_t(d)]))
         throw Error(std::string("gemm operand ") + name + " (" + r.buffer->name +
@@ -310,12 +326,14 @@ class TileOpLowerer : public IRMutator {
       Expr init0 = substitute(init, {{i, i0}, {j, j0}});
       out.push_back(parallel_nest({i0, j0}, {M, N}, make_store(acc, acc_idx(i0, j0), init0, g.loc), g.loc));
     }
-    Stmt update = make_store(acc, acc_idx(i, j), make_binary(BinOp::Add, cur, make_binary(BinOp::Mul, a, b)), g.loc);
+    Stmt update =
+        make_store(acc, acc_idx(i, j), make_binary(BinOp::Add, cur, make_binary(BinOp::Mul, a, b)), g.loc);
     Stmt kj = make_for(k, K, make_for(j, N, update, ForKind::Parallel, g.loc), ForKind::Serial, g.loc);
     out.push_back(make_for(i, M, kj, ForKind::Parallel, g.loc));
     if (!in_place) {
       Var i1 = loop_var("gi", M), j1 = loop_var("gj", N);
-      out.push_back(parallel_nest({i1, j1}, {M, N}, make_store(cb, at_idx(C, i1, j1), make_load(acc.ptr(), {i1, j1}), g.loc), g.loc));
+      out.push_back(parallel_nest(
+          {i1, j1}, {M, N}, make_store(cb, at_idx(C, i1, j1), make_load(acc.ptr(), {i1, j1}), g.loc), g.loc));
     }
     return make_seq(std::move(out), g.loc);
   }

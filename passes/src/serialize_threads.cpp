@@ -23,8 +23,10 @@ class NeedsBlockLevel : public IRVisitor {
   void visit(const Reduce*) override { found = true; }
   void visit(const Mma*) override { found = true; }
   void visit(const For* op) override {
-    if (op->for_kind == ForKind::Parallel) found = true;
-    else IRVisitor::visit(op);
+    if (op->for_kind == ForKind::Parallel)
+      found = true;
+    else
+      IRVisitor::visit(op);
   }
 };
 
@@ -37,7 +39,8 @@ bool needs_block_level(const Stmt& s) {
 /// Whether an expression reads the thread index, a Local buffer or a per-thread let.
 class ThreadDependent : public IRVisitor {
  public:
-  ThreadDependent(const VarNode* tx, const std::set<const VarNode*>& per_thread) : tx_(tx), per_thread_(per_thread) {}
+  ThreadDependent(const VarNode* tx, const std::set<const VarNode*>& per_thread)
+      : tx_(tx), per_thread_(per_thread) {}
   bool found = false;
   void visit(const VarNode* op) override { found = found || op == tx_ || per_thread_.count(op); }
   void visit(const Load* op) override {
@@ -77,7 +80,8 @@ class ThreadRewriter : public IRMutator {
     for (auto& i : idx) out.push_back(mutate(i));
     return out;
   }
-  template <typename Node> Stmt rewrite_write(const Node* op, const Stmt& self) {
+  template <typename Node>
+  Stmt rewrite_write(const Node* op, const Stmt& self) {
     auto it = locals_.find(op->buffer.get());
     if (it == locals_.end()) return IRMutator::visit(op, self);
     auto n = std::make_shared<Node>(*op);
@@ -135,7 +139,8 @@ class KernelSerializer {
       case StmtKind::Seq: return block_seq(*s.as<Seq>());
       case StmtKind::Barrier: return Stmt();
       case StmtKind::Mma:
-        throw Error("serialize_threads: mma is per-warp code, which this target cannot run; use gemm", s->loc);
+        throw Error("serialize_threads: mma is per-warp code, which this target cannot run; use gemm",
+                    s->loc);
       case StmtKind::For: {
         auto* f = s.as<For>();
         if (f->for_kind == ForKind::Parallel) return s;

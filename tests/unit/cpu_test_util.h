@@ -2,7 +2,6 @@
 // runs one function on cpu and on the interpreter and compares every output element.
 #pragma once
 #include <doctest/doctest.h>
-
 #include <stdlib.h>
 
 #include <cmath>
@@ -27,8 +26,10 @@ class NoKernelCache {
     ::setenv("TILEGEN_CACHE", "0", 1);
   }
   ~NoKernelCache() {
-    if (old_) ::setenv("TILEGEN_CACHE", old_->c_str(), 1);
-    else ::unsetenv("TILEGEN_CACHE");
+    if (old_)
+      ::setenv("TILEGEN_CACHE", old_->c_str(), 1);
+    else
+      ::unsetenv("TILEGEN_CACHE");
   }
 
  private:
@@ -43,7 +44,8 @@ inline std::optional<Target> cpu_target_or_skip() {
       std::cerr << "cpu tests skipped: cpu target unavailable: " << s.reason << "\n";
       return std::nullopt;
     }
-  std::cerr << "cpu tests skipped: no libtilegen_cpu.so beside libtilegen (built without LLVM 19 or oneTBB)\n";
+  std::cerr
+      << "cpu tests skipped: no libtilegen_cpu.so beside libtilegen (built without LLVM 19 or oneTBB)\n";
   return std::nullopt;
 }
 
@@ -66,7 +68,8 @@ inline TestArray random_array(std::vector<int64_t> shape, DType t, std::mt19937_
   for (int64_t i = 0; i < a.numel(); ++i) {
     double v = u(rng);
     Scalar s = t.is_float() ? Scalar::of_float(round_float_to(t, v))
-                            : Scalar::of_int(t.is_bool() ? int64_t(v > 0) : wrap_int_to(t, int64_t(std::floor(v * 20))));
+                            : Scalar::of_int(t.is_bool() ? int64_t(v > 0)
+                                                         : wrap_int_to(t, int64_t(std::floor(v * 20))));
     store_element(t, a.bytes.data(), i, s);
   }
   return a;
@@ -74,9 +77,9 @@ inline TestArray random_array(std::vector<int64_t> shape, DType t, std::mt19937_
 
 /// Run f on cpu and on the interpreter with copies of the same inputs; every element of every
 /// tensor must agree within rel/abs (floats) or exactly (integers). Scalars in `scalars`.
-inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f, std::vector<TestArray> tensors,
-                                          std::vector<double> scalars = {}, double tol = 1e-5,
-                                          const CompileOptions& opt = {}) {
+inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f,
+                                          std::vector<TestArray> tensors, std::vector<double> scalars = {},
+                                          double tol = 1e-5, const CompileOptions& opt = {}) {
   std::vector<TestArray> ref = tensors;
   std::vector<HostArg> hargs;
   std::vector<KernelArg> kargs;
@@ -96,8 +99,10 @@ inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f, 
       h.dtype = t;
       h.scalar = t.is_float() ? Scalar::of_float(v) : Scalar::of_int(int64_t(v));
       hargs.push_back(h);
-      if (t.is_float()) kargs.push_back(v);
-      else kargs.push_back(int64_t(v));
+      if (t.is_float())
+        kargs.push_back(v);
+      else
+        kargs.push_back(int64_t(v));
     }
   }
   interpret(f, hargs);
@@ -110,15 +115,20 @@ inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f, 
     for (int64_t i = 0; i < got.numel(); ++i) {
       double g = scalar_as_double(got.dtype, load_element(got.dtype, got.bytes.data(), i));
       double w = scalar_as_double(want.dtype, load_element(want.dtype, want.bytes.data(), i));
-      bool ok = got.dtype.is_float() ? (std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= tol + tol * std::fabs(w)) : g == w;
+      bool ok = got.dtype.is_float()
+                    ? (std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= tol + tol * std::fabs(w))
+                    : g == w;
       if (!ok && first < 0) first = i;
       bad += !ok;
     }
-    INFO("tensor " << t << ": " << bad << " mismatches, first at " << first << " (got "
-                   << (first >= 0 ? scalar_as_double(got.dtype, load_element(got.dtype, got.bytes.data(), first)) : 0)
-                   << ", want "
-                   << (first >= 0 ? scalar_as_double(want.dtype, load_element(want.dtype, want.bytes.data(), first)) : 0)
-                   << ")\n" << k.source().substr(0, 0));
+    INFO(
+        "tensor "
+        << t << ": " << bad << " mismatches, first at " << first << " (got "
+        << (first >= 0 ? scalar_as_double(got.dtype, load_element(got.dtype, got.bytes.data(), first)) : 0)
+        << ", want "
+        << (first >= 0 ? scalar_as_double(want.dtype, load_element(want.dtype, want.bytes.data(), first)) : 0)
+        << ")\n"
+        << k.source().substr(0, 0));
     CHECK(bad == 0);
   }
 }

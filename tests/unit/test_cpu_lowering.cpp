@@ -34,7 +34,8 @@ Kernel ragged_copy(DType t) {
   return k.build();
 }
 
-Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk) {
+Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
+                   int64_t bk) {
   KernelBuilder k("g");
   auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
   auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
@@ -62,7 +63,8 @@ TEST_CASE("cpu lowering: bounds-checked copies of a ragged tensor, f32/f16/bf16/
   for (DType t : {f32, f16, bf16, i8}) {
     INFO(t.name());
     Kernel k = ragged_copy(t);
-    check_cpu_matches_interpreter(*cpu, k.function(), {random_array({70, 45}, t, rng()), random_array({70, 45}, t, rng())});
+    check_cpu_matches_interpreter(*cpu, k.function(),
+                                  {random_array({70, 45}, t, rng()), random_array({70, 45}, t, rng())});
   }
 }
 
@@ -73,16 +75,18 @@ TEST_CASE("cpu lowering: gemm, every transpose, micro-kernel and plain path") {
   plain.params["gemm"] = "plain";
   for (DType t : {f32, f16, bf16})
     for (int tr = 0; tr < 4; ++tr)
-      for (const CompileOptions* opt : {static_cast<const CompileOptions*>(nullptr), static_cast<const CompileOptions*>(&plain)}) {
+      for (const CompileOptions* opt :
+           {static_cast<const CompileOptions*>(nullptr), static_cast<const CompileOptions*>(&plain)}) {
         bool ta = tr & 1, tb = tr & 2;
         INFO(t.name() << " trans_a " << ta << " trans_b " << tb << (opt ? " plain" : " micro-kernel"));
         // 50×37 tiles of 24×20 (rows not a multiple of 6, columns not of 8): every edge path.
         Kernel k = gemm_kernel(t, ta, tb, 50, 37, 45, 24, 20, 16);
         std::vector<int64_t> as = ta ? std::vector<int64_t>{45, 50} : std::vector<int64_t>{50, 45};
         std::vector<int64_t> bs = tb ? std::vector<int64_t>{37, 45} : std::vector<int64_t>{45, 37};
-        check_cpu_matches_interpreter(*cpu, k.function(),
-                                      {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({50, 37}, f32, rng())},
-                                      {}, 1e-4, opt ? *opt : CompileOptions{});
+        check_cpu_matches_interpreter(
+            *cpu, k.function(),
+            {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({50, 37}, f32, rng())}, {},
+            1e-4, opt ? *opt : CompileOptions{});
       }
 }
 
@@ -108,8 +112,9 @@ TEST_CASE("cpu lowering: fill, reduce sum/max/min/absmax on both axes, with and 
         }
       });
       Kernel kern = k.build();
-      check_cpu_matches_interpreter(*cpu, kern.function(),
-                                    {random_array({8, 24, 40}, f32, rng()), random_array({8, 4, axis == 0 ? 40 : 24}, f32, rng())});
+      check_cpu_matches_interpreter(
+          *cpu, kern.function(),
+          {random_array({8, 24, 40}, f32, rng()), random_array({8, 4, axis == 0 ? 40 : 24}, f32, rng())});
     }
 }
 
@@ -130,8 +135,9 @@ TEST_CASE("cpu lowering: serial, pipelined, unrolled, vectorized loops; if/else,
             Expr j = k.let("j", s * 32 + p * 8 + u * 2 + v);
             Expr x = X(b, j);
             Y(b, j) = select(x > 0.0f, sqrt(x) * alpha, exp(x) - 1.0f) + tanh(x) + erf(x) + sigmoid(x);
-            k.if_(j % 3 == 0, [&] { Z(b, j) = (j - shift * 6) / 5 + (j - shift * 6) % 5 + (shift << 2); })
-                .else_([&] { Z(b, j) = max(min(j * 7 - 100, 50), -50) ^ (j >> 1); });
+            k.if_(j % 3 == 0, [&] {
+               Z(b, j) = (j - shift * 6) / 5 + (j - shift * 6) % 5 + (shift << 2);
+             }).else_([&] { Z(b, j) = max(min(j * 7 - 100, 50), -50) ^ (j >> 1); });
           });
         });
       });
@@ -205,8 +211,8 @@ TEST_CASE("cpu lowering: f16 and bf16 arithmetic rounds like the interpreter") {
       Y(i) = X(i) * X(i) + X(i) / cast(t, 3.0f) - exp(X(i));
     });
     Kernel kern = k.build();
-    check_cpu_matches_interpreter(*cpu, kern.function(), {random_array({256}, t, rng()), random_array({256}, t, rng())},
-                                  {}, 0.0);
+    check_cpu_matches_interpreter(*cpu, kern.function(),
+                                  {random_array({256}, t, rng()), random_array({256}, t, rng())}, {}, 0.0);
   }
 }
 
@@ -235,9 +241,10 @@ TEST_CASE("cpu lowering: thread-level code with barriers, locals and a per-threa
     Z(b, tx) = mine + acc(1) + S(63 - tx);
   });
   Kernel kern = k.build();
-  check_cpu_matches_interpreter(*cpu, kern.function(),
-                                {random_array({8, 64}, f32, rng()), random_array({8}, f32, rng()), random_array({8, 64}, f32, rng())},
-                                {}, 1e-5);
+  check_cpu_matches_interpreter(
+      *cpu, kern.function(),
+      {random_array({8, 64}, f32, rng()), random_array({8}, f32, rng()), random_array({8, 64}, f32, rng())},
+      {}, 1e-5);
 }
 
 TEST_CASE("cpu codegen: source is LLVM IR, assembly is x86, the binary is an object; IR text alone loads") {
@@ -250,7 +257,9 @@ TEST_CASE("cpu codegen: source is LLVM IR, assembly is x86, the binary is an obj
   CHECK(ck.source().find("fmuladd") + ck.source().find("llvm.fma") != 2 * std::string::npos);
   CHECK(ck.assembly().find("vfmadd") != std::string::npos);
   REQUIRE(ck.binary().size() > 4);
-  CHECK(std::string(ck.binary().begin(), ck.binary().begin() + 4) == "\x7f" "ELF");
+  CHECK(std::string(ck.binary().begin(), ck.binary().begin() + 4) ==
+        "\x7f"
+        "ELF");
   CHECK(cpu->info().is_cpu);
   CHECK(!cpu->info().arch.empty());  // the LLVM CPU name: "znver3", "sapphirerapids", ...
   CHECK(!cpu->info().device_name.empty());
@@ -278,8 +287,9 @@ TEST_CASE("cpu codegen: num_threads and fast_math are compile options; the modul
     std::string line = ck.source().substr(at, ck.source().find('\n', at) - at);
     CHECK(line.find(std::string("constant i32 ") + n) != std::string::npos);
     std::mt19937_64 r(5);
-    check_cpu_matches_interpreter(*cpu, k.function(),
-                                  {random_array({40, 40}, f32, r), random_array({40, 40}, f32, r), random_array({40, 40}, f32, r)},
-                                  {}, 1e-4, opt);
+    check_cpu_matches_interpreter(
+        *cpu, k.function(),
+        {random_array({40, 40}, f32, r), random_array({40, 40}, f32, r), random_array({40, 40}, f32, r)}, {},
+        1e-4, opt);
   }
 }

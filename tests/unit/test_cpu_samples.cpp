@@ -34,8 +34,9 @@ void run_sample_on_cpu(const std::string& name) {
       for (const HostArray& a : pr.args) {
         if (!a.is_output) continue;
         Comparison c = compare(a, pr.expected[out], s->tolerance(p, t));
-        INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch at " << c.first_mismatch
-                       << " (got " << (c.first_mismatch >= 0 ? a.get(c.first_mismatch) : 0.0) << ", want "
+        INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch at "
+                       << c.first_mismatch << " (got "
+                       << (c.first_mismatch >= 0 ? a.get(c.first_mismatch) : 0.0) << ", want "
                        << (c.first_mismatch >= 0 ? pr.expected[out][size_t(c.first_mismatch)] : 0.0) << ")");
         CHECK(c.mismatches == 0);
         ++out;

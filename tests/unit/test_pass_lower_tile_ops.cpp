@@ -31,7 +31,9 @@ struct Census : IRVisitor {
   void visit(const ir::Gemm* op) override { ++gemms, IRVisitor::visit(op); }
   void visit(const ir::Reduce* op) override { ++reduces, IRVisitor::visit(op); }
   void visit(const ir::Barrier*) override { ++barriers; }
-  void visit(const ir::For* op) override { parallel += op->for_kind == ForKind::Parallel, IRVisitor::visit(op); }
+  void visit(const ir::For* op) override {
+    parallel += op->for_kind == ForKind::Parallel, IRVisitor::visit(op);
+  }
   void visit(const ir::VarNode* op) override { thread_refs += op == tx; }
   void visit(const ir::Kernel* op) override {
     tx = op->thread_var.node();
@@ -112,8 +114,8 @@ TEST_CASE("lower_tile_ops: a bounds-checked copy becomes a guarded parallel nest
   Census c = census(g);
   CHECK(c.copies == 0);
   CHECK(c.parallel == 4);
-  CHECK(text.find("select(") != std::string::npos);  // ragged read: rows 100..127
-  CHECK(text.find("bx*64 + c0 < 100") != std::string::npos);     // ragged write
+  CHECK(text.find("select(") != std::string::npos);           // ragged read: rows 100..127
+  CHECK(text.find("bx*64 + c0 < 100") != std::string::npos);  // ragged write
   std::vector<float> a(100 * 32), out(100 * 32, -1.f);
   for (size_t i = 0; i < a.size(); ++i) a[i] = float(i);
   std::vector<HostArg> args{{a.data(), {100, 32}, f32, {}, true}, {out.data(), {100, 32}, f32, {}, true}};
@@ -172,7 +174,9 @@ TEST_CASE("lower_tile_ops + serialize_threads: gemm, gemm_relu, softmax, rmsnorm
   for (const char* name : {"gemm", "gemm_relu", "softmax", "rmsnorm"}) run_sample_through(name, cpu_stages());
 }
 
-TEST_CASE("lower_tile_ops + serialize_threads: attention, dequant_gemm, conv2d, block_reduce through the interpreter") {
+TEST_CASE(
+    "lower_tile_ops + serialize_threads: attention, dequant_gemm, conv2d, block_reduce through the "
+    "interpreter") {
   for (const char* name : {"flash_attention", "dequant_gemm", "conv2d", "block_reduce"})
     run_sample_through(name, cpu_stages());
 }

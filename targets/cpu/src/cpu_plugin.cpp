@@ -1,14 +1,13 @@
 // The `cpu` target: LLVM IR generated from the lowered tile IR, compiled for the host by LLVM 19
 // at O3, loaded by ORC LLJIT; each grid block is a oneTBB task (see ../README.md). The model is
 // api/src/interp_target.cpp; each hook below says what it does here.
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-
-#include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include <chrono>
 #include <cstdio>
@@ -69,7 +68,8 @@ void apply_env_threads() {
   static std::once_flag once;
   static std::unique_ptr<tbb::global_control> limit;
   std::call_once(once, [] {
-    if (int n = env_threads()) limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, n);
+    if (int n = env_threads())
+      limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, n);
   });
 }
 
@@ -122,13 +122,15 @@ class CpuContext final : public DeviceContext {
   // The object file when there is one (no second compilation), else the LLVM IR text.
   std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
     auto m = std::make_shared<LoadedModule>();
-    m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target()) : JitModule::from_object(a.binary);
+    m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target())
+                              : JitModule::from_object(a.binary);
     std::vector<const ir::Kernel*> ks = kernels_of(lowered);
     for (std::size_t i = 0; i < ks.size(); ++i) {
       int64_t blocks = 1;
       for (auto& g : ks[i]->grid) blocks *= *g.as_int();
       m->kernels.push_back({reinterpret_cast<KernelFn>(m->jit->lookup(kernel_symbol(lowered, int(i)))),
-                            *static_cast<const int64_t*>(m->jit->lookup(scratch_symbol(lowered, int(i)))), blocks});
+                            *static_cast<const int64_t*>(m->jit->lookup(scratch_symbol(lowered, int(i)))),
+                            blocks});
     }
     int threads = *static_cast<const int32_t*>(m->jit->lookup(threads_symbol(lowered)));
     if (threads > 0) m->arena = std::make_unique<tbb::task_arena>(threads);
@@ -136,7 +138,8 @@ class CpuContext final : public DeviceContext {
   }
 
   // args follow lowered.params: tensors by pointer, scalars through 8-byte slots (double/int64).
-  void launch(const std::shared_ptr<void>& loaded, const Function& lowered, const std::vector<LaunchArg>& args) override {
+  void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
     auto& m = *static_cast<LoadedModule*>(loaded.get());
     std::vector<void*> ptrs;
     std::vector<uint64_t> slots(lowered.params.size());
@@ -152,8 +155,10 @@ class CpuContext final : public DeviceContext {
       }
       double d = a.dtype.is_float() ? a.scalar.f : double(a.scalar.i);
       int64_t n = a.dtype.is_float() ? int64_t(a.scalar.f) : a.scalar.i;
-      if (p.var.dtype().is_float()) std::memcpy(&slots[i], &d, 8);
-      else std::memcpy(&slots[i], &n, 8);
+      if (p.var.dtype().is_float())
+        std::memcpy(&slots[i], &d, 8);
+      else
+        std::memcpy(&slots[i], &n, 8);
       ptrs.push_back(&slots[i]);
     }
     for (const auto& k : m.kernels) {
@@ -163,11 +168,15 @@ class CpuContext final : public DeviceContext {
         int64_t grain = std::max<int64_t>(1, k.blocks / (int64_t(threads) * 4));
         tbb::parallel_for(
             tbb::blocked_range<int64_t>(0, k.blocks, grain),
-            [&](const tbb::blocked_range<int64_t>& r) { k.fn(ptrs.data(), r.begin(), r.end(), task_scratch(k.scratch_bytes)); },
+            [&](const tbb::blocked_range<int64_t>& r) {
+              k.fn(ptrs.data(), r.begin(), r.end(), task_scratch(k.scratch_bytes));
+            },
             tbb::simple_partitioner());
       };
-      if (m.arena) m.arena->execute(run);
-      else run();
+      if (m.arena)
+        m.arena->execute(run);
+      else
+        run();
     }
   }
   void synchronize() override {}
@@ -200,7 +209,8 @@ class CpuPlugin final : public TargetPlugin {
   // default_pipeline, then tile statements to parallel loops (gemms the micro-kernel handles
   // stay), then threads to loops:
   //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
-  //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ... }
+  //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
+  //   }
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     bool micro = !opt.params.count("gemm") || opt.params.at("gemm") != "plain";
     std::vector<PassEntry> p = default_pipeline();
@@ -242,15 +252,16 @@ class CpuPlugin final : public TargetPlugin {
     auto t2 = std::chrono::steady_clock::now();
     if (std::getenv("TILEGEN_CPU_TIMING")) {  // where a cold compile's time goes
       auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
-      std::fprintf(stderr, "cpu codegen %s: O3 %.1f ms, assembly + object %.1f ms\n", lowered.name.c_str(), ms(t1 - t0),
-                   ms(t2 - t1));
+      std::fprintf(stderr, "cpu codegen %s: O3 %.1f ms, assembly + object %.1f ms\n", lowered.name.c_str(),
+                   ms(t1 - t0), ms(t2 - t1));
     }
     a.entry = kernel_symbol(lowered, 0);
     return a;
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {
-    if (index != 0) throw Error("cpu has one device (0); device " + std::to_string(index) + " does not exist");
+    if (index != 0)
+      throw Error("cpu has one device (0); device " + std::to_string(index) + " does not exist");
     return std::make_unique<CpuContext>();
   }
 
@@ -266,6 +277,7 @@ class CpuPlugin final : public TargetPlugin {
 }  // namespace tg::cpu
 
 TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
-  static const TgPluginEntry e{tg::kPluginAbiVersion, "cpu", []() -> tg::TargetPlugin* { return new tg::cpu::CpuPlugin; }};
+  static const TgPluginEntry e{tg::kPluginAbiVersion, "cpu",
+                               []() -> tg::TargetPlugin* { return new tg::cpu::CpuPlugin; }};
   return &e;
 }

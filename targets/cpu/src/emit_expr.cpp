@@ -17,9 +17,7 @@ using llvm::Value;
 namespace {
 
 /// Float dtypes held in a float register and rounded after every operation.
-bool is_emulated_float(DType t) {
-  return t == bf16 || t == fp8_e4m3 || t == fp8_e5m2 || t == fp4_e2m1;
-}
+bool is_emulated_float(DType t) { return t == bf16 || t == fp8_e4m3 || t == fp8_e5m2 || t == fp4_e2m1; }
 
 /// Whether evaluating e may read memory: a select around it must then branch (lazy), as the
 /// bounds pass relies on select(in_range, load, 0) never performing an out-of-range load.
@@ -38,9 +36,13 @@ bool reads_memory(const Expr& e) {
 llvm::Type* Emitter::reg_type(DType t) {
   switch (t.code) {
     case TypeCode::Bool: return B.getInt1Ty();
-    case TypeCode::I4: case TypeCode::U4: case TypeCode::I8: case TypeCode::U8: return B.getInt8Ty();
+    case TypeCode::I4:
+    case TypeCode::U4:
+    case TypeCode::I8:
+    case TypeCode::U8: return B.getInt8Ty();
     case TypeCode::I16: return B.getInt16Ty();
-    case TypeCode::I32: case TypeCode::U32: return B.getInt32Ty();
+    case TypeCode::I32:
+    case TypeCode::U32: return B.getInt32Ty();
     case TypeCode::I64: return B.getInt64Ty();
     case TypeCode::F16: return B.getHalfTy();
     case TypeCode::F64: return B.getDoubleTy();
@@ -52,13 +54,16 @@ llvm::Type* Emitter::mem_type(DType t) {
   switch (t.code) {
     case TypeCode::Bool: return B.getInt8Ty();
     case TypeCode::BF16: return B.getInt16Ty();
-    case TypeCode::F8E4M3: case TypeCode::F8E5M2: case TypeCode::F4E2M1: return B.getInt8Ty();
+    case TypeCode::F8E4M3:
+    case TypeCode::F8E5M2:
+    case TypeCode::F4E2M1: return B.getInt8Ty();
     default: return reg_type(t);
   }
 }
 
 Value* Emitter::constant(DType t, double v) {
-  if (t.is_float()) return llvm::ConstantFP::get(reg_type(t), is_emulated_float(t) ? round_float_to(t, v) : v);
+  if (t.is_float())
+    return llvm::ConstantFP::get(reg_type(t), is_emulated_float(t) ? round_float_to(t, v) : v);
   if (t.is_bool()) return B.getInt1(v != 0);
   return llvm::ConstantInt::get(reg_type(t), uint64_t(int64_t(v)), true);
 }
@@ -80,8 +85,8 @@ Value* Emitter::fp8_table(DType t) {
   int n = t == fp4_e2m1 ? 16 : 256;
   std::vector<llvm::Constant*> vals;
   for (int i = 0; i < n; ++i)
-    vals.push_back(llvm::ConstantFP::get(B.getFloatTy(), t == fp4_e2m1 ? fp4_bits_to_float(uint8_t(i))
-                                                                        : fp8_bits_to_float(t, uint8_t(i))));
+    vals.push_back(llvm::ConstantFP::get(
+        B.getFloatTy(), t == fp4_e2m1 ? fp4_bits_to_float(uint8_t(i)) : fp8_bits_to_float(t, uint8_t(i))));
   auto* ty = llvm::ArrayType::get(B.getFloatTy(), uint64_t(n));
   return new llvm::GlobalVariable(mod, ty, true, llvm::GlobalValue::InternalLinkage,
                                   llvm::ConstantArray::get(ty, vals), name);
@@ -103,9 +108,12 @@ Value* Emitter::to_bits(Value* v, DType t) {
       Value* nan = B.CreateOr(B.CreateLShr(u, 16), 0x40);
       return B.CreateTrunc(B.CreateSelect(B.CreateFCmpUNO(v, v), nan, r), B.getInt16Ty());
     }
-    case TypeCode::F8E4M3: return B.CreateCall(helper("tg_cpu_f32_to_e4m3", B.getInt8Ty(), B.getFloatTy()), {v});
-    case TypeCode::F8E5M2: return B.CreateCall(helper("tg_cpu_f32_to_e5m2", B.getInt8Ty(), B.getFloatTy()), {v});
-    case TypeCode::F4E2M1: return B.CreateCall(helper("tg_cpu_f32_to_e2m1", B.getInt8Ty(), B.getFloatTy()), {v});
+    case TypeCode::F8E4M3:
+      return B.CreateCall(helper("tg_cpu_f32_to_e4m3", B.getInt8Ty(), B.getFloatTy()), {v});
+    case TypeCode::F8E5M2:
+      return B.CreateCall(helper("tg_cpu_f32_to_e5m2", B.getInt8Ty(), B.getFloatTy()), {v});
+    case TypeCode::F4E2M1:
+      return B.CreateCall(helper("tg_cpu_f32_to_e2m1", B.getInt8Ty(), B.getFloatTy()), {v});
     case TypeCode::Bool: return B.CreateZExt(v, B.getInt8Ty());
     default: return v;
   }
@@ -113,8 +121,11 @@ Value* Emitter::to_bits(Value* v, DType t) {
 
 Value* Emitter::from_bits(Value* v, DType t) {
   switch (t.code) {
-    case TypeCode::BF16: return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
-    case TypeCode::F8E4M3: case TypeCode::F8E5M2: case TypeCode::F4E2M1: {
+    case TypeCode::BF16:
+      return B.CreateBitCast(B.CreateShl(B.CreateZExt(v, B.getInt32Ty()), 16), B.getFloatTy());
+    case TypeCode::F8E4M3:
+    case TypeCode::F8E5M2:
+    case TypeCode::F4E2M1: {
       Value* table = fp8_table(t);
       auto* aty = llvm::cast<llvm::GlobalVariable>(table)->getValueType();
       Value* p = B.CreateInBoundsGEP(aty, table, {B.getInt64(0), B.CreateZExt(v, B.getInt64Ty())});
@@ -158,8 +169,10 @@ Value* Emitter::convert(Value* v, DType from, DType to) {
   // float → float
   if (to == f64) return B.CreateFPExt(from == f16 ? B.CreateFPExt(v, B.getFloatTy()) : v, rt);
   Value* f = v;
-  if (from == f64) f = B.CreateFPTrunc(v, B.getFloatTy());
-  else if (from == f16) f = B.CreateFPExt(v, B.getFloatTy());
+  if (from == f64)
+    f = B.CreateFPTrunc(v, B.getFloatTy());
+  else if (from == f16)
+    f = B.CreateFPExt(v, B.getFloatTy());
   if (to == f16) return B.CreateFPTrunc(f, rt);
   return round_to(f, to);  // f32 (unchanged), bf16, fp8, fp4
 }
@@ -171,8 +184,10 @@ Value* Emitter::expr(const Expr& e) {
     case ExprKind::Var: {
       auto it = vars_.find(e.as<VarNode>());
       if (it == vars_.end())
-        throw Error("cpu: variable '" + e.as<VarNode>()->name + "' is not bound here (an unbound size or a "
-                    "variable used outside its scope)", e->loc);
+        throw Error("cpu: variable '" + e.as<VarNode>()->name +
+                        "' is not bound here (an unbound size or a "
+                        "variable used outside its scope)",
+                    e->loc);
       return it->second;
     }
     case ExprKind::Binary: return binary(e.as<Binary>());
@@ -223,14 +238,21 @@ Value* Emitter::select(const ir::Select* op) {
 Value* Emitter::compare(DType t, Value* a, Value* b, BinOp op) {
   using P = llvm::CmpInst::Predicate;
   if (t.is_float()) {
-    P p = op == BinOp::Eq ? P::FCMP_OEQ : op == BinOp::Ne ? P::FCMP_UNE : op == BinOp::Lt ? P::FCMP_OLT
-        : op == BinOp::Le ? P::FCMP_OLE : op == BinOp::Gt ? P::FCMP_OGT : P::FCMP_OGE;
+    P p = op == BinOp::Eq   ? P::FCMP_OEQ
+          : op == BinOp::Ne ? P::FCMP_UNE
+          : op == BinOp::Lt ? P::FCMP_OLT
+          : op == BinOp::Le ? P::FCMP_OLE
+          : op == BinOp::Gt ? P::FCMP_OGT
+                            : P::FCMP_OGE;
     return B.CreateFCmp(p, a, b);
   }
   bool s = t.is_signed_int();
-  P p = op == BinOp::Eq ? P::ICMP_EQ : op == BinOp::Ne ? P::ICMP_NE
-      : op == BinOp::Lt ? (s ? P::ICMP_SLT : P::ICMP_ULT) : op == BinOp::Le ? (s ? P::ICMP_SLE : P::ICMP_ULE)
-      : op == BinOp::Gt ? (s ? P::ICMP_SGT : P::ICMP_UGT) : (s ? P::ICMP_SGE : P::ICMP_UGE);
+  P p = op == BinOp::Eq   ? P::ICMP_EQ
+        : op == BinOp::Ne ? P::ICMP_NE
+        : op == BinOp::Lt ? (s ? P::ICMP_SLT : P::ICMP_ULT)
+        : op == BinOp::Le ? (s ? P::ICMP_SLE : P::ICMP_ULE)
+        : op == BinOp::Gt ? (s ? P::ICMP_SGT : P::ICMP_UGT)
+                          : (s ? P::ICMP_SGE : P::ICMP_UGE);
   return B.CreateICmp(p, a, b);
 }
 
@@ -246,7 +268,7 @@ Value* Emitter::float_op(DType t, Value* a, Value* b, BinOp op) {
     case BinOp::Min: r = B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, b); break;
     case BinOp::Max: r = B.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, b); break;
     case BinOp::Mod: {
-      Value* da = convert(a, t, f64), *db = convert(b, t, f64);
+      Value *da = convert(a, t, f64), *db = convert(b, t, f64);
       Value* q = B.CreateUnaryIntrinsic(llvm::Intrinsic::floor, B.CreateFDiv(da, db));
       return convert(B.CreateFSub(da, B.CreateFMul(db, q)), f64, t);
     }
@@ -264,16 +286,19 @@ Value* Emitter::int_op(DType t, Value* a, Value* b, BinOp op) {
     case BinOp::Mul: return wrap(B.CreateMul(a, b), t);
     case BinOp::Min: return B.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, b);
     case BinOp::Max: return B.CreateBinaryIntrinsic(s ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, b);
-    case BinOp::BitAnd: case BinOp::And: return B.CreateAnd(a, b);
-    case BinOp::BitOr: case BinOp::Or: return B.CreateOr(a, b);
+    case BinOp::BitAnd:
+    case BinOp::And: return B.CreateAnd(a, b);
+    case BinOp::BitOr:
+    case BinOp::Or: return B.CreateOr(a, b);
     case BinOp::BitXor: return B.CreateXor(a, b);
     case BinOp::Shl: return wrap(B.CreateShl(a, b), t);
     case BinOp::Shr: return s ? B.CreateAShr(a, b) : B.CreateLShr(a, b);
-    case BinOp::Div: case BinOp::Mod: {
+    case BinOp::Div:
+    case BinOp::Mod: {
       Value* zero = llvm::ConstantInt::get(a->getType(), 0);
       Value* d = B.CreateSelect(B.CreateICmpEQ(b, zero), llvm::ConstantInt::get(a->getType(), 1), b);
       if (!s) return op == BinOp::Div ? B.CreateUDiv(a, d) : B.CreateURem(a, d);
-      Value* q = B.CreateSDiv(a, d), *r = B.CreateSRem(a, d);
+      Value *q = B.CreateSDiv(a, d), *r = B.CreateSRem(a, d);
       // Round toward -inf: when the remainder is nonzero and its sign differs from the divisor's.
       Value* adjust = B.CreateAnd(B.CreateICmpNE(r, zero), B.CreateICmpSLT(B.CreateXor(r, d), zero));
       if (op == BinOp::Div) return B.CreateSub(q, B.CreateZExt(adjust, q->getType()));
@@ -297,7 +322,8 @@ Value* Emitter::call(const ir::Call* op) {
   std::vector<Value*> args;
   for (auto& a : op->args) args.push_back(expr(a));
   if (!t.is_float()) {
-    if (op->fn == Intrinsic::Abs) return wrap(B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, args[0], B.getFalse()), t);
+    if (op->fn == Intrinsic::Abs)
+      return wrap(B.CreateBinaryIntrinsic(llvm::Intrinsic::abs, args[0], B.getFalse()), t);
     throw Error(std::string("cpu: ") + name_of(op->fn) + " on integers; cast to a float type first", op->loc);
   }
   // Narrow floats compute in float and round back, as the interpreter computes in double and rounds.
@@ -333,7 +359,9 @@ Value* Emitter::call(const ir::Call* op) {
       break;
     }
     case Intrinsic::Pow: r = B.CreateBinaryIntrinsic(llvm::Intrinsic::pow, args[0], args[1]); break;
-    case Intrinsic::Fma: r = B.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {args[0], args[1], args[2]}); break;
+    case Intrinsic::Fma:
+      r = B.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {args[0], args[1], args[2]});
+      break;
   }
   return convert(r, ct, t);
 }
@@ -437,7 +465,8 @@ void Emitter::atomic(AtomicOp op, const Buffer& b, Value* flat, Value* v, const 
   Value* cur = value_of(old);
   BinOp bop = op == AtomicOp::Add ? BinOp::Add : op == AtomicOp::Max ? BinOp::Max : BinOp::Min;
   Value* next = t.is_float() ? float_op(t, cur, v, bop) : int_op(t, cur, v, bop);
-  auto* cx = B.CreateAtomicCmpXchg(addr, old, bits_of(next), llvm::MaybeAlign(), llvm::AtomicOrdering::SequentiallyConsistent,
+  auto* cx = B.CreateAtomicCmpXchg(addr, old, bits_of(next), llvm::MaybeAlign(),
+                                   llvm::AtomicOrdering::SequentiallyConsistent,
                                    llvm::AtomicOrdering::SequentiallyConsistent);
   old->addIncoming(B.CreateExtractValue(cx, 0), B.GetInsertBlock());
   B.CreateCondBr(B.CreateExtractValue(cx, 1), done, retry);

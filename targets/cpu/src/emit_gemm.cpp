@@ -61,8 +61,12 @@ void Emitter::emit_gemm(const Gemm& g) {
   auto mat = [&](const Region& r) {
     std::size_t n = r.extents.size();
     int64_t last = *r.buffer->shape[n - 1].as_int();
-    return Mat{flat_index(r.buffer, r.offsets), last, extent(r.extents[n - 2]), extent(r.extents[n - 1]),
-               r.buffer->dtype, r.buffer};
+    return Mat{flat_index(r.buffer, r.offsets),
+               last,
+               extent(r.extents[n - 2]),
+               extent(r.extents[n - 1]),
+               r.buffer->dtype,
+               r.buffer};
   };
   Mat A = mat(g.a), Bm = mat(g.b), C = mat(g.c);
   const int64_t M = C.rows, N = C.cols, K = g.trans_a ? A.rows : A.cols;
@@ -81,17 +85,20 @@ void Emitter::emit_gemm(const Gemm& g) {
     Value* packed = entry.CreateAlloca(f32t, entry.getInt64(uint64_t(K * N)));
     llvm::cast<llvm::AllocaInst>(packed)->setAlignment(llvm::Align(64));
     loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-      loop(B.getInt64(0), B.getInt64(uint64_t(N)), loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
-        Value* src = g.trans_b ? B.CreateAdd(B.CreateMul(j, B.getInt64(uint64_t(bstride))), k)
-                               : B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j);
-        Value* v = convert(load(Bm.buf, B.CreateAdd(boff, src)), Bm.t, f32);
-        B.CreateStore(v, B.CreateInBoundsGEP(f32t, packed, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(N))), j)));
-      });
+      loop(B.getInt64(0), B.getInt64(uint64_t(N)), loop_metadata(ForKind::Vectorized, nullptr),
+           [&](Value* j) {
+             Value* src = g.trans_b ? B.CreateAdd(B.CreateMul(j, B.getInt64(uint64_t(bstride))), k)
+                                    : B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j);
+             Value* v = convert(load(Bm.buf, B.CreateAdd(boff, src)), Bm.t, f32);
+             B.CreateStore(v, B.CreateInBoundsGEP(f32t, packed,
+                                                  B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(N))), j)));
+           });
     });
     bbase = packed, boff = B.getInt64(0), bstride = N;
   }
   auto b_ptr = [&](Value* k, Value* j) {
-    return B.CreateInBoundsGEP(f32t, bbase, B.CreateAdd(boff, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j)));
+    return B.CreateInBoundsGEP(
+        f32t, bbase, B.CreateAdd(boff, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j)));
   };
   auto a_val = [&](Value* i, Value* k) {
     Value* idx = g.trans_a ? B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(A.row_stride))), i)
@@ -100,7 +107,8 @@ void Emitter::emit_gemm(const Gemm& g) {
   };
   Value* cbase = base(C.buf);
   auto c_ptr = [&](Value* i, Value* j) {
-    return B.CreateInBoundsGEP(f32t, cbase, B.CreateAdd(C.off, B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(C.row_stride))), j)));
+    return B.CreateInBoundsGEP(
+        f32t, cbase, B.CreateAdd(C.off, B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(C.row_stride))), j)));
   };
 
   // One MR×(NV·VL) micro-tile at (i0, j0), accumulators in registers across the k loop.
@@ -111,14 +119,15 @@ void Emitter::emit_gemm(const Gemm& g) {
     for (int r = 0; r < mr; ++r)
       for (int v = 0; v < nv; ++v) {
         Value* j = B.CreateAdd(j0, B.getInt64(uint64_t(v * VL)));
-        Value* init = g.clear_c ? llvm::ConstantAggregateZero::get(vty)
-                                : static_cast<Value*>(B.CreateAlignedLoad(vty, c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4)));
+        Value* init = g.clear_c
+                          ? llvm::ConstantAggregateZero::get(vty)
+                          : static_cast<Value*>(B.CreateAlignedLoad(
+                                vty, c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4)));
         B.CreateStore(init, acc[size_t(r * nv + v)]);
       }
     loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
       std::vector<Value*> bv;
-      for (int v = 0; v < nv; ++v)
-        bv.push_back(B.CreateAlignedLoad(vty, panel(k, v), llvm::Align(4)));
+      for (int v = 0; v < nv; ++v) bv.push_back(B.CreateAlignedLoad(vty, panel(k, v), llvm::Align(4)));
       for (int r = 0; r < mr; ++r) {
         Value* a = B.CreateVectorSplat(unsigned(VL), a_val(B.CreateAdd(i0, B.getInt64(uint64_t(r))), k));
         for (int v = 0; v < nv; ++v) {
@@ -131,7 +140,8 @@ void Emitter::emit_gemm(const Gemm& g) {
     for (int r = 0; r < mr; ++r)
       for (int v = 0; v < nv; ++v) {
         Value* j = B.CreateAdd(j0, B.getInt64(uint64_t(v * VL)));
-        B.CreateAlignedStore(B.CreateLoad(vty, acc[size_t(r * nv + v)]), c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4));
+        B.CreateAlignedStore(B.CreateLoad(vty, acc[size_t(r * nv + v)]),
+                             c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4));
       }
   };
   // Columns [j_lo, N) of rows [i_lo, i_hi), one element at a time.
@@ -141,10 +151,13 @@ void Emitter::emit_gemm(const Gemm& g) {
       loop(B.getInt64(uint64_t(j_lo)), B.getInt64(uint64_t(N - j_lo)), nullptr, [&](Value* j) {
         Value* p = c_ptr(i, j);
         llvm::AllocaInst* sum = entry.CreateAlloca(f32t);
-        B.CreateStore(g.clear_c ? llvm::ConstantFP::get(f32t, 0.0) : static_cast<Value*>(B.CreateLoad(f32t, p)), sum);
+        B.CreateStore(
+            g.clear_c ? llvm::ConstantFP::get(f32t, 0.0) : static_cast<Value*>(B.CreateLoad(f32t, p)), sum);
         loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
           Value* b = B.CreateLoad(f32t, b_ptr(k, j));
-          B.CreateStore(B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t}, {a_val(i, k), b, B.CreateLoad(f32t, sum)}), sum);
+          B.CreateStore(
+              B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t}, {a_val(i, k), b, B.CreateLoad(f32t, sum)}),
+              sum);
         });
         B.CreateStore(B.CreateLoad(f32t, sum), p);
       });
@@ -165,11 +178,15 @@ void Emitter::emit_gemm(const Gemm& g) {
     panels = entry.CreateAlloca(f32t, entry.getInt64(uint64_t(K * n_main)));
     llvm::cast<llvm::AllocaInst>(panels)->setAlignment(llvm::Align(64));
     loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-      loop(B.getInt64(0), B.getInt64(uint64_t(n_main)), loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
-        Value* jb = B.CreateUDiv(j, B.getInt64(uint64_t(NR))), *jj = B.CreateURem(j, B.getInt64(uint64_t(NR)));
-        Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, B.getInt64(uint64_t(K))), k), B.getInt64(uint64_t(NR))), jj);
-        B.CreateStore(B.CreateLoad(f32t, b_ptr(k, j)), B.CreateInBoundsGEP(f32t, panels, at));
-      });
+      loop(B.getInt64(0), B.getInt64(uint64_t(n_main)), loop_metadata(ForKind::Vectorized, nullptr),
+           [&](Value* j) {
+             Value *jb = B.CreateUDiv(j, B.getInt64(uint64_t(NR))),
+                   *jj = B.CreateURem(j, B.getInt64(uint64_t(NR)));
+             Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, B.getInt64(uint64_t(K))), k),
+                                                 B.getInt64(uint64_t(NR))),
+                                     jj);
+             B.CreateStore(B.CreateLoad(f32t, b_ptr(k, j)), B.CreateInBoundsGEP(f32t, panels, at));
+           });
     });
   }
   auto rows = [&](Value* j0, int v, const std::function<Value*(Value*, int)>& panel) {
@@ -182,13 +199,14 @@ void Emitter::emit_gemm(const Gemm& g) {
     loop(B.getInt64(0), B.getInt64(uint64_t(n_main / NR)), nullptr, [&](Value* jb) {
       Value* start = B.CreateMul(jb, B.getInt64(uint64_t(K * NR)));
       rows(B.CreateMul(jb, B.getInt64(uint64_t(NR))), nv, [&](Value* k, int v) {
-        return B.CreateInBoundsGEP(f32t, panels, B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(NR))), B.getInt64(uint64_t(v * VL)))));
+        return B.CreateInBoundsGEP(f32t, panels,
+                                   B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(NR))),
+                                                                  B.getInt64(uint64_t(v * VL)))));
       });
     });
   if (n_vec > n_main)
-    rows(B.getInt64(uint64_t(n_main)), int((n_vec - n_main) / VL), [&](Value* k, int v) {
-      return b_ptr(k, B.getInt64(uint64_t(n_main + v * VL)));
-    });
+    rows(B.getInt64(uint64_t(n_main)), int((n_vec - n_main) / VL),
+         [&](Value* k, int v) { return b_ptr(k, B.getInt64(uint64_t(n_main + v * VL))); });
   scalar_cols(0, M, n_vec);
 }
 

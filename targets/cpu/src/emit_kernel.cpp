@@ -32,15 +32,20 @@ constexpr int64_t kScratchAlign = 64;
 
 }  // namespace
 
-std::string kernel_symbol(const Function& f, int index) { return sanitize(f.name) + "_k" + std::to_string(index); }
-std::string scratch_symbol(const Function& f, int index) { return kernel_symbol(f, index) + "_scratch_bytes"; }
+std::string kernel_symbol(const Function& f, int index) {
+  return sanitize(f.name) + "_k" + std::to_string(index);
+}
+std::string scratch_symbol(const Function& f, int index) {
+  return kernel_symbol(f, index) + "_scratch_bytes";
+}
 std::string threads_symbol(const Function& f) { return sanitize(f.name) + "_num_threads"; }
 
 std::vector<const Kernel*> kernels_of(const Function& f) {
   std::vector<const Kernel*> out;
   if (auto* k = f.body.as<Kernel>()) return {k};
   auto* seq = f.body.as<Seq>();
-  if (!seq) throw Error("cpu: the body of function " + f.name + " is not a kernel or a sequence of kernels", f.loc);
+  if (!seq)
+    throw Error("cpu: the body of function " + f.name + " is not a kernel or a sequence of kernels", f.loc);
   for (const Stmt& s : seq->stmts) {
     auto* k = s.as<Kernel>();
     if (!k) throw Error("cpu: function " + f.name + " has a statement outside its kernels", s->loc);
@@ -62,7 +67,8 @@ std::unique_ptr<llvm::Module> emit_module(const Function& f, llvm::LLVMContext& 
   return m;
 }
 
-Emitter::Emitter(llvm::Module& m, const EmitOptions& o) : ctx(m.getContext()), mod(m), B(m.getContext()), opt(o) {
+Emitter::Emitter(llvm::Module& m, const EmitOptions& o)
+    : ctx(m.getContext()), mod(m), B(m.getContext()), opt(o) {
   if (opt.fast_math) B.setFastMathFlags(llvm::FastMathFlags::getFast());
 }
 
@@ -118,18 +124,21 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
   }
   call_args.push_back(fn->getArg(1));
   call_args.push_back(fn->getArg(2));
-  for (auto& [b, off] : scratch) call_args.push_back(B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), fn->getArg(3), uint64_t(off)));
+  for (auto& [b, off] : scratch)
+    call_args.push_back(B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), fn->getArg(3), uint64_t(off)));
   B.CreateCall(body_fn, call_args);
   B.CreateRetVoid();
-  new llvm::GlobalVariable(mod, i64, true, llvm::GlobalValue::ExternalLinkage, llvm::ConstantInt::get(i64, uint64_t(bytes)),
-                           scratch_symbol(f, index));
+  new llvm::GlobalVariable(mod, i64, true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(i64, uint64_t(bytes)), scratch_symbol(f, index));
 
   // The body.
   B.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body_fn));
   unsigned a = 0;
   for (const Param& p : f.params) {
-    if (p.kind == Param::Kind::Tensor) bases_[p.buffer.get()] = body_fn->getArg(a);
-    else vars_[p.var.node()] = body_fn->getArg(a);
+    if (p.kind == Param::Kind::Tensor)
+      bases_[p.buffer.get()] = body_fn->getArg(a);
+    else
+      vars_[p.var.node()] = body_fn->getArg(a);
     ++a;
   }
   Value* begin = body_fn->getArg(a++);
@@ -157,24 +166,29 @@ void Emitter::emit_block_loop(const Kernel& k, Value* begin, Value* end) {
       }
       vars_[k.block_vars[d].node()] = B.CreateTrunc(v, reg_type(k.block_vars[d].dtype()));
     }
-    if (k.thread_var.defined()) vars_[k.thread_var.node()] = llvm::ConstantInt::get(reg_type(k.thread_var.dtype()), 0);
-    for (auto& [p, n] : scratch_) B.CreateMemSet(p, B.getInt8(0), uint64_t(n), llvm::MaybeAlign(kScratchAlign));
+    if (k.thread_var.defined())
+      vars_[k.thread_var.node()] = llvm::ConstantInt::get(reg_type(k.thread_var.dtype()), 0);
+    for (auto& [p, n] : scratch_)
+      B.CreateMemSet(p, B.getInt8(0), uint64_t(n), llvm::MaybeAlign(kScratchAlign));
     stmt(k.body);
   });
 }
 
 llvm::MDNode* Emitter::loop_metadata(ForKind kind, llvm::MDNode* access_group) {
   std::vector<llvm::Metadata*> ops{nullptr};
-  auto flag = [&](const char* name) { ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, name)})); };
+  auto flag = [&](const char* name) {
+    ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, name)}));
+  };
   auto on = [&](const char* name) {
-    ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, name),
-                                          llvm::ConstantAsMetadata::get(B.getTrue())}));
+    ops.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, name), llvm::ConstantAsMetadata::get(B.getTrue())}));
   };
   flag("llvm.loop.mustprogress");
   if (kind == ForKind::Parallel || kind == ForKind::Vectorized) on("llvm.loop.vectorize.enable");
   if (kind == ForKind::Unrolled) flag("llvm.loop.unroll.full");
   if (access_group)
-    ops.push_back(llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
+    ops.push_back(
+        llvm::MDNode::get(ctx, {llvm::MDString::get(ctx, "llvm.loop.parallel_accesses"), access_group}));
   llvm::MDNode* md = llvm::MDNode::getDistinct(ctx, ops);
   md->replaceOperandWith(0, md);
   return md;
@@ -211,9 +225,10 @@ void Emitter::stmt(const Stmt& s) {
     case StmtKind::Gemm: emit_gemm(*s.as<Gemm>()); return;
     case StmtKind::Kernel: throw Error("cpu: a kernel inside a kernel", s->loc);
     default:
-      throw Error("cpu: this statement should have been lowered by the cpu pipeline (lower_tile_ops, "
-                  "serialize_threads); run codegen on the pipeline's output",
-                  s->loc);
+      throw Error(
+          "cpu: this statement should have been lowered by the cpu pipeline (lower_tile_ops, "
+          "serialize_threads); run codegen on the pipeline's output",
+          s->loc);
   }
 }
 
@@ -223,7 +238,9 @@ void Emitter::emit_for(const For& f) {
   Value* lo = B.CreateIntCast(expr(f.min), ty, f.min.dtype().is_signed_int());
   Value* n = B.CreateIntCast(expr(f.extent), ty, f.extent.dtype().is_signed_int() || sg);
   llvm::MDNode* group = f.for_kind == ForKind::Parallel ? llvm::MDNode::getDistinct(ctx, {}) : nullptr;
-  llvm::MDNode* md = f.for_kind == ForKind::Serial || f.for_kind == ForKind::Pipelined ? nullptr : loop_metadata(f.for_kind, group);
+  llvm::MDNode* md = f.for_kind == ForKind::Serial || f.for_kind == ForKind::Pipelined
+                         ? nullptr
+                         : loop_metadata(f.for_kind, group);
   loop(lo, n, md, [&](Value* iv) {
     vars_[f.var.node()] = iv;
     if (group) access_groups_.push_back(group);

@@ -34,10 +34,10 @@
 namespace tg::cpu {
 
 struct EmitOptions {
-  bool fast_math = false;       // CompileOptions.params["fast_math"] == "1"
-  int num_threads = 0;          // CompileOptions.params["num_threads"]
-  int vector_bits = 256;        // 512 with AVX-512
-  bool gemm_microkernel = true; // false: a plain i-k-j loop nest for every gemm
+  bool fast_math = false;        // CompileOptions.params["fast_math"] == "1"
+  int num_threads = 0;           // CompileOptions.params["num_threads"]
+  int vector_bits = 256;         // 512 with AVX-512
+  bool gemm_microkernel = true;  // false: a plain i-k-j loop nest for every gemm
 };
 
 /// Names the host side and the JIT agree on.
@@ -82,7 +82,8 @@ class Emitter {
   void emit_gemm(const ir::Gemm& g);
 
   /// for iv in [lo, lo + n): body(iv). Returns after positioning the builder at the exit.
-  template <typename Body> void loop(llvm::Value* lo, llvm::Value* n, llvm::MDNode* md, Body body);
+  template <typename Body>
+  void loop(llvm::Value* lo, llvm::Value* n, llvm::MDNode* md, Body body);
   llvm::MDNode* loop_metadata(ForKind kind, llvm::MDNode* access_group);
   void tag_access(llvm::Instruction* i);
 
@@ -111,11 +112,12 @@ class Emitter {
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
   std::unordered_map<const ir::BufferNode*, llvm::Value*> bases_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
-  std::vector<llvm::MDNode*> access_groups_;  // of the enclosing parallel loops
+  std::vector<llvm::MDNode*> access_groups_;               // of the enclosing parallel loops
   std::vector<std::pair<llvm::Value*, int64_t>> scratch_;  // pointer, bytes: cleared per block
 };
 
-template <typename Body> void Emitter::loop(llvm::Value* lo, llvm::Value* n, llvm::MDNode* md, Body body) {
+template <typename Body>
+void Emitter::loop(llvm::Value* lo, llvm::Value* n, llvm::MDNode* md, Body body) {
   llvm::Function* fn = B.GetInsertBlock()->getParent();
   llvm::BasicBlock* pre = B.GetInsertBlock();
   auto* header = llvm::BasicBlock::Create(ctx, "loop", fn);

@@ -1,13 +1,14 @@
 // LLVM target machine, O3 pipeline, emission and LLJIT loading for the cpu target (see jit.h).
 #include "jit.h"
 
+#include <dlfcn.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
-#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IRReader/IRReader.h>
 #include <llvm/MC/MCSubtargetInfo.h>
@@ -19,8 +20,6 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/Cloning.h>
-
-#include <dlfcn.h>
 
 #include <mutex>
 #include <thread>
@@ -56,7 +55,8 @@ std::string error_text(llvm::Error e) {
   return s;
 }
 
-template <typename T> T unwrap(llvm::Expected<T> v, const std::string& what) {
+template <typename T>
+T unwrap(llvm::Expected<T> v, const std::string& what) {
   if (!v) throw Error("cpu: " + what + ": " + error_text(v.takeError()));
   return std::move(*v);
 }
@@ -107,10 +107,12 @@ CpuTarget named_target(const std::string& cpu) {
   std::unique_ptr<llvm::MCSubtargetInfo> sti;
   bool known = false;
   if (generic)
-    for (const llvm::SubtargetSubTypeKV& p : generic->getAllProcessorDescriptions()) known = known || cpu == p.Key;
+    for (const llvm::SubtargetSubTypeKV& p : generic->getAllProcessorDescriptions())
+      known = known || cpu == p.Key;
   if (known) sti.reset(target->createMCSubtargetInfo(t.triple, cpu, ""));
   if (!sti)
-    throw Error("cpu: LLVM does not know the CPU '" + cpu + "'; use a name such as skylake-avx512, znver3 or "
+    throw Error("cpu: LLVM does not know the CPU '" + cpu +
+                "'; use a name such as skylake-avx512, znver3 or "
                 "sapphirerapids");
   t.cpu = cpu;
   t.avx512 = sti->checkFeatures("+avx512f");
@@ -161,7 +163,8 @@ std::string module_text(const llvm::Module& m) {
 }
 
 namespace {
-template <typename Out> void emit(const llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type, Out& out) {
+template <typename Out>
+void emit(const llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type, Out& out) {
   std::unique_ptr<llvm::Module> clone = llvm::CloneModule(m);
   llvm::SmallVector<char, 0> buf;
   llvm::raw_svector_ostream os(buf);
@@ -185,7 +188,8 @@ std::vector<uint8_t> emit_object(const llvm::Module& m, llvm::TargetMachine& tm)
   return o;
 }
 
-std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m, llvm::TargetMachine& tm,
+std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m,
+                                                                      llvm::TargetMachine& tm,
                                                                       const CpuTarget& t) {
   llvm::SmallVector<char, 0> bitcode;
   llvm::raw_svector_ostream bos(bitcode);
@@ -196,7 +200,8 @@ std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm
     try {
       llvm::LLVMContext ctx;
       ctx.setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {});
-      auto copy = llvm::parseBitcodeFile(llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "k"), ctx);
+      auto copy = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), "k"), ctx);
       if (!copy) throw Error("cpu: re-reading the module's bitcode: " + error_text(copy.takeError()));
       auto tm2 = make_target_machine(t);
       assembly = emit_assembly(**copy, *tm2);
@@ -228,14 +233,16 @@ std::unique_ptr<llvm::orc::LLJIT> make_jit(const CpuTarget& t) {
   init_llvm();
   // A cached object may call libmvec without this process having compiled anything yet.
   libmvec_available();
-  auto jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine_builder(t)).create(), "starting LLJIT");
+  auto jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(machine_builder(t)).create(),
+                    "starting LLJIT");
   auto& jd = jit->getMainJITDylib();
-  jd.addGenerator(unwrap(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                             jit->getDataLayout().getGlobalPrefix()),
-                         "opening the process's symbols"));
+  jd.addGenerator(unwrap(
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()),
+      "opening the process's symbols"));
   llvm::orc::SymbolMap helpers;
   auto add = [&](const char* name, void* fn) {
-    helpers[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
+    helpers[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                                           llvm::JITSymbolFlags::Exported};
   };
   add("tg_cpu_f32_to_e4m3", reinterpret_cast<void*>(&tg_cpu_f32_to_e4m3));
   add("tg_cpu_f32_to_e5m2", reinterpret_cast<void*>(&tg_cpu_f32_to_e5m2));
@@ -252,7 +259,8 @@ std::shared_ptr<JitModule> JitModule::from_object(const std::vector<uint8_t>& ob
   m->jit_ = make_jit(host_target());
   auto buf = llvm::MemoryBuffer::getMemBufferCopy(
       llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), "tilegen_cpu_kernel");
-  if (auto e = m->jit_->addObjectFile(std::move(buf))) throw Error("cpu: loading the object: " + error_text(std::move(e)));
+  if (auto e = m->jit_->addObjectFile(std::move(buf)))
+    throw Error("cpu: loading the object: " + error_text(std::move(e)));
   return m;
 }
 
@@ -271,7 +279,8 @@ std::shared_ptr<JitModule> JitModule::from_ir_text(const std::string& text, cons
 
 void* JitModule::lookup(const std::string& name) const {
   auto sym = jit_->lookup(name);
-  if (!sym) throw Error("cpu: symbol " + name + " is not in the kernel module: " + error_text(sym.takeError()));
+  if (!sym)
+    throw Error("cpu: symbol " + name + " is not in the kernel module: " + error_text(sym.takeError()));
   return sym->toPtr<void*>();
 }
 

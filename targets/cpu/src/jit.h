@@ -37,7 +37,8 @@ std::vector<uint8_t> emit_object(const llvm::Module& m, llvm::TargetMachine& tm)
 
 /// Optimised module → (assembly, object), the two back-end runs in parallel: the assembly from
 /// a bitcode copy in its own LLVMContext on a second thread (each run is ~40% of a cold compile).
-std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m, llvm::TargetMachine& tm,
+std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m,
+                                                                      llvm::TargetMachine& tm,
                                                                       const CpuTarget& t);
 
 /// A loaded kernel module: look symbols up by name.
