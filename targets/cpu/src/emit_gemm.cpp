@@ -38,6 +38,182 @@ struct Mat {
 
 int64_t extent(const Expr& e) { return *e.as_int(); }
 
+/// Where vector v of op(B)'s row k starts for the current micro-tile's columns.
+using PanelFn = std::function<Value*(Value* k, int v)>;
+
+/// The emission of one gemm: operands, tile choice, packing, micro-tiles, edges.
+class GemmEmitter {
+ public:
+  GemmEmitter(Emitter& e, const Gemm& g)
+      : e_(e), B(e.B), g_(g), entry_(&entry_block(e), entry_block(e).begin()) {
+    A_ = mat(g.a), Bm_ = mat(g.b), C_ = mat(g.c);
+    M_ = C_.rows, N_ = C_.cols, K_ = g.trans_a ? A_.rows : A_.cols;
+    VL_ = e.opt.vector_bits / 32;
+    f32t_ = B.getFloatTy();
+    vty_ = llvm::FixedVectorType::get(f32t_, unsigned(VL_));
+    // Tile choice: as many accumulators as the register file holds (16 or 32 vector registers).
+    nv_ = VL_ >= 16 ? 4 : 2, mr_ = 6;
+    if (VL_ >= 16 && N_ % (4 * VL_) != 0) nv_ = 3, mr_ = 8;
+    NR_ = int64_t(nv_) * VL_;
+    n_main_ = N_ / NR_ * NR_, n_vec_ = N_ / VL_ * VL_, m_main_ = M_ / mr_ * mr_;
+  }
+
+  void run() {
+    pack_rows();
+    pack_panels();
+    if (n_main_ > 0)
+      e_.loop(i64(0), i64(n_main_ / NR_), nullptr, [&](Value* jb) {
+        Value* start = B.CreateMul(jb, i64(K_ * NR_));
+        rows(B.CreateMul(jb, i64(NR_)), nv_, [&](Value* k, int v) {
+          return B.CreateInBoundsGEP(f32t_, panels_,
+                                     B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, i64(NR_)), i64(v * VL_))));
+        });
+      });
+    if (n_vec_ > n_main_)
+      rows(i64(n_main_), int((n_vec_ - n_main_) / VL_),
+           [&](Value* k, int v) { return b_ptr(k, i64(n_main_ + v * VL_)); });
+    scalar_cols(n_vec_);
+  }
+
+ private:
+  static llvm::BasicBlock& entry_block(Emitter& e) {
+    return e.B.GetInsertBlock()->getParent()->getEntryBlock();
+  }
+  Value* i64(int64_t v) { return B.getInt64(uint64_t(v)); }
+
+  Mat mat(const Region& r) {
+    std::size_t n = r.extents.size();
+    return Mat{e_.flat_index(r.buffer, r.offsets),
+               *r.buffer->shape[n - 1].as_int(),
+               extent(r.extents[n - 2]),
+               extent(r.extents[n - 1]),
+               r.buffer->dtype,
+               r.buffer};
+  }
+
+  Value* scratch(int64_t floats) {
+    auto* a = entry_.CreateAlloca(f32t_, entry_.getInt64(uint64_t(floats)));
+    a->setAlignment(llvm::Align(64));
+    return a;
+  }
+
+  // op(B) as f32 K×N rows, unless B already is exactly that.
+  void pack_rows() {
+    bbase_ = e_.base(Bm_.buf), boff_ = Bm_.off, bstride_ = Bm_.row_stride;
+    if (!g_.trans_b && Bm_.t == f32) return;
+    Value* packed = scratch(K_ * N_);
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      e_.loop(i64(0), i64(N_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(bstride_)), k)
+                                : B.CreateAdd(B.CreateMul(k, i64(bstride_)), j);
+        Value* v = e_.convert(e_.load(Bm_.buf, B.CreateAdd(boff_, src)), Bm_.t, f32);
+        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, packed, B.CreateAdd(B.CreateMul(k, i64(N_)), j)));
+      });
+    });
+    bbase_ = packed, boff_ = i64(0), bstride_ = N_;
+  }
+
+  // The whole panels of op(B), packed panel after panel as [N/NR][K][NR]: a micro-tile then
+  // streams one contiguous block (row-major B with a power-of-two row stride would map a
+  // panel's K rows onto a few L1 sets).
+  void pack_panels() {
+    if (n_main_ == 0) return;
+    panels_ = scratch(K_ * n_main_);
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      e_.loop(i64(0), i64(n_main_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value *jb = B.CreateUDiv(j, i64(NR_)), *jj = B.CreateURem(j, i64(NR_));
+        Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, i64(K_)), k), i64(NR_)), jj);
+        B.CreateStore(B.CreateLoad(f32t_, b_ptr(k, j)), B.CreateInBoundsGEP(f32t_, panels_, at));
+      });
+    });
+  }
+
+  Value* b_ptr(Value* k, Value* j) {
+    return B.CreateInBoundsGEP(f32t_, bbase_,
+                               B.CreateAdd(boff_, B.CreateAdd(B.CreateMul(k, i64(bstride_)), j)));
+  }
+  Value* a_val(Value* i, Value* k) {
+    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
+                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
+    return e_.convert(e_.load(A_.buf, B.CreateAdd(A_.off, idx)), A_.t, f32);
+  }
+  Value* c_ptr(Value* i, Value* j) {
+    return B.CreateInBoundsGEP(f32t_, e_.base(C_.buf),
+                               B.CreateAdd(C_.off, B.CreateAdd(B.CreateMul(i, i64(C_.row_stride)), j)));
+  }
+
+  // Every row of one column strip: whole MR-row micro-tiles, then the remaining rows.
+  void rows(Value* j0, int nv, const PanelFn& panel) {
+    if (m_main_ > 0)
+      e_.loop(i64(0), i64(m_main_ / mr_), nullptr,
+              [&](Value* ib) { micro(B.CreateMul(ib, i64(mr_)), j0, mr_, nv, panel); });
+    if (M_ > m_main_) micro(i64(m_main_), j0, int(M_ - m_main_), nv, panel);
+  }
+
+  // One MR×(NV·VL) micro-tile at (i0, j0), its accumulators in registers across the k loop
+  // (allocas of vectors that mem2reg turns into loop phis).
+  void micro(Value* i0, Value* j0, int mr, int nv, const PanelFn& panel) {
+    std::vector<llvm::AllocaInst*> acc;
+    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry_.CreateAlloca(vty_));
+    auto tile = [&](int r, int v) { return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_))); };
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v) {
+        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
+                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, tile(r, v), llvm::Align(4)));
+        B.CreateStore(init, acc[size_t(r * nv + v)]);
+      }
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      std::vector<Value*> bv;
+      for (int v = 0; v < nv; ++v) bv.push_back(B.CreateAlignedLoad(vty_, panel(k, v), llvm::Align(4)));
+      for (int r = 0; r < mr; ++r) {
+        Value* a = B.CreateVectorSplat(unsigned(VL_), a_val(B.CreateAdd(i0, i64(r)), k));
+        for (int v = 0; v < nv; ++v) {
+          auto* slot = acc[size_t(r * nv + v)];
+          B.CreateStore(
+              B.CreateIntrinsic(llvm::Intrinsic::fma, {vty_}, {a, bv[size_t(v)], B.CreateLoad(vty_, slot)}),
+              slot);
+        }
+      }
+    });
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v)
+        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
+  }
+
+  // Columns [j_lo, N) of every row, one element at a time.
+  void scalar_cols(int64_t j_lo) {
+    if (j_lo >= N_) return;
+    e_.loop(i64(0), i64(M_), nullptr, [&](Value* i) {
+      e_.loop(i64(j_lo), i64(N_ - j_lo), nullptr, [&](Value* j) {
+        Value* p = c_ptr(i, j);
+        llvm::AllocaInst* sum = entry_.CreateAlloca(f32t_);
+        B.CreateStore(
+            g_.clear_c ? llvm::ConstantFP::get(f32t_, 0.0) : static_cast<Value*>(B.CreateLoad(f32t_, p)),
+            sum);
+        e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+          Value* b = B.CreateLoad(f32t_, b_ptr(k, j));
+          B.CreateStore(
+              B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t_}, {a_val(i, k), b, B.CreateLoad(f32t_, sum)}),
+              sum);
+        });
+        B.CreateStore(B.CreateLoad(f32t_, sum), p);
+      });
+    });
+  }
+
+  Emitter& e_;
+  llvm::IRBuilder<>& B;
+  const Gemm& g_;
+  llvm::IRBuilder<> entry_;  // allocas go to the function's entry block
+  Mat A_, Bm_, C_;
+  int64_t M_ = 0, N_ = 0, K_ = 0, NR_ = 0, n_main_ = 0, n_vec_ = 0, m_main_ = 0;
+  int VL_ = 8, nv_ = 2, mr_ = 6;
+  llvm::Type* f32t_ = nullptr;
+  llvm::FixedVectorType* vty_ = nullptr;
+  Value *bbase_ = nullptr, *boff_ = nullptr, *panels_ = nullptr;
+  int64_t bstride_ = 0;
+};
+
 }  // namespace
 
 /// Whether the micro-kernel handles this gemm (f32 C, float A and B, constant extents);
@@ -57,157 +233,6 @@ bool gemm_has_microkernel(const Gemm& g) {
   return true;
 }
 
-void Emitter::emit_gemm(const Gemm& g) {
-  auto mat = [&](const Region& r) {
-    std::size_t n = r.extents.size();
-    int64_t last = *r.buffer->shape[n - 1].as_int();
-    return Mat{flat_index(r.buffer, r.offsets),
-               last,
-               extent(r.extents[n - 2]),
-               extent(r.extents[n - 1]),
-               r.buffer->dtype,
-               r.buffer};
-  };
-  Mat A = mat(g.a), Bm = mat(g.b), C = mat(g.c);
-  const int64_t M = C.rows, N = C.cols, K = g.trans_a ? A.rows : A.cols;
-  const int VL = opt.vector_bits / 32;
-  auto* f32t = B.getFloatTy();
-  auto* vty = llvm::FixedVectorType::get(f32t, unsigned(VL));
-  llvm::Function* fn = B.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-
-  // op(B) as f32 K×N rows, unless B already is exactly that.
-  bool pack = g.trans_b || Bm.t != f32;
-  Value* bbase = base(Bm.buf);
-  Value* boff = Bm.off;
-  int64_t bstride = Bm.row_stride;
-  if (pack) {
-    Value* packed = entry.CreateAlloca(f32t, entry.getInt64(uint64_t(K * N)));
-    llvm::cast<llvm::AllocaInst>(packed)->setAlignment(llvm::Align(64));
-    loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-      loop(B.getInt64(0), B.getInt64(uint64_t(N)), loop_metadata(ForKind::Vectorized, nullptr),
-           [&](Value* j) {
-             Value* src = g.trans_b ? B.CreateAdd(B.CreateMul(j, B.getInt64(uint64_t(bstride))), k)
-                                    : B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j);
-             Value* v = convert(load(Bm.buf, B.CreateAdd(boff, src)), Bm.t, f32);
-             B.CreateStore(v, B.CreateInBoundsGEP(f32t, packed,
-                                                  B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(N))), j)));
-           });
-    });
-    bbase = packed, boff = B.getInt64(0), bstride = N;
-  }
-  auto b_ptr = [&](Value* k, Value* j) {
-    return B.CreateInBoundsGEP(
-        f32t, bbase, B.CreateAdd(boff, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(bstride))), j)));
-  };
-  auto a_val = [&](Value* i, Value* k) {
-    Value* idx = g.trans_a ? B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(A.row_stride))), i)
-                           : B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(A.row_stride))), k);
-    return convert(load(A.buf, B.CreateAdd(A.off, idx)), A.t, f32);
-  };
-  Value* cbase = base(C.buf);
-  auto c_ptr = [&](Value* i, Value* j) {
-    return B.CreateInBoundsGEP(
-        f32t, cbase, B.CreateAdd(C.off, B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(C.row_stride))), j)));
-  };
-
-  // One MR×(NV·VL) micro-tile at (i0, j0), accumulators in registers across the k loop.
-  // panel(k, v): where vector v of B's row k starts for this micro-tile's columns.
-  auto micro = [&](Value* i0, Value* j0, int mr, int nv, const std::function<Value*(Value*, int)>& panel) {
-    std::vector<llvm::AllocaInst*> acc;
-    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry.CreateAlloca(vty));
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v) {
-        Value* j = B.CreateAdd(j0, B.getInt64(uint64_t(v * VL)));
-        Value* init = g.clear_c
-                          ? llvm::ConstantAggregateZero::get(vty)
-                          : static_cast<Value*>(B.CreateAlignedLoad(
-                                vty, c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4)));
-        B.CreateStore(init, acc[size_t(r * nv + v)]);
-      }
-    loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-      std::vector<Value*> bv;
-      for (int v = 0; v < nv; ++v) bv.push_back(B.CreateAlignedLoad(vty, panel(k, v), llvm::Align(4)));
-      for (int r = 0; r < mr; ++r) {
-        Value* a = B.CreateVectorSplat(unsigned(VL), a_val(B.CreateAdd(i0, B.getInt64(uint64_t(r))), k));
-        for (int v = 0; v < nv; ++v) {
-          auto* slot = acc[size_t(r * nv + v)];
-          Value* c = B.CreateLoad(vty, slot);
-          B.CreateStore(B.CreateIntrinsic(llvm::Intrinsic::fma, {vty}, {a, bv[size_t(v)], c}), slot);
-        }
-      }
-    });
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v) {
-        Value* j = B.CreateAdd(j0, B.getInt64(uint64_t(v * VL)));
-        B.CreateAlignedStore(B.CreateLoad(vty, acc[size_t(r * nv + v)]),
-                             c_ptr(B.CreateAdd(i0, B.getInt64(uint64_t(r))), j), llvm::Align(4));
-      }
-  };
-  // Columns [j_lo, N) of rows [i_lo, i_hi), one element at a time.
-  auto scalar_cols = [&](int64_t i_lo, int64_t i_hi, int64_t j_lo) {
-    if (j_lo >= N || i_lo >= i_hi) return;
-    loop(B.getInt64(uint64_t(i_lo)), B.getInt64(uint64_t(i_hi - i_lo)), nullptr, [&](Value* i) {
-      loop(B.getInt64(uint64_t(j_lo)), B.getInt64(uint64_t(N - j_lo)), nullptr, [&](Value* j) {
-        Value* p = c_ptr(i, j);
-        llvm::AllocaInst* sum = entry.CreateAlloca(f32t);
-        B.CreateStore(
-            g.clear_c ? llvm::ConstantFP::get(f32t, 0.0) : static_cast<Value*>(B.CreateLoad(f32t, p)), sum);
-        loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-          Value* b = B.CreateLoad(f32t, b_ptr(k, j));
-          B.CreateStore(
-              B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t}, {a_val(i, k), b, B.CreateLoad(f32t, sum)}),
-              sum);
-        });
-        B.CreateStore(B.CreateLoad(f32t, sum), p);
-      });
-    });
-  };
-
-  // Tile choice: as many accumulators as the register file holds (16 or 32 vector registers).
-  int nv = VL >= 16 ? 4 : 2, mr = 6;
-  if (VL >= 16 && N % (4 * VL) != 0) nv = 3, mr = 8;
-  const int64_t NR = int64_t(nv) * VL;
-  const int64_t n_main = N / NR * NR, n_vec = N / VL * VL;
-  const int64_t m_main = M / mr * mr;
-  // The whole panels of op(B), packed panel after panel as [N/NR][K][NR]: a micro-tile then
-  // streams one contiguous block (row-major B with a power-of-two row stride would map a
-  // panel's K rows onto a few L1 sets).
-  Value* panels = nullptr;
-  if (n_main > 0) {
-    panels = entry.CreateAlloca(f32t, entry.getInt64(uint64_t(K * n_main)));
-    llvm::cast<llvm::AllocaInst>(panels)->setAlignment(llvm::Align(64));
-    loop(B.getInt64(0), B.getInt64(uint64_t(K)), nullptr, [&](Value* k) {
-      loop(B.getInt64(0), B.getInt64(uint64_t(n_main)), loop_metadata(ForKind::Vectorized, nullptr),
-           [&](Value* j) {
-             Value *jb = B.CreateUDiv(j, B.getInt64(uint64_t(NR))),
-                   *jj = B.CreateURem(j, B.getInt64(uint64_t(NR)));
-             Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, B.getInt64(uint64_t(K))), k),
-                                                 B.getInt64(uint64_t(NR))),
-                                     jj);
-             B.CreateStore(B.CreateLoad(f32t, b_ptr(k, j)), B.CreateInBoundsGEP(f32t, panels, at));
-           });
-    });
-  }
-  auto rows = [&](Value* j0, int v, const std::function<Value*(Value*, int)>& panel) {
-    if (m_main > 0)
-      loop(B.getInt64(0), B.getInt64(uint64_t(m_main / mr)), nullptr,
-           [&](Value* ib) { micro(B.CreateMul(ib, B.getInt64(uint64_t(mr))), j0, mr, v, panel); });
-    if (M > m_main) micro(B.getInt64(uint64_t(m_main)), j0, int(M - m_main), v, panel);
-  };
-  if (n_main > 0)
-    loop(B.getInt64(0), B.getInt64(uint64_t(n_main / NR)), nullptr, [&](Value* jb) {
-      Value* start = B.CreateMul(jb, B.getInt64(uint64_t(K * NR)));
-      rows(B.CreateMul(jb, B.getInt64(uint64_t(NR))), nv, [&](Value* k, int v) {
-        return B.CreateInBoundsGEP(f32t, panels,
-                                   B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, B.getInt64(uint64_t(NR))),
-                                                                  B.getInt64(uint64_t(v * VL)))));
-      });
-    });
-  if (n_vec > n_main)
-    rows(B.getInt64(uint64_t(n_main)), int((n_vec - n_main) / VL),
-         [&](Value* k, int v) { return b_ptr(k, B.getInt64(uint64_t(n_main + v * VL))); });
-  scalar_cols(0, M, n_vec);
-}
+void Emitter::emit_gemm(const Gemm& g) { GemmEmitter(*this, g).run(); }
 
 }  // namespace tg::cpu
