@@ -72,10 +72,13 @@ Emitter::Emitter(llvm::Module& m, const EmitOptions& o)
   if (opt.fast_math) B.setFastMathFlags(llvm::FastMathFlags::getFast());
 }
 
-void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
-  // Scratch: every Shared, Fragment and Local buffer, 64-byte aligned slices of the task's arena.
-  std::vector<std::pair<Buffer, int64_t>> scratch;  // buffer, offset
-  int64_t bytes = 0;
+namespace {
+
+/// Scratch: every Shared, Fragment and Local buffer, 64-byte aligned slices of the task's arena.
+/// Returns (buffer, offset) pairs and sets `bytes` to the arena size.
+std::vector<std::pair<Buffer, int64_t>> scratch_layout(const Kernel& k, int64_t& bytes) {
+  std::vector<std::pair<Buffer, int64_t>> scratch;
+  bytes = 0;
   for (const Buffer& b : k.buffers) {
     auto n = b.const_numel();
     if (!n) throw Error("cpu: buffer " + b->name + " needs a constant shape", b->loc);
@@ -85,17 +88,23 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
     // the load/store unit (a store to one stalls loads from the other).
     bytes += 5 * kScratchAlign;
   }
-  auto* i64 = B.getInt64Ty();
-  auto* ptr = B.getPtrTy();
+  return scratch;
+}
+
+}  // namespace
+
+void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
+  int64_t bytes = 0;
+  std::vector<std::pair<Buffer, int64_t>> scratch = scratch_layout(k, bytes);
   std::vector<llvm::Type*> body_params;
   for (const Param& p : f.params) {
     if (p.kind == Param::Kind::Size)
       throw Error("cpu: size " + p.name() + " is not bound; the runtime binds sizes before codegen", f.loc);
-    body_params.push_back(p.kind == Param::Kind::Tensor ? ptr : reg_type(p.var.dtype()));
+    body_params.push_back(p.kind == Param::Kind::Tensor ? B.getPtrTy() : reg_type(p.var.dtype()));
   }
-  body_params.push_back(i64);
-  body_params.push_back(i64);
-  for (std::size_t i = 0; i < scratch.size(); ++i) body_params.push_back(ptr);
+  body_params.push_back(B.getInt64Ty());
+  body_params.push_back(B.getInt64Ty());
+  for (std::size_t i = 0; i < scratch.size(); ++i) body_params.push_back(B.getPtrTy());
   std::string name = kernel_symbol(f, index);
   auto* body_fn = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), body_params, false),
                                          llvm::GlobalValue::InternalLinkage, name + ".body", mod);
@@ -103,35 +112,11 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
   body_fn->addFnAttr(llvm::Attribute::NoUnwind);
   for (unsigned i = 0; i < body_params.size(); ++i)
     if (body_params[i]->isPointerTy()) body_fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  emit_wrapper(f, name, body_fn, scratch);
+  new llvm::GlobalVariable(mod, B.getInt64Ty(), true, llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(B.getInt64Ty(), uint64_t(bytes)), scratch_symbol(f, index));
 
-  // The exported wrapper: unpack args, carve the scratch, call the body.
-  auto* fn = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), {ptr, i64, i64, ptr}, false),
-                                    llvm::GlobalValue::ExternalLinkage, name, mod);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  B.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
-  std::vector<Value*> call_args;
-  for (std::size_t i = 0; i < f.params.size(); ++i) {
-    const Param& p = f.params[i];
-    Value* slot = B.CreateLoad(ptr, B.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i));
-    if (p.kind == Param::Kind::Tensor) {
-      call_args.push_back(slot);
-      continue;
-    }
-    DType t = p.var.dtype();
-    bool fl = t.is_float();
-    Value* raw = B.CreateLoad(fl ? B.getDoubleTy() : i64, slot);
-    call_args.push_back(convert(raw, fl ? tg::f64 : tg::i64, t));
-  }
-  call_args.push_back(fn->getArg(1));
-  call_args.push_back(fn->getArg(2));
-  for (auto& [b, off] : scratch)
-    call_args.push_back(B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), fn->getArg(3), uint64_t(off)));
-  B.CreateCall(body_fn, call_args);
-  B.CreateRetVoid();
-  new llvm::GlobalVariable(mod, i64, true, llvm::GlobalValue::ExternalLinkage,
-                           llvm::ConstantInt::get(i64, uint64_t(bytes)), scratch_symbol(f, index));
-
-  // The body.
+  // The body: parameters become buffer bases and scalar values, then the block loop.
   B.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", body_fn));
   unsigned a = 0;
   for (const Param& p : f.params) {
@@ -148,6 +133,36 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
     scratch_.emplace_back(bases_[b.get()], int64_t(storage_bytes(b->dtype, *b.const_numel())));
   }
   emit_block_loop(k, begin, end);
+  B.CreateRetVoid();
+}
+
+// The exported function: unpack args (tensor pointers; scalars from 8-byte double/int64 slots),
+// carve the scratch arena, call the body.
+void Emitter::emit_wrapper(const Function& f, const std::string& name, llvm::Function* body_fn,
+                           const std::vector<std::pair<Buffer, int64_t>>& scratch) {
+  auto* i64 = B.getInt64Ty();
+  auto* ptr = B.getPtrTy();
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), {ptr, i64, i64, ptr}, false),
+                                    llvm::GlobalValue::ExternalLinkage, name, mod);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  B.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", fn));
+  std::vector<Value*> call_args;
+  for (std::size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    Value* slot = B.CreateLoad(ptr, B.CreateConstInBoundsGEP1_64(ptr, fn->getArg(0), i));
+    if (p.kind == Param::Kind::Tensor) {
+      call_args.push_back(slot);
+      continue;
+    }
+    bool fl = p.var.dtype().is_float();
+    Value* raw = B.CreateLoad(fl ? B.getDoubleTy() : static_cast<llvm::Type*>(i64), slot);
+    call_args.push_back(convert(raw, fl ? tg::f64 : tg::i64, p.var.dtype()));
+  }
+  call_args.push_back(fn->getArg(1));
+  call_args.push_back(fn->getArg(2));
+  for (auto& [b, off] : scratch)
+    call_args.push_back(B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), fn->getArg(3), uint64_t(off)));
+  B.CreateCall(body_fn, call_args);
   B.CreateRetVoid();
 }
 

@@ -108,6 +108,8 @@ class Emitter {
   void emit_for(const ir::For& f);
   void emit_if(const ir::If& i);
   void emit_block_loop(const ir::Kernel& k, llvm::Value* begin, llvm::Value* end);
+  void emit_wrapper(const Function& f, const std::string& name, llvm::Function* body_fn,
+                    const std::vector<std::pair<Buffer, int64_t>>& scratch);
 
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
   std::unordered_map<const ir::BufferNode*, llvm::Value*> bases_;
