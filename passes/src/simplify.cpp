@@ -253,6 +253,7 @@ class Simplifier : public IRMutator {
     Expr e = make_binary(op, a, b);  // folds constants and the cheap identities
     auto* bin = e.as<Binary>();
     if (!bin) return e;
+    op = bin->op;  // folding may have returned another node (true && x → x)
     if (is_comparison(op) || is_logical(op)) {
       if (auto d = ctx_.decide(e)) return make_bool(*d);
       if (is_logical(op)) return logical_identities(bin, e);

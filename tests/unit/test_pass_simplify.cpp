@@ -268,3 +268,13 @@ TEST_CASE("simplify: a function, with block and thread ranges") {
   CHECK(equal(k->grid[0], (n + 127) / 128));
   CHECK(g.params.size() == 3);
 }
+
+TEST_CASE("simplify: a decided conjunct folds away and leaves the other comparison intact") {
+  // row in [0, 3] decides row < 4; folding `true && lane == 0` returns the comparison node,
+  // whose own operands must not be mistaken for an && (it once came back as `lane`).
+  Var row("row"), lane("lane");
+  RangeContext ctx;
+  ctx.set_range(row, {0, 3});
+  CHECK(print(simplify_expr(row < 4 && lane == 0, ctx)) == "lane == 0");
+  CHECK(print(simplify_expr(row >= 4 || lane != 0, ctx)) == "lane != 0");
+}

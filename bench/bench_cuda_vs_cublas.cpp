@@ -1,0 +1,177 @@
+// tilegen's cuda target against cuBLAS (cublasGemmEx, opened with dlopen) in one process, on the
+// same device buffers: fp16/bf16 GEMM and the M=1 dequant GEMM (against a dense fp16 cuBLAS GEMM
+// of the same shape). Prints a table and writes CSV.
+//
+//   bench_cuda_vs_cublas [out.csv] [--quick]
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "tilegen/runtime.h"
+#include "tilegen/samples.h"
+
+namespace {
+
+using namespace tg;
+using namespace tg::samples;
+
+struct Cublas {
+  void* lib = nullptr;
+  decltype(&::cublasCreate_v2) create = nullptr;
+  using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                    const void*, const void*, cudaDataType, int, const void*, cudaDataType,
+                                    int, const void*, void*, cudaDataType, int, cublasComputeType_t,
+                                    cublasGemmAlgo_t);
+  GemmEx gemm = nullptr;
+  Cublas() {
+    for (const char* n : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+      if ((lib = dlopen(n, RTLD_NOW | RTLD_GLOBAL))) break;
+    if (!lib) return;
+    create = reinterpret_cast<decltype(create)>(dlsym(lib, "cublasCreate_v2"));
+    gemm = reinterpret_cast<decltype(gemm)>(dlsym(lib, "cublasGemmEx"));
+  }
+};
+
+struct Events {  // driver-API events on the legacy default stream, where cuBLAS runs
+  decltype(&::cuEventCreate) create = nullptr;
+  decltype(&::cuEventRecord) record = nullptr;
+  decltype(&::cuEventSynchronize) sync = nullptr;
+  decltype(&::cuEventElapsedTime_v2) elapsed = nullptr;
+  Events() {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    create = reinterpret_cast<decltype(create)>(dlsym(lib, "cuEventCreate"));
+    record = reinterpret_cast<decltype(record)>(dlsym(lib, "cuEventRecord"));
+    sync = reinterpret_cast<decltype(sync)>(dlsym(lib, "cuEventSynchronize"));
+    elapsed = reinterpret_cast<decltype(elapsed)>(dlsym(lib, "cuEventElapsedTime_v2"));
+  }
+  template <typename F>
+  double median_ms(F&& run, int runs) {
+    CUevent a, b;
+    create(&a, CU_EVENT_DEFAULT), create(&b, CU_EVENT_DEFAULT);
+    for (int i = 0; i < 3; ++i) run();
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) {
+      record(a, nullptr);
+      run();
+      record(b, nullptr);
+      sync(b);
+      float t = 0;
+      elapsed(&t, a, b);
+      ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    return ms[ms.size() / 2];
+  }
+};
+
+struct Row {
+  std::string name, dtype;
+  int64_t M, N, K;
+  double tilegen_ms, cublas_ms, max_rel_diff;
+};
+
+// C = A·B (row-major) with cuBLAS: column-major C^T = B^T·A^T, so B is passed first.
+// trans_b: B is stored N×K (the dequant weights' layout).
+void cublas_gemm(Cublas& cb, cublasHandle_t h, const DeviceBuffer& A, const DeviceBuffer& B, DeviceBuffer& C,
+                 int64_t M, int64_t N, int64_t K, DType t, bool trans_b) {
+  float one = 1, zero = 0;
+  cudaDataType dt = t == bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  cublasStatus_t s = cb.gemm(h, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, int(N), int(M), int(K),
+                             &one, B.device_ptr(), dt, trans_b ? int(K) : int(N), A.device_ptr(), dt, int(K),
+                             &zero, C.device_ptr(), dt, int(N), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS) throw Error("cublasGemmEx failed with status " + std::to_string(int(s)));
+}
+
+double max_rel_diff(const DeviceBuffer& x, const DeviceBuffer& y, DType t) {
+  std::vector<uint8_t> a(x.bytes()), b(y.bytes());
+  x.download(a.data(), a.size());
+  y.download(b.data(), b.size());
+  double worst = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double u = scalar_as_double(t, load_element(t, a.data(), i)),
+           v = scalar_as_double(t, load_element(t, b.data(), i));
+    worst = std::max(worst, std::abs(u - v) / std::max(1e-2, std::abs(v)));
+  }
+  return worst;
+}
+
+Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over,
+             DType t, int runs) {
+  const Sample& s = *find(sample);
+  Params p = resolve(s, over);
+  std::mt19937_64 rng(5);
+  Problem pr = s.make_inputs(p, t, rng);
+  std::vector<DeviceBuffer> bufs;
+  for (HostArray& a : pr.args) bufs.push_back(gpu.upload(a.view()));
+  std::vector<KernelArg> args;
+  for (const DeviceBuffer& b : bufs) args.emplace_back(&b);
+  CompiledKernel k = gpu.compile(s.build(p, t));
+  k.launch(args);
+  ProfileOptions po;
+  po.runs = runs;
+  double ours = k.profile(args, po).median_ms;
+  int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
+  const bool dequant = sample == "dequant_gemm";
+  // The peer: cuBLAS on dense f16/bf16 operands of the same shape (for dequant, B is N×K).
+  DeviceBuffer A = bufs[0];
+  DeviceBuffer B = bufs[1];
+  if (dequant) {  // dense N×K weights in the input dtype
+    const Sample& g = *find("gemm");
+    Problem dense = g.make_inputs(resolve(g, {{"M", N}, {"N", 1}, {"K", K}}), t, rng);
+    B = gpu.upload(dense.args[0].view());
+  }
+  DeviceBuffer C = gpu.alloc({M, N}, t);
+  cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant);
+  double theirs = ev.median_ms([&] { cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant); }, runs);
+  double diff = dequant ? NAN : max_rel_diff(bufs.back(), C, t);
+  return {sample, std::string(t.name()), M, N, K, ours, theirs, diff};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv = argc > 1 && argv[1][0] != '-' ? argv[1] : "bench_cuda_vs_cublas.csv";
+  bool quick = argc > 1 && std::string(argv[argc - 1]) == "--quick";
+  try {
+    Cublas cb;
+    Events ev;
+    if (!cb.gemm || !cb.create) throw Error("libcublas.so.13 not found or lacks cublasGemmEx");
+    if (!ev.create) throw Error("libcuda.so.1 not found");
+    Target gpu = Target::get("cuda");
+    cublasHandle_t h = nullptr;
+    if (cb.create(&h) != CUBLAS_STATUS_SUCCESS) throw Error("cublasCreate failed");
+    const int runs = quick ? 5 : 20;
+    std::vector<Row> rows;
+    for (DType t : {f16, bf16})
+      for (int64_t n : quick ? std::vector<int64_t>{1024} : std::vector<int64_t>{2048, 4096})
+        rows.push_back(run_case(gpu, cb, h, ev, "gemm", {{"M", n}, {"N", n}, {"K", n}}, t, runs));
+    int64_t dk = quick ? 2048 : 8192;
+    rows.push_back(run_case(gpu, cb, h, ev, "dequant_gemm", {{"M", 1}, {"N", dk}, {"K", dk}}, f16, runs));
+    std::ofstream out(csv);
+    out << "device,kernel,dtype,M,N,K,tilegen_ms,cublas_ms,tilegen_tflops,cublas_tflops,ratio,max_rel_diff\n";
+    std::printf("%-13s %-5s %6s %6s %6s %11s %11s %8s %8s %7s %10s\n", "kernel", "dtype", "M", "N", "K",
+                "tilegen ms", "cuBLAS ms", "TF/s", "cuBLAS", "ratio", "max rel");
+    for (const Row& r : rows) {
+      double flops = 2.0 * double(r.M) * double(r.N) * double(r.K);
+      double a = flops / r.tilegen_ms / 1e9, b = flops / r.cublas_ms / 1e9;
+      std::printf("%-13s %-5s %6lld %6lld %6lld %11.4f %11.4f %8.1f %8.1f %7.3f %10.2e\n", r.name.c_str(),
+                  r.dtype.c_str(), (long long)r.M, (long long)r.N, (long long)r.K, r.tilegen_ms, r.cublas_ms,
+                  a, b, r.cublas_ms / r.tilegen_ms, r.max_rel_diff);
+      out << gpu.info().device_name << "," << r.name << "," << r.dtype << "," << r.M << "," << r.N << ","
+          << r.K << "," << r.tilegen_ms << "," << r.cublas_ms << "," << a << "," << b << ","
+          << r.cublas_ms / r.tilegen_ms << "," << r.max_rel_diff << "\n";
+    }
+    std::cout << "ratio = cuBLAS time / tilegen time (1.0 = parity); CSV: " << csv << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "bench_cuda_vs_cublas: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,24 @@
+// The shared GPU lowering pipeline, as a list: what the cuda target runs (and what hip and
+// vulkan start from), after the runtime has bound the launch's sizes.
+//
+//   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
+//   → partition_threads
+//
+// Its output is per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with
+// Shared and Local buffers), which the interpreter executes exactly, so every target's lowered
+// IR can be checked against the samples' references without the hardware.
+#pragma once
+#include <vector>
+
+#include "tilegen/passes/pass_manager.h"
+#include "tilegen/passes/target_info.h"
+
+namespace tg {
+
+std::vector<PassEntry> gpu_pipeline();
+
+/// TargetInfo of an NVIDIA GPU of compute capability `sm` (80 for sm_80, 90 for sm_90), without
+/// a device: 32-lane warps, mma.sync m16n8k16 for f16 and bf16, 16-byte vectors, cp.async.
+TargetInfo nvidia_target_info(int sm);
+
+}  // namespace tg

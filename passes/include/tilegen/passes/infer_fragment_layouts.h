@@ -1,0 +1,45 @@
+// infer_fragment_layouts: fragments fed by gemm get per-thread registers laid out by the target's
+// matrix unit, and gemm becomes per-warp matrix-unit operations.
+//
+// Before (threads(128), warp_size 32, matrix unit mma_m16n8k16_f16_f32):
+//   fragment C_local: f32[32, 32]
+//   fill C_local = 0.0
+//   for ko in pipelined(0 +: 4, stages=3) { copy ... -> A_shared; copy ... -> B_shared
+//                                           gemm(A_shared, B_shared -> C_local) }
+//   for i in parallel(0 +: 32) { for j in parallel(0 +: 32) { C_local[i, j] = max(C_local[i, j], 0.0) } }
+//   copy C_local -> C[by*32 +: 32, bx*32 +: 32]
+// After (a 2×2 warp grid; each warp owns a 16×16 sub-tile = 1×2 mma tiles, 8 registers a thread):
+//   local C_local: f32[8]
+//   local a_regs_0: f16[8]
+//   local b_regs_0: f16[8]
+//   for e in unrolled(0 +: 8) { C_local[e] = 0.0 }
+//   for ko in pipelined(...) { copy ...; copy ...
+//     barrier
+//     let warp = tx / 32 { let lane = tx % 32 {
+//       for kk in serial(0 +: 1) {
+//         for mi in unrolled(0 +: 1) { for r in unrolled(0 +: 8) { a_regs_0[mi*8 + r] = A_shared[<row>, kk*16
+//         + <col>] } } for ni in unrolled(0 +: 2) { for r in unrolled(0 +: 4) { b_regs_0[ni*4 + r] =
+//         B_shared[...] } } for mi ... { for ni ... { mma "mma_m16n8k16_f16_f32" a: a_regs_0[mi*8], b:
+//         b_regs_0[ni*4], c: C_local[(mi*2 + ni)*4] } }
+//     } } }
+//     barrier }
+//   (the epilogue loop and the copy out become loops over the thread's 8 elements, with
+//    i = warp / 2 * 16 + mi*16 + lane / 4 + r / 2 * 8 and j = warp % 2 * 16 + ni*8 + lane % 4 * 2 + r % 2)
+//
+// A fragment is laid out when every use is one the layout can serve: gemm accumulator (with a
+// unit of TargetInfo::matrix_units matching the input and accumulator types, group size =
+// warp_size, and tile sizes divisible by the unit's), fill, a copy of the whole fragment from or
+// to any buffer, and perfect 2-deep parallel nests over its shape that access it only at the loop
+// variables. Any other use (reduce, gemm operand A/B, other indexing) keeps it a block-wide tile,
+// which partition_threads places in shared memory: correct, slower. A gemm whose accumulator is
+// not laid out still runs on the matrix unit, through registers loaded from and stored back to
+// the tile. Lowered statements that touch block memory are fenced by barriers.
+#pragma once
+#include "tilegen/ir/function.h"
+#include "tilegen/passes/target_info.h"
+
+namespace tg {
+
+Function infer_fragment_layouts(const Function& f, const TargetInfo& info);
+
+}  // namespace tg

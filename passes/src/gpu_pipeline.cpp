@@ -1,0 +1,36 @@
+#include "tilegen/passes/gpu_pipeline.h"
+
+#include "tilegen/passes/infer_fragment_layouts.h"
+#include "tilegen/passes/partition_threads.h"
+#include "tilegen/passes/pipeline.h"
+#include "tilegen/passes/pipeline_shared.h"
+#include "tilegen/passes/rasterize_blocks.h"
+
+namespace tg {
+
+std::vector<PassEntry> gpu_pipeline() {
+  std::vector<PassEntry> passes = default_pipeline();
+  passes.push_back({"pipeline_shared", pipeline_shared});
+  passes.push_back({"rasterize_blocks",
+                    [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
+  passes.push_back({"infer_fragment_layouts", infer_fragment_layouts});
+  passes.push_back({"partition_threads", partition_threads});
+  return passes;
+}
+
+TargetInfo nvidia_target_info(int sm) {
+  TargetInfo info;
+  info.target = "cuda";
+  info.arch = "sm_" + std::to_string(sm);
+  info.device_name = "NVIDIA GPU (" + info.arch + ")";
+  info.warp_size = 32;
+  info.max_threads = 1024;
+  // Opt-in dynamic shared memory per block: 163 KB on sm_80, 227 KB on sm_90.
+  info.shared_mem_bytes = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
+  info.vector_bytes = 16;
+  info.async_copy = sm >= 80;
+  info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  return info;
+}
+
+}  // namespace tg

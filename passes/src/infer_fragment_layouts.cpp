@@ -1,0 +1,486 @@
+// infer_fragment_layouts (see the header for the IR before and after). Two steps per kernel:
+// FragmentUses decides which fragments can live in matrix-unit registers, then LayoutLowering
+// rewrites gemm into per-warp mma and the laid-out fragments' other uses into per-thread loops.
+#include "tilegen/passes/infer_fragment_layouts.h"
+
+#include <functional>
+#include <map>
+
+#include "lane_layout.h"
+#include "stmt_build.h"
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/simplify.h"
+
+namespace tg {
+
+namespace {
+
+using namespace lower;
+using BufferKey = const ir::BufferNode*;
+
+// How warps tile an M×N accumulator: a wm×wn warp grid, each warp mt×nt unit tiles.
+struct Tiling {
+  const MatrixUnit* unit = nullptr;
+  int64_t bm = 0, bn = 0;
+  int wm = 0, wn = 0, mt = 0, nt = 0, warps = 0;
+  int used() const { return wm * wn; }
+  int c_elems() const { return mt * nt * unit->c_regs(); }
+  bool operator==(const Tiling& o) const {
+    return unit == o.unit && bm == o.bm && bn == o.bn && wm == o.wm && wn == o.wn && warps == o.warps;
+  }
+};
+
+bool linear_layouts(const MatrixUnit& u) {
+  Var l("l"), r("r");
+  return slot_exprs(u.a_layout, u.group_size, u.a_regs(), l, r) &&
+         slot_exprs(u.b_layout, u.group_size, u.b_regs(), l, r) &&
+         slot_exprs(u.c_layout, u.group_size, u.c_regs(), l, r);
+}
+
+const MatrixUnit* pick_unit(const TargetInfo& info, DType in, DType acc) {
+  for (const std::string& name : info.matrix_units) {
+    const MatrixUnit* u = find_matrix_unit(name);
+    if (u && u->a_type == in && u->b_type == in && u->c_type == acc && u->group_size == info.warp_size &&
+        linear_layouts(*u))
+      return u;
+  }
+  return nullptr;
+}
+
+// The warp grid using the most warps, then the squarest warp tile.
+std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn, int threads) {
+  if (threads % u.group_size != 0 || bm % u.m != 0 || bn % u.n != 0) return std::nullopt;
+  Tiling best;
+  const int warps = threads / u.group_size;
+  for (int wm = 1; wm <= warps; ++wm)
+    for (int wn = 1; wm * wn <= warps; ++wn) {
+      if (bm % (int64_t(u.m) * wm) != 0 || bn % (int64_t(u.n) * wn) != 0) continue;
+      auto skew = [&](int a, int b) { return std::abs(bm / a - bn / b); };
+      if (best.unit &&
+          (wm * wn < best.used() || (wm * wn == best.used() && skew(wm, wn) >= skew(best.wm, best.wn))))
+        continue;
+      best = Tiling{&u, bm, bn, wm, wn, int(bm / wm / u.m), int(bn / wn / u.n), warps};
+    }
+  if (!best.unit) return std::nullopt;
+  return best;
+}
+
+// The tiling a gemm can run with on the matrix unit, or nullopt.
+std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads) {
+  const Buffer &a = g.a.buffer, &c = g.c.buffer;
+  if (c->scope != Scope::Fragment) return std::nullopt;
+  for (const Region* r : {&g.a, &g.b, &g.c})
+    for (const Expr& e : r->extents)
+      if (!e.as_int()) return std::nullopt;
+  auto last = [](const Region& r, int from_end) { return *r.extents[r.extents.size() - from_end].as_int(); };
+  const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
+  const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
+  if (!u || k % u->k != 0) return std::nullopt;
+  return choose_tiling(*u, bm, bn, threads);
+}
+
+bool full_region(const Region& r) {
+  for (std::size_t d = 0; d < r.offsets.size(); ++d)
+    if (!is_const(r.offsets[d], 0) || !equal(r.extents[d], r.buffer->shape[d])) return false;
+  return true;
+}
+
+// A perfect nest of two parallel loops from 0: for i in parallel { for j in parallel { body } }.
+const ir::For* inner_of_nest(const ir::For* op) {
+  if (op->for_kind != ForKind::Parallel || !is_const(op->min, 0)) return nullptr;
+  const ir::For* inner = op->body.as<ir::For>();
+  if (!inner || inner->for_kind != ForKind::Parallel || !is_const(inner->min, 0)) return nullptr;
+  return inner;
+}
+
+// The fragments a nest accesses, and whether each access is exactly F[i, j].
+struct NestAccess : IRVisitor {
+  const std::map<BufferKey, int>& frags;
+  const Var &i, &j;
+  std::map<BufferKey, bool> exact;  // fragment → all accesses at [i, j]
+  NestAccess(const std::map<BufferKey, int>& f, const Var& i_, const Var& j_) : frags(f), i(i_), j(j_) {}
+  void note(BufferKey b, const std::vector<Expr>& idx) {
+    if (!frags.count(b)) return;
+    bool ok = idx.size() == 2 && idx[0].same_as(i) && idx[1].same_as(j);
+    auto [it, fresh] = exact.emplace(b, ok);
+    if (!fresh) it->second = it->second && ok;
+  }
+  void visit(const ir::Load* op) override {
+    note(op->buffer.get(), op->indices);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    note(op->buffer.get(), op->indices);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    note(op->buffer.get(), {});
+    IRVisitor::visit(op);
+  }
+};
+
+// Which fragments of one kernel can be laid out, and with which tiling.
+class FragmentUses : public IRVisitor {
+ public:
+  FragmentUses(const ir::Kernel& k, const TargetInfo& info) : info_(info), threads_(k.threads) {
+    for (const Buffer& b : k.buffers)
+      if (b->scope == Scope::Fragment) index_.emplace(b.get(), int(index_.size())), state_.emplace_back();
+    visit_stmt(k.body);
+    settle_nests();
+  }
+  /// The laid-out fragments and their tilings.
+  std::map<BufferKey, Tiling> result() const {
+    std::map<BufferKey, Tiling> out;
+    for (auto& [b, i] : index_)
+      if (state_[std::size_t(i)].ok && state_[std::size_t(i)].tiling)
+        out.emplace(b, *state_[std::size_t(i)].tiling);
+    return out;
+  }
+
+  void visit(const ir::Gemm* op) override {
+    fail(op->a.buffer);
+    fail(op->b.buffer);
+    if (State* s = state(op->c.buffer)) {
+      auto t = full_region(op->c) ? gemm_tiling(*op, info_, threads_) : std::nullopt;
+      if (!t || (s->tiling && !(*s->tiling == *t)))
+        s->ok = false;
+      else
+        s->tiling = t;
+    }
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Fill* op) override {
+    if (!full_region(op->dst)) fail(op->dst.buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Copy* op) override {
+    bool both = state(op->src.buffer) && state(op->dst.buffer);
+    for (const Region* r : {&op->src, &op->dst})
+      if (both || !full_region(*r) || r->buffer.rank() != 2 || op->src.squeezed_extents().size() != 2)
+        fail(r->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Reduce* op) override {
+    fail(op->src);
+    fail(op->dst);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Load* op) override {
+    fail(Buffer(op->buffer));  // outside a matching nest
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    fail(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    fail(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::For* op) override {
+    const ir::For* inner = inner_of_nest(op);
+    if (!inner) return IRVisitor::visit(op);
+    NestAccess acc(index_, op->var, inner->var);
+    acc.visit_stmt(inner->body);
+    std::vector<BufferKey> touched;
+    for (auto& [b, exact] : acc.exact) {
+      const auto& shape = b->shape;
+      if (!exact || !equal(op->extent, shape[0]) || !equal(inner->extent, shape[1]))
+        state_[std::size_t(index_.at(b))].ok = false;
+      touched.push_back(b);
+    }
+    nests_.push_back(std::move(touched));
+  }
+
+ private:
+  struct State {
+    bool ok = true;
+    std::optional<Tiling> tiling;
+  };
+  State* state(const Buffer& b) {
+    auto it = index_.find(b.get());
+    return it == index_.end() ? nullptr : &state_[std::size_t(it->second)];
+  }
+  void fail(const Buffer& b) {
+    if (State* s = state(b)) s->ok = false;
+  }
+  bool laid_out(BufferKey b) const {
+    const State& s = state_[std::size_t(index_.at(b))];
+    return s.ok && s.tiling;
+  }
+  // A nest becomes one per-thread loop, so all laid-out fragments in it must share a tiling;
+  // where they do not, none of them is laid out. Repeat until nothing changes.
+  void settle_nests() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& touched : nests_) {
+        std::optional<Tiling> t;
+        bool clash = false;
+        for (BufferKey b : touched) {
+          if (!laid_out(b)) continue;
+          const Tiling& bt = *state_[std::size_t(index_.at(b))].tiling;
+          if (t && !(*t == bt)) clash = true;
+          t = bt;
+        }
+        if (!clash) continue;
+        for (BufferKey b : touched) state_[std::size_t(index_.at(b))].ok = false;
+        changed = true;
+      }
+    }
+  }
+
+  const TargetInfo& info_;
+  int threads_;
+  std::map<BufferKey, int> index_;
+  std::vector<State> state_;
+  std::vector<std::vector<BufferKey>> nests_;
+};
+
+// Replaces F[i, j] by regs[idx] for every laid-out fragment F of a nest body.
+struct ToRegisters : IRMutator {
+  const std::map<BufferKey, Buffer>& regs;
+  Expr idx;
+  ToRegisters(const std::map<BufferKey, Buffer>& r, Expr i) : regs(r), idx(std::move(i)) {}
+  Expr visit(const ir::Load* op, const Expr& self) override {
+    auto it = regs.find(op->buffer.get());
+    return it == regs.end() ? IRMutator::visit(op, self) : it->second.load({idx});
+  }
+  Stmt visit(const ir::Store* op, const Stmt& self) override {
+    auto it = regs.find(op->buffer.get());
+    if (it == regs.end()) return IRMutator::visit(op, self);
+    return make_store(it->second, {idx}, mutate(op->value), op->loc);
+  }
+};
+
+// The rewrite of one function, kernel by kernel.
+class LayoutLowering : public IRMutator {
+ public:
+  explicit LayoutLowering(const TargetInfo& info) : info_(info) {}
+
+  Stmt visit(const ir::Kernel* op, const Stmt& self) override {
+    tx_ = op->thread_var;
+    threads_ = op->threads;
+    laid_.clear();
+    regs_.clear();
+    locals_.clear();
+    for (auto& [b, t] : FragmentUses(*op, info_).result()) {
+      laid_.emplace(b, t);
+      regs_.emplace(b,
+                    Buffer::make(b->name, {Expr(int64_t(t.c_elems()))}, b->dtype, Scope::Local, {}, b->loc));
+    }
+    Stmt body = mutate(op->body);
+    if (body.same_as(op->body)) return self;
+    auto k = std::make_shared<ir::Kernel>(*op);
+    k->buffers.clear();
+    for (const Buffer& b : op->buffers) {
+      auto it = regs_.find(b.get());
+      k->buffers.push_back(it == regs_.end() ? b : it->second);
+    }
+    for (const Buffer& b : locals_) k->buffers.push_back(b);
+    k->body = std::move(body);
+    return Stmt(std::move(k));
+  }
+
+  Stmt visit(const ir::Gemm* op, const Stmt& self) override {
+    auto t = gemm_tiling(*op, info_, threads_);
+    if (!t) return self;
+    auto it = regs_.find(op->c.buffer.get());
+    return lower_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
+  }
+
+  //   fill C_local = 0.0   →   for mi, ni, r { C_local[(mi*nt + ni)*4 + r] = 0.0 }
+  Stmt visit(const ir::Fill* op, const Stmt& self) override {
+    auto it = regs_.find(op->dst.buffer.get());
+    if (it == regs_.end()) return self;
+    Buffer regs = it->second;
+    Expr v = cast(regs->dtype, op->value);
+    return per_thread(
+        laid_.at(op->dst.buffer.get()), op->loc,
+        [&](const Expr& idx, const Expr&, const Expr&) { return make_store(regs, {idx}, v, op->loc); });
+  }
+
+  //   copy C_local -> C[by*32 +: 32, bx*32 +: 32]
+  //   → for mi, ni, r { if (in range) C[by*32 + row, bx*32 + col] = cast<f16>(C_local[idx]) }
+  Stmt visit(const ir::Copy* op, const Stmt& self) override {
+    auto src = regs_.find(op->src.buffer.get()), dst = regs_.find(op->dst.buffer.get());
+    if (src == regs_.end() && dst == regs_.end()) return self;
+    bool out = src != regs_.end();
+    const Region& other = out ? op->dst : op->src;
+    Buffer regs = out ? src->second : dst->second;
+    const Tiling& t = laid_.at(out ? op->src.buffer.get() : op->dst.buffer.get());
+    bool check = op->check_bounds && other.buffer->scope == Scope::Global;
+    Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+      std::vector<Expr> at = region_index(other, {row, col});
+      Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
+      if (out)
+        return make_if(ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({idx})), op->loc),
+                       op->loc);
+      Expr v = cast(regs->dtype, other.buffer.load(at));
+      return make_store(regs, {idx}, check ? select(ok, v, make_float(0, regs->dtype)) : v, op->loc);
+    });
+    return fenced(s, op->loc);
+  }
+
+  //   for i in parallel(0 +: 32) { for j in parallel(0 +: 32) { C_local[i, j] = max(C_local[i, j], 0.0) } }
+  //   → for mi, ni, r { C_local[idx] = max(C_local[idx], 0.0) }   (i, j replaced by row, col)
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    const ir::For* inner = inner_of_nest(op);
+    if (!inner) return IRMutator::visit(op, self);
+    const std::map<BufferKey, int> laid = laid_index();  // NestAccess keeps a reference
+    NestAccess acc(laid, op->var, inner->var);
+    acc.visit_stmt(inner->body);
+    if (acc.exact.empty()) return IRMutator::visit(op, self);
+    const Tiling& t = laid_.at(acc.exact.begin()->first);
+    Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+      Stmt body = ToRegisters(regs_, idx).mutate(inner->body);
+      return substitute(body, {{op->var, row}, {inner->var, col}});
+    });
+    return fenced(s, op->loc);
+  }
+
+ private:
+  using ElementFn = std::function<Stmt(const Expr& idx, const Expr& row, const Expr& col)>;
+
+  std::map<BufferKey, int> laid_index() const {
+    std::map<BufferKey, int> m;
+    for (auto& [b, t] : laid_) m.emplace(b, 0);
+    return m;
+  }
+
+  Buffer new_local(const std::string& stem, int64_t n, DType t, const SourceLoc& loc) {
+    Buffer b = Buffer::make(stem + "_" + std::to_string(counter_++), {Expr(n)}, t, Scope::Local, {}, loc);
+    locals_.push_back(b);
+    return b;
+  }
+
+  // let warp = tx / G { let lane = tx % G { if (warp < used) { body(warp, lane) } } }
+  Stmt in_warps(const Tiling& t, const SourceLoc& loc,
+                const std::function<Stmt(const Expr&, const Expr&)>& body) {
+    Var warp("warp", tx_.dtype()), lane("lane", tx_.dtype());
+    Stmt s = body(warp, lane);
+    if (t.used() < t.warps) s = make_if(warp < t.used(), s, loc);
+    const int g = t.unit->group_size;
+    return make_let(warp, tx_ / g, make_let(lane, tx_ % g, s, loc), loc);
+  }
+
+  // for mi, ni, r over this thread's accumulator elements: fn(index, row, col) in the M×N tile.
+  Stmt elements(const Tiling& t, const Expr& warp, const Expr& lane, const SourceLoc& loc,
+                const ElementFn& fn) {
+    const MatrixUnit& u = *t.unit;
+    Var mi("mi"), ni("ni"), r("r");
+    SlotExprs c = *slot_exprs(u.c_layout, u.group_size, u.c_regs(), lane, r);
+    Expr row = warp / t.wn * (t.bm / t.wm) + mi * u.m + c.row;
+    Expr col = warp % t.wn * (t.bn / t.wn) + ni * u.n + c.col;
+    Expr idx = (mi * t.nt + ni) * u.c_regs() + r;
+    Stmt s = fn(idx, row, col);
+    s = make_for(r, 0, u.c_regs(), s, ForKind::Unrolled, loc);
+    s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
+    return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+  }
+
+  Stmt per_thread(const Tiling& t, const SourceLoc& loc, const ElementFn& fn) {
+    return in_warps(t, loc,
+                    [&](const Expr& warp, const Expr& lane) { return elements(t, warp, lane, loc, fn); });
+  }
+
+  // Loads of one operand's registers for every unit tile along M (A) or N (B):
+  //   for mi { for r { a_regs[mi*8 + r] = A_shared[row(mi, r), kk*16 + col(r)] } }
+  // Where registers 2p and 2p+1 hold neighbours along the tile's contiguous dimension (A's k for
+  // a row-major A), they are loaded as pairs, which code generators turn into one 32-bit load:
+  //   for mi { for p { for h in vectorized(0 +: 2) { a_regs[mi*8 + p*2 + h] = A_shared[..., ... + h] } } }
+  Stmt load_operand(const ir::Gemm& g, const Tiling& t, bool is_a, const Buffer& regs, const Expr& warp,
+                    const Expr& lane, const Expr& kk) {
+    const MatrixUnit& u = *t.unit;
+    const std::vector<MatrixUnit::Slot>& layout = is_a ? u.a_layout : u.b_layout;
+    const int nregs = is_a ? u.a_regs() : u.b_regs();
+    // The operand's (row, col) that is contiguous in the source buffer.
+    const bool row_contiguous = is_a ? g.trans_a : g.trans_b;
+    const int pair = paired(layout, nregs, row_contiguous) ? 2 : 1;
+    std::vector<MatrixUnit::Slot> firsts;
+    for (std::size_t i = 0; i < layout.size(); i += std::size_t(pair)) firsts.push_back(layout[i]);
+    Var tile(is_a ? "mi" : "ni"), r(pair == 2 ? "p" : "r"), h("h");
+    SlotExprs s = *slot_exprs(firsts, u.group_size, nregs / pair, lane, r);
+    Expr step = pair == 2 ? Expr(h) : Expr(0);
+    Expr row = s.row + (row_contiguous ? step : Expr(0)), col = s.col + (row_contiguous ? Expr(0) : step);
+    std::vector<Expr> at;
+    if (is_a) {
+      Expr m = warp / t.wn * (t.bm / t.wm) + tile * u.m + row, k = kk * u.k + col;
+      at = g.trans_a ? matrix_index(g.a, k, m) : matrix_index(g.a, m, k);
+    } else {
+      Expr k = kk * u.k + row, n = warp % t.wn * (t.bn / t.wn) + tile * u.n + col;
+      at = g.trans_b ? matrix_index(g.b, n, k) : matrix_index(g.b, k, n);
+    }
+    const Buffer& src = is_a ? g.a.buffer : g.b.buffer;
+    Stmt st = make_store(regs, {tile * nregs + r * pair + step}, cast(regs->dtype, src.load(at)), g.loc);
+    if (pair == 2) st = make_for(h, 0, 2, st, ForKind::Vectorized, g.loc);
+    st = make_for(r, 0, nregs / pair, st, ForKind::Unrolled, g.loc);
+    return make_for(tile, 0, is_a ? t.mt : t.nt, st, ForKind::Unrolled, g.loc);
+  }
+
+  // Whether registers 2p+1 always hold the element after 2p along rows (or columns).
+  static bool paired(const std::vector<MatrixUnit::Slot>& layout, int regs, bool along_rows) {
+    if (regs % 2 != 0) return false;
+    for (std::size_t i = 0; i + 1 < layout.size(); i += 2) {
+      MatrixUnit::Slot a = layout[i], b = layout[i + 1];
+      if (along_rows ? (b.row != a.row + 1 || b.col != a.col) : (b.col != a.col + 1 || b.row != a.row))
+        return false;
+    }
+    return true;
+  }
+
+  // gemm → per-warp register loads and mma over the K steps. `acc` is the laid-out accumulator,
+  // or null: then the tile is loaded into temporary registers and stored back.
+  Stmt lower_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc) {
+    const MatrixUnit& u = *t.unit;
+    const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
+    Buffer ar = new_local("a_regs", int64_t(t.mt) * u.a_regs(), u.a_type, g.loc);
+    Buffer br = new_local("b_regs", int64_t(t.nt) * u.b_regs(), u.b_type, g.loc);
+    const bool temp = !acc;
+    if (temp) acc = new_local("c_regs", t.c_elems(), u.c_type, g.loc);
+    Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
+      std::vector<Stmt> body;
+      if (g.clear_c || temp)
+        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+          Expr v = g.clear_c ? make_float(0, acc->dtype)
+                             : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
+          return make_store(acc, {idx}, v, g.loc);
+        }));
+      Var kk("kk"), mi("mi"), ni("ni");
+      Stmt mma = make_mma(u.name, {ar, mi * u.a_regs()}, {br, ni * u.b_regs()},
+                          {acc, (mi * t.nt + ni) * u.c_regs()}, g.loc);
+      mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
+                     g.loc);
+      Stmt step = make_seq(
+          {load_operand(g, t, true, ar, warp, lane, kk), load_operand(g, t, false, br, warp, lane, kk), mma},
+          g.loc);
+      body.push_back(make_for(kk, 0, k_extent / u.k, step, ForKind::Serial, g.loc));
+      if (temp)
+        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+          const Buffer& c = g.c.buffer;
+          return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
+        }));
+      return make_seq(std::move(body), g.loc);
+    });
+    return fenced(s, g.loc);
+  }
+
+  const TargetInfo& info_;
+  Var tx_;
+  int threads_ = 0;
+  int counter_ = 0;
+  std::map<BufferKey, Tiling> laid_;
+  std::map<BufferKey, Buffer> regs_;
+  std::vector<Buffer> locals_;
+};
+
+}  // namespace
+
+Function infer_fragment_layouts(const Function& f, const TargetInfo& info) {
+  if (info.warp_size <= 1 || info.matrix_units.empty()) return f;
+  LayoutLowering lower(info);
+  Function out = lower.mutate_function(f);
+  out.body = simplify_stmt(out.body, RangeContext::for_function(out));
+  return out;
+}
+
+}  // namespace tg

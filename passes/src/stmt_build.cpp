@@ -1,0 +1,235 @@
+// Queries and barrier clean-up shared by the GPU lowering passes.
+#include "stmt_build.h"
+
+#include <set>
+
+namespace tg::lower {
+
+namespace {
+
+struct BlockMemoryUse : IRVisitor {
+  bool found = false;
+  void note(const Buffer& b) {
+    if (b && (b->scope == Scope::Shared || b->scope == Scope::Fragment)) found = true;
+  }
+  void visit(const ir::Load* op) override {
+    note(Buffer(op->buffer));
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    note(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    note(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit_region(const Region& r) override {
+    note(r.buffer);
+    IRVisitor::visit_region(r);
+  }
+  void visit(const ir::Reduce* op) override {
+    note(op->src);
+    note(op->dst);
+    IRVisitor::visit(op);
+  }
+};
+
+bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
+
+// What a statement reads and writes of memory other threads see (every buffer but locals), and
+// whether it contains a barrier.
+struct Access : IRVisitor {
+  std::set<const ir::BufferNode*> reads, writes;
+  bool barrier = false;
+
+  static bool block(const ir::BufferNode* b) { return b->scope != Scope::Local; }
+  void read(const ir::BufferNode* b) {
+    if (block(b)) reads.insert(b);
+  }
+  void write(const ir::BufferNode* b) {
+    if (block(b)) writes.insert(b);
+  }
+  void visit(const ir::Load* op) override {
+    read(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    write(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    read(op->buffer.get()), write(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Copy* op) override {
+    read(op->src.buffer.get()), write(op->dst.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Fill* op) override {
+    write(op->dst.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Gemm* op) override {
+    read(op->a.buffer.get()), read(op->b.buffer.get()), read(op->c.buffer.get()), write(op->c.buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Reduce* op) override {
+    read(op->src.get()), read(op->dst.get()), write(op->dst.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Barrier*) override { barrier = true; }
+
+  static Access of(const Stmt& s) {
+    Access a;
+    a.visit_stmt(s);
+    return a;
+  }
+  void merge(const Access& o) {
+    reads.insert(o.reads.begin(), o.reads.end());
+    writes.insert(o.writes.begin(), o.writes.end());
+  }
+  // A barrier is needed between *this (before) and `next` (after).
+  bool conflicts(const Access& next) const {
+    auto meets = [](const std::set<const ir::BufferNode*>& x, const std::set<const ir::BufferNode*>& y) {
+      for (auto* b : x)
+        if (y.count(b)) return true;
+      return false;
+    };
+    return meets(writes, next.reads) || meets(writes, next.writes) || meets(reads, next.writes);
+  }
+};
+
+// Keeps only the barriers that separate conflicting accesses. `before` is what may still be in
+// flight (accessed since the last barrier) when s starts: for a loop body, what precedes the
+// loop and the body itself (the previous iteration).
+class BarrierThinning {
+ public:
+  Stmt thin(const Stmt& s, const Access& before, bool kernel_end = false) {
+    switch (s->kind) {
+      case ir::StmtKind::Seq: return thin_seq(s.as<ir::Seq>()->stmts, before, kernel_end, s->loc);
+      case ir::StmtKind::Let: {
+        auto n = std::make_shared<ir::Let>(*s.as<ir::Let>());
+        n->body = thin(n->body, before, kernel_end);
+        return Stmt(std::move(n));
+      }
+      case ir::StmtKind::If: {
+        auto n = std::make_shared<ir::If>(*s.as<ir::If>());
+        n->then_body = thin(n->then_body, before);
+        if (n->else_body) n->else_body = thin(n->else_body, before);
+        return Stmt(std::move(n));
+      }
+      case ir::StmtKind::For: {
+        auto n = std::make_shared<ir::For>(*s.as<ir::For>());
+        if (n->for_kind == ForKind::Parallel) return s;
+        Access entry = before;
+        entry.merge(Access::of(n->body));
+        n->body = thin(n->body, entry);
+        return Stmt(std::move(n));
+      }
+      default: return s;
+    }
+  }
+
+ private:
+  Stmt thin_seq(const std::vector<Stmt>& stmts, const Access& before, bool kernel_end, const SourceLoc& loc) {
+    std::vector<Stmt> out;
+    Access cur = before;
+    bool pending = false;
+    Stmt pending_barrier;
+    for (const Stmt& s0 : stmts) {
+      if (is_barrier(s0)) {
+        pending = true;
+        pending_barrier = s0;
+        continue;
+      }
+      Access a = Access::of(s0);
+      if (pending && cur.conflicts(a)) {
+        out.push_back(pending_barrier);
+        cur = Access();
+      }
+      pending = false;
+      out.push_back(thin(s0, cur));
+      if (a.barrier)
+        cur = a;  // conservative: all of s may follow its last barrier
+      else
+        cur.merge(a);
+    }
+    if (pending && !kernel_end) out.push_back(pending_barrier);
+    return make_seq(std::move(out), loc);
+  }
+};
+
+// Splices nested Seqs into their parent, so that barriers of neighbouring lowered statements meet.
+struct FlattenSeqs : IRMutator {
+  Stmt visit(const ir::Seq* op, const Stmt& self) override {
+    std::vector<Stmt> out;
+    for (const Stmt& s : op->stmts) {
+      Stmt m = mutate(s);
+      if (const auto* inner = m.as<ir::Seq>())
+        out.insert(out.end(), inner->stmts.begin(), inner->stmts.end());
+      else
+        out.push_back(m);
+    }
+    return make_seq(std::move(out), op->loc);
+  }
+};
+
+}  // namespace
+
+bool touches_block_memory(const Stmt& s) {
+  BlockMemoryUse v;
+  v.visit_stmt(s);
+  return v.found;
+}
+
+Stmt fenced(Stmt s, const SourceLoc& loc) {
+  if (!touches_block_memory(s)) return s;
+  return make_seq({make_barrier(loc), std::move(s), make_barrier(loc)}, loc);
+}
+
+Stmt drop_redundant_barriers(const Stmt& kernel_body) {
+  return BarrierThinning().thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
+}
+
+}  // namespace tg::lower
+
+namespace tg::lower {
+
+std::vector<Expr> region_index(const Region& r, const std::vector<Expr>& squeezed) {
+  std::vector<Expr> idx;
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < r.offsets.size(); ++d) {
+    if (is_const(r.extents[d], 1) || k >= squeezed.size())
+      idx.push_back(r.offsets[d]);
+    else
+      idx.push_back(r.offsets[d] + squeezed[k++]);
+  }
+  return idx;
+}
+
+std::vector<Expr> matrix_index(const Region& r, const Expr& row, const Expr& col) {
+  std::vector<Expr> idx = r.offsets;
+  std::size_t n = idx.size();
+  idx[n - 2] = idx[n - 2] + row;
+  idx[n - 1] = idx[n - 1] + col;
+  return idx;
+}
+
+Expr in_bounds(const Buffer& b, const std::vector<Expr>& idx) {
+  Expr cond = true;
+  for (std::size_t d = 0; d < idx.size(); ++d) cond = cond && idx[d] >= 0 && idx[d] < b->shape[d];
+  return cond;
+}
+
+std::optional<std::vector<int64_t>> const_squeezed_extents(const Region& r) {
+  std::vector<int64_t> out;
+  for (const Expr& e : r.squeezed_extents()) {
+    auto v = e.as_int();
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+}  // namespace tg::lower

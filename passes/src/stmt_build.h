@@ -1,0 +1,95 @@
+// Small statement constructors and queries shared by the GPU lowering passes
+// (infer_fragment_layouts, partition_threads). Internal to passes/.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/function.h"
+#include "tilegen/ir/visitor.h"
+
+namespace tg::lower {
+
+inline Stmt make_for(const Var& v, Expr min, Expr extent, Stmt body, ForKind kind, const SourceLoc& loc) {
+  auto n = std::make_shared<ir::For>(loc);
+  n->var = v;
+  n->min = std::move(min);
+  n->extent = std::move(extent);
+  n->for_kind = kind;
+  n->body = std::move(body);
+  return Stmt(std::move(n));
+}
+
+inline Stmt make_store(const Buffer& b, std::vector<Expr> idx, Expr value, const SourceLoc& loc) {
+  auto n = std::make_shared<ir::Store>(loc);
+  n->buffer = b;
+  n->indices = std::move(idx);
+  n->value = std::move(value);
+  return Stmt(std::move(n));
+}
+
+/// An If, or `then_body` alone when cond is a constant true.
+inline Stmt make_if(Expr cond, Stmt then_body, const SourceLoc& loc) {
+  if (auto c = cond.as_int(); c && *c != 0) return then_body;
+  auto n = std::make_shared<ir::If>(loc);
+  n->cond = std::move(cond);
+  n->then_body = std::move(then_body);
+  return Stmt(std::move(n));
+}
+
+inline Stmt make_let(const Var& v, Expr value, Stmt body, const SourceLoc& loc) {
+  auto n = std::make_shared<ir::Let>(loc);
+  n->var = v;
+  n->value = std::move(value);
+  n->body = std::move(body);
+  return Stmt(std::move(n));
+}
+
+inline Stmt make_barrier(const SourceLoc& loc) { return Stmt(std::make_shared<ir::Barrier>(loc)); }
+
+inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b, ir::MmaOperand c,
+                     const SourceLoc& loc) {
+  auto n = std::make_shared<ir::Mma>(loc);
+  n->unit = unit;
+  n->a = std::move(a);
+  n->b = std::move(b);
+  n->c = std::move(c);
+  return Stmt(std::move(n));
+}
+
+/// Whether s reads or writes a buffer that all threads of the block share (Shared or Fragment):
+/// a statement lowered to per-thread code that does so needs barriers around it.
+bool touches_block_memory(const Stmt& s);
+
+/// Keeps only the barriers that separate conflicting accesses (a write and another access of one
+/// non-local buffer) and drops those at the start or end of the kernel:
+///   barrier; copy -> As; barrier; copy -> Bs; barrier; gemm(As, Bs)  →  copy -> As; copy -> Bs; barrier;
+///   gemm
+/// Loop bodies count the previous iteration as coming before their start.
+Stmt drop_redundant_barriers(const Stmt& kernel_body);
+
+/// `s` wrapped in barriers when it touches block memory.
+Stmt fenced(Stmt s, const SourceLoc& loc);
+
+/// True when e is an integer constant equal to v.
+inline bool is_const(const Expr& e, int64_t v) {
+  auto c = e.as_int();
+  return c && *c == v;
+}
+
+}  // namespace tg::lower
+
+namespace tg::lower {
+
+/// The full index of a region's element from indices over its non-unit dimensions, in order
+/// (how Copy matches regions): region [0 +: 1, by +: 1, 0 +: 16, 0 +: 64], {i, j} → [0, by, i, j].
+std::vector<Expr> region_index(const Region& r, const std::vector<Expr>& squeezed);
+/// The index of element (row, col) of a gemm operand region (its last two dimensions).
+std::vector<Expr> matrix_index(const Region& r, const Expr& row, const Expr& col);
+/// 0 ≤ idx[d] < shape[d] for every d, simplified on construction.
+Expr in_bounds(const Buffer& b, const std::vector<Expr>& idx);
+/// The constant extents of r's non-unit dimensions, or nullopt when one is not constant.
+std::optional<std::vector<int64_t>> const_squeezed_extents(const Region& r);
+
+}  // namespace tg::lower

@@ -1,0 +1,251 @@
+// CUDA driver API through dlopen. Every failing call becomes a tg::Error naming the call and
+// the driver's message.
+#include "cuda_driver.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include "cuda_codegen.h"
+#include "tilegen/passes/gpu_pipeline.h"
+
+namespace tg::cuda {
+
+namespace {
+
+struct Driver {
+  void* lib = nullptr;
+  std::string error;
+#define TG_CU(name, sym) decltype(&::name) name = nullptr;
+#include "cuda_driver_symbols.inc"
+#undef TG_CU
+
+  Driver() {
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      error = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
+      return;
+    }
+#define TG_CU(name, sym)                                    \
+  name = reinterpret_cast<decltype(name)>(dlsym(lib, sym)); \
+  if (!name && error.empty()) error = std::string("libcuda.so.1 lacks ") + sym + "; update the NVIDIA driver";
+#include "cuda_driver_symbols.inc"
+#undef TG_CU
+    if (error.empty()) {
+      if (CUresult r = cuInit(0); r != CUDA_SUCCESS) error = "cuInit failed: " + message(r);
+    }
+  }
+  std::string message(CUresult r) const {
+    const char* s = nullptr;
+    if (cuGetErrorString && cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
+    return "CUDA error " + std::to_string(int(r));
+  }
+  void check(CUresult r, const char* call) const {
+    if (r != CUDA_SUCCESS) throw Error(std::string("cuda: ") + call + " failed: " + message(r));
+  }
+};
+
+Driver& driver() {
+  static Driver d;
+  return d;
+}
+
+int attribute(CUdevice dev, CUdevice_attribute a) {
+  int v = 0;
+  driver().check(driver().cuDeviceGetAttribute(&v, a, dev), "cuDeviceGetAttribute");
+  return v;
+}
+
+TargetInfo device_info(CUdevice dev) {
+  int major = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  int minor = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  TargetInfo info = nvidia_target_info(major * 10 + minor);
+  char name[256] = {};
+  driver().check(driver().cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+  info.device_name = name;
+  info.shared_mem_bytes = attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  info.max_threads = attribute(dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  return info;
+}
+
+// A loaded module and its kernels with their launch shapes.
+struct Loaded {
+  CUmodule module = nullptr;
+  struct Entry {
+    CUfunction fn;
+    unsigned grid[3];
+    unsigned threads;
+    unsigned shared;
+  };
+  std::vector<Entry> entries;
+  ~Loaded() {
+    if (module) driver().cuModuleUnload(module);
+  }
+};
+
+class CudaContext final : public DeviceContext {
+ public:
+  explicit CudaContext(int index) {
+    Driver& d = driver();
+    d.check(d.cuDeviceGet(&dev_, index), "cuDeviceGet");
+    d.check(d.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
+    d.check(d.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+    // A blocking stream: it orders after the synchronous cuMemcpy calls, which use the legacy stream.
+    d.check(d.cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
+    info_ = device_info(dev_);
+  }
+  ~CudaContext() override {
+    Driver& d = driver();
+    if (flush_) d.cuMemFree_v2(flush_);
+    d.cuStreamDestroy_v2(stream_);
+    d.cuDevicePrimaryCtxRelease_v2(dev_);
+  }
+
+  void* allocate(std::size_t bytes) override {
+    bind();
+    CUdeviceptr p = 0;
+    driver().check(driver().cuMemAlloc_v2(&p, bytes ? bytes : 1), "cuMemAlloc");
+    return reinterpret_cast<void*>(p);
+  }
+  void release(void* ptr) override {
+    bind();
+    driver().cuMemFree_v2(reinterpret_cast<CUdeviceptr>(ptr));
+  }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    bind();
+    if (bytes)
+      driver().check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes),
+                     "cuMemcpyHtoD");
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    bind();
+    synchronize();
+    if (bytes)
+      driver().check(driver().cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes),
+                     "cuMemcpyDtoH");
+  }
+
+  // cubin → module; each kernel's function, grid, threads and dynamic shared memory (above
+  // 48 KB it needs the opt-in attribute).
+  std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    bind();
+    Driver& d = driver();
+    auto l = std::make_shared<Loaded>();
+    d.check(d.cuModuleLoadData(&l->module, a.binary.data()), "cuModuleLoadData");
+    for (const KernelPlan& p : plan_kernels(lowered, info_)) {
+      Loaded::Entry e{};
+      d.check(d.cuModuleGetFunction(&e.fn, l->module, p.name.c_str()), "cuModuleGetFunction");
+      for (int i = 0; i < 3; ++i) e.grid[i] = 1;
+      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i)
+        e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
+      e.threads = unsigned(p.kernel->threads);
+      e.shared = unsigned(p.shared.bytes);
+      if (e.shared > 48 * 1024)
+        d.check(d.cuFuncSetAttribute(e.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(e.shared)),
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+      l->entries.push_back(e);
+    }
+    return l;
+  }
+
+  void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
+    bind();
+    // One slot of storage per parameter; cuLaunchKernel reads each through a pointer.
+    std::vector<CUdeviceptr> ptrs(args.size());
+    std::vector<double> f64s(args.size());
+    std::vector<float> f32s(args.size());
+    std::vector<long long> i64s(args.size());
+    std::vector<int> i32s(args.size());
+    std::vector<void*> params;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const LaunchArg& a = args[i];
+      if (a.is_tensor)
+        ptrs[i] = reinterpret_cast<CUdeviceptr>(a.device_ptr), params.push_back(&ptrs[i]);
+      else if (a.dtype == f64)
+        f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
+      else if (a.dtype.is_float())
+        f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
+      else if (a.dtype == i64)
+        i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
+      else
+        i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
+    }
+    for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
+      driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared,
+                                             stream_, params.data(), nullptr),
+                     "cuLaunchKernel");
+  }
+
+  void synchronize() override {
+    bind();
+    driver().check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  }
+
+  std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
+                                    const std::vector<LaunchArg>& args, int runs) override {
+    bind();
+    Driver& d = driver();
+    CUevent start, stop;
+    d.check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
+    d.check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
+    std::vector<double> ms;
+    for (int r = 0; r < runs; ++r) {
+      d.check(d.cuEventRecord(start, stream_), "cuEventRecord");
+      launch(loaded, lowered, args);
+      d.check(d.cuEventRecord(stop, stream_), "cuEventRecord");
+      d.check(d.cuEventSynchronize(stop), "cuEventSynchronize");
+      float t = 0;
+      d.check(d.cuEventElapsedTime_v2(&t, start, stop), "cuEventElapsedTime");
+      ms.push_back(t);
+    }
+    d.cuEventDestroy_v2(start);
+    d.cuEventDestroy_v2(stop);
+    return ms;
+  }
+
+  // Writing a buffer larger than L2 (H200: 60 MB) evicts the previous run's data.
+  void flush_l2() override {
+    bind();
+    const std::size_t bytes = 256u << 20;
+    if (!flush_) driver().check(driver().cuMemAlloc_v2(&flush_, bytes), "cuMemAlloc");
+    driver().check(driver().cuMemsetD8Async(flush_, 0, bytes, stream_), "cuMemsetD8Async");
+  }
+
+ private:
+  void bind() { driver().check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+  CUdevice dev_ = 0;
+  CUcontext ctx_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUdeviceptr flush_ = 0;
+  TargetInfo info_;
+};
+
+}  // namespace
+
+ProbeResult probe_driver() {
+  ProbeResult r;
+  Driver& d = driver();
+  if (!d.error.empty()) {
+    r.reason = d.error;
+    return r;
+  }
+  int count = 0;
+  if (CUresult e = d.cuDeviceGetCount(&count); e != CUDA_SUCCESS || count == 0) {
+    r.reason = e != CUDA_SUCCESS ? "cuDeviceGetCount failed: " + d.message(e) : "no CUDA device";
+    return r;
+  }
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev;
+    d.check(d.cuDeviceGet(&dev, i), "cuDeviceGet");
+    r.devices.push_back(device_info(dev));
+  }
+  r.available = true;
+  return r;
+}
+
+std::unique_ptr<DeviceContext> open_device(int index) {
+  if (!driver().error.empty()) throw Error("cuda: " + driver().error);
+  return std::make_unique<CudaContext>(index);
+}
+
+}  // namespace tg::cuda

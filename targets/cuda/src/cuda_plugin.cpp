@@ -1,0 +1,89 @@
+// The `cuda` target: the shared GPU pipeline, CUDA C++ emission, NVRTC, and the driver API.
+// Built from the interp target's model (api/src/interp_target.cpp), hook by hook.
+#include <cstdlib>
+
+#include "cuda_codegen.h"
+#include "cuda_driver.h"
+#include "nvrtc.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/plugin.h"
+
+namespace tg::cuda {
+
+namespace {
+
+// ldmatrix and cp.async can be switched off to isolate them: params {"ldmatrix": "0"},
+// {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0, TILEGEN_CUDA_CP_ASYNC=0.
+bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
+  const char* e = std::getenv(env);
+  auto it = opt.params.find(param);
+  return !(e && std::string(e) == "0") && !(it != opt.params.end() && it->second == "0");
+}
+
+EmitOptions emit_options(const CompileOptions& opt) {
+  EmitOptions o;
+  o.ldmatrix = switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX");
+  o.cp_async = switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC");
+  return o;
+}
+
+class CudaPlugin final : public TargetPlugin {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  // libcuda and a device are needed to run; NVRTC is needed to compile. Either missing makes the
+  // target unavailable, with the reason.
+  ProbeResult probe() override {
+    ProbeResult r = probe_driver();
+    std::string why;
+    if (r.available && !nvrtc_available(&why)) {
+      r.available = false;
+      r.reason = why;
+    }
+    return r;
+  }
+
+  //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
+    return gpu_pipeline();
+  }
+
+  // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.
+  //   kernel grid(2, 2) threads(128) ...  →  extern "C" __global__ void __launch_bounds__(128) gemm(...)
+  Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
+    TargetInfo target = info;
+    if (!opt.arch.empty()) target = info_for_arch(opt.arch);
+    Artifact a;
+    a.source = emit_cuda(lowered, target, emit_options(opt));
+    NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
+    a.assembly = std::move(out.ptx);
+    a.binary = std::move(out.cubin);
+    for (const KernelPlan& p : plan_kernels(lowered, target))
+      a.entry += (a.entry.empty() ? "" : ",") + p.name;
+    return a;
+  }
+
+  std::unique_ptr<DeviceContext> open(int index) override { return open_device(index); }
+
+  // "sm_80", "sm_86", "sm_90", "sm_90a", ...: mma.sync paths need sm_80 or later.
+  TargetInfo info_for_arch(const std::string& arch) override {
+    int sm = 0;
+    if (arch.rfind("sm_", 0) == 0) sm = std::atoi(arch.c_str() + 3);
+    if (sm < 80)
+      throw Error("cuda: architecture '" + arch +
+                  "' is not supported; use sm_80 or later (sm_80, sm_86, sm_89, sm_90)");
+    TargetInfo info = nvidia_target_info(sm);
+    info.arch = arch;
+    return info;
+  }
+};
+
+}  // namespace
+
+}  // namespace tg::cuda
+
+TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
+  static const TgPluginEntry e{tg::kPluginAbiVersion, "cuda",
+                               []() -> tg::TargetPlugin* { return new tg::cuda::CudaPlugin; }};
+  return &e;
+}

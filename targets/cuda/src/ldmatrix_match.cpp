@@ -1,0 +1,125 @@
+// match_ldmatrix (see the header). ldmatrix.m8n8.b16: lanes 8j .. 8j+7 give the addresses of
+// rows 0..7 of matrix j (16 bytes each); lane t receives in register j the elements
+// (row t/4, cols 2(t%4), 2(t%4)+1) of matrix j, or with .trans (rows 2(t%4), 2(t%4)+1, col t/4).
+#include "ldmatrix_match.h"
+
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
+
+namespace tg::cuda {
+
+namespace {
+
+// The loop's single register store and the variables of its pair loop (h, when present).
+struct Shape {
+  const ir::Store* store = nullptr;
+  const ir::Load* load = nullptr;
+  Var r, h;  // r: the unrolled loop; h: the inner vectorized pair loop (undefined when absent)
+  int64_t extent = 0;
+};
+
+std::optional<Shape> shape_of(const ir::For& loop) {
+  if (loop.for_kind != ForKind::Unrolled || !loop.min.as_int() || *loop.min.as_int() != 0)
+    return std::nullopt;
+  Shape s;
+  s.r = loop.var;
+  s.extent = loop.extent.as_int().value_or(0);
+  Stmt body = loop.body;
+  if (const auto* inner = body.as<ir::For>()) {
+    if (inner->for_kind != ForKind::Vectorized || inner->min.as_int() != 0 || inner->extent.as_int() != 2)
+      return std::nullopt;
+    s.h = inner->var;
+    body = inner->body;
+  }
+  s.store = body.as<ir::Store>();
+  s.load = s.store ? s.store->value.as<ir::Load>() : nullptr;
+  if (!s.load) return std::nullopt;
+  const Buffer& regs = s.store->buffer;
+  const ir::BufferNode& src = *s.load->buffer;
+  if (regs->scope != Scope::Local || src.scope != Scope::Shared || regs->dtype != src.dtype ||
+      regs->dtype.bits() != 16)
+    return std::nullopt;
+  return s;
+}
+
+bool is_zero(const Expr& e) {
+  auto v = simplify_expr(e).as_int();
+  return v && *v == 0;
+}
+
+bool multiple_of(const Expr& e, int64_t k) {
+  LinearForm f = linear_form(simplify_expr(e));
+  if (f.constant % k != 0) return false;
+  for (auto& [term, coeff] : f.terms)
+    if (coeff % k != 0) return false;
+  return true;
+}
+
+int64_t coefficient(const Expr& e, const Var& v) {
+  int64_t c = 0;
+  for (auto& [term, coeff] : linear_form(simplify_expr(e)).terms)
+    if (term.same_as(v)) c += coeff;
+  return c;
+}
+
+}  // namespace
+
+std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane, const StridesFn& strides) {
+  auto s = shape_of(loop);
+  if (!s) return std::nullopt;
+  const bool pairs = s->h.defined();
+  const int64_t m = pairs ? s->extent : s->extent / 2;
+  if ((m != 1 && m != 2 && m != 4) || (!pairs && s->extent % 2 != 0)) return std::nullopt;
+  // Registers: pairs at base + 2p + h, or base + r; base even (32-bit words).
+  const Expr dst = s->store->indices.at(0);
+  if (coefficient(dst, s->r) != (pairs ? 2 : 1) || (pairs && coefficient(dst, s->h) != 1))
+    return std::nullopt;
+  Expr base = substitute(dst, {{s->r, Expr(0)}});
+  if (pairs) base = substitute(base, {{s->h, Expr(0)}});
+  if (!multiple_of(base, 2)) return std::nullopt;
+  // F(lane, reg): the flat shared index one lane loads into one register.
+  std::vector<int64_t> st = strides(*s->load->buffer);
+  Expr flat = 0;
+  for (std::size_t d = 0; d < s->load->indices.size(); ++d) flat = flat + s->load->indices[d] * Expr(st[d]);
+  auto F = [&](int64_t t, int64_t reg) {
+    std::vector<std::pair<Var, Expr>> at = {{lane, Expr(t)}};
+    if (pairs)
+      at.push_back({s->r, Expr(reg / 2)}), at.push_back({s->h, Expr(reg % 2)});
+    else
+      at.push_back({s->r, Expr(reg)});
+    return substitute(flat, at);
+  };
+  const int64_t regs = 2 * m;
+  for (int64_t t = 0; t < 32; ++t)
+    for (int64_t reg = 0; reg < regs; ++reg) {
+      // Non-transposed: rows from lanes with t%4 = 0, two neighbours a word. Transposed: rows
+      // from lanes t%4 (g = 0), the lane's column t/4 along the row.
+      Expr want =
+          pairs ? F(4 * (t / 4), reg - reg % 2) + Expr(2 * (t % 4) + reg % 2) : F(t % 4, reg) + Expr(t / 4);
+      if (!is_zero(F(t, reg) - want)) return std::nullopt;
+    }
+  // The address each lane supplies: row i of matrix j, for lane 8j + i (16-byte aligned).
+  auto row_start = [&](int64_t l) {
+    int64_t j = (l / 8) % m, i = l % 8;
+    return pairs ? F(4 * i, 2 * j) : F(i / 2, 2 * j + i % 2);
+  };
+  for (int64_t l = 0; l < 32; ++l)
+    if (!multiple_of(row_start(l), 8)) return std::nullopt;
+  LdmatrixMatch out;
+  out.matrices = int(m);
+  out.trans = !pairs;
+  out.regs = s->store->buffer;
+  out.reg_base = base;
+  out.src = Buffer(s->load->buffer);
+  Expr j = lane / 8 % Expr(m), i = lane % 8;
+  std::vector<std::pair<Var, Expr>> at = {{lane, pairs ? i * 4 : i / 2}};
+  if (pairs)
+    at.push_back({s->r, j}), at.push_back({s->h, Expr(0)});
+  else
+    at.push_back({s->r, j * 2 + i % 2});
+  out.src_index = simplify_expr(substitute(flat, at));
+  return out;
+}
+
+}  // namespace tg::cuda

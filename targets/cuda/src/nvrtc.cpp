@@ -1,0 +1,99 @@
+#include "nvrtc.h"
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+
+#include <mutex>
+
+#include "device_header.h"
+#include "tilegen/ir/error.h"
+
+namespace tg::cuda {
+
+namespace {
+
+struct Nvrtc {
+  void* lib = nullptr;
+  std::string error;
+  decltype(&::nvrtcCreateProgram) create = nullptr;
+  decltype(&::nvrtcCompileProgram) compile = nullptr;
+  decltype(&::nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&::nvrtcGetProgramLog) log = nullptr;
+  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) ptx = nullptr;
+  decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&::nvrtcGetErrorString) error_string = nullptr;
+
+  Nvrtc() {
+    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"})
+      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      error = "libnvrtc.so.13 not found (install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH)";
+      return;
+    }
+    bool ok = sym(create, "nvrtcCreateProgram") & sym(compile, "nvrtcCompileProgram") &
+              sym(log_size, "nvrtcGetProgramLogSize") & sym(log, "nvrtcGetProgramLog") &
+              sym(ptx_size, "nvrtcGetPTXSize") & sym(ptx, "nvrtcGetPTX") &
+              sym(cubin_size, "nvrtcGetCUBINSize") & sym(cubin, "nvrtcGetCUBIN") &
+              sym(destroy, "nvrtcDestroyProgram") & sym(error_string, "nvrtcGetErrorString");
+    if (!ok) error = "libnvrtc lacks " + missing + "; use NVRTC from CUDA 11.1 or later";
+  }
+  template <typename F>
+  bool sym(F& f, const char* name) {
+    f = reinterpret_cast<F>(dlsym(lib, name));
+    if (!f) missing = name;
+    return f != nullptr;
+  }
+  std::string missing;
+};
+
+Nvrtc& nvrtc() {
+  static Nvrtc n;
+  return n;
+}
+
+}  // namespace
+
+bool nvrtc_available(std::string* why) {
+  Nvrtc& n = nvrtc();
+  if (why) *why = n.error;
+  return n.error.empty();
+}
+
+NvrtcOutput nvrtc_compile(const std::string& source, const std::string& name, const std::string& arch) {
+  Nvrtc& n = nvrtc();
+  if (!n.error.empty()) throw Error("cuda: " + n.error);
+  const char* header = device_header();
+  const char* header_name = "tilegen_device.h";
+  nvrtcProgram prog = nullptr;
+  if (nvrtcResult r = n.create(&prog, source.c_str(), (name + ".cu").c_str(), 1, &header, &header_name);
+      r != NVRTC_SUCCESS)
+    throw Error(std::string("cuda: nvrtcCreateProgram failed: ") + n.error_string(r));
+  std::string arch_opt = "--gpu-architecture=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "--fmad=false", "-default-device"};
+  nvrtcResult r = n.compile(prog, 4, opts);
+  NvrtcOutput out;
+  std::size_t size = 0;
+  n.log_size(prog, &size);
+  out.log.resize(size);
+  if (size) n.log(prog, out.log.data());
+  while (!out.log.empty() && (out.log.back() == '\0' || out.log.back() == '\n')) out.log.pop_back();
+  if (r != NVRTC_SUCCESS) {
+    n.destroy(&prog);
+    throw Error("cuda: NVRTC could not compile " + name + " for " + arch + " (" + n.error_string(r) +
+                "); this is a tilegen code-generation bug, please report it with the log:\n" + out.log);
+  }
+  n.ptx_size(prog, &size);
+  out.ptx.resize(size);
+  n.ptx(prog, out.ptx.data());
+  while (!out.ptx.empty() && out.ptx.back() == '\0') out.ptx.pop_back();
+  n.cubin_size(prog, &size);
+  out.cubin.resize(size);
+  if (size) n.cubin(prog, reinterpret_cast<char*>(out.cubin.data()));
+  n.destroy(&prog);
+  return out;
+}
+
+}  // namespace tg::cuda

@@ -1,0 +1,108 @@
+// partition_threads: collectives become per-thread code that the interpreter runs to the same
+// results, with vector grouping, bounds predication, barriers, and fragments moved to shared.
+#include "gpu_pass_test_util.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/partition_threads.h"
+#include "tilegen/passes/rasterize_blocks.h"
+
+using namespace tg;
+using namespace tg::test;
+
+TEST_CASE("partition_threads: a parallel nest becomes a strided per-thread loop with vector groups") {
+  Function f = parse_function(R"(
+func scale(X: f32[8, 64] global, Y: f32[8, 64] global) {
+  kernel grid(2) threads(32) -> (bx; tx) {
+    for i in parallel(0 +: 4) {
+      for j in parallel(0 +: 64) {
+        Y[bx*4 + i, j] = X[bx*4 + i, j] * 2.0
+      }
+    }
+  }
+})");
+  Function g = partition_threads(f, nvidia_target_info(80));
+  std::string text = print(g);
+  INFO(text);
+  CHECK_FALSE(contains(text, "parallel"));
+  CHECK(contains(text, "vectorized(0 +: 4)"));        // 16-byte groups of f32
+  CHECK(contains(text, "for it in serial(0 +: 2)"));  // 64 groups over 32 threads
+  check_same_results(f, g);
+}
+
+TEST_CASE("partition_threads: copies, fills and reductions; fragments become shared") {
+  Function f = parse_function(R"(
+func rows(X: f32[5, 30] global, Y: f32[5] global) {
+  kernel grid(2) threads(64) -> (bx; tx) {
+    fragment x: f32[4, 32]
+    fragment m: f32[4]
+    fill x = 0.0
+    copy X[bx*4 +: 4, 0 +: 32] -> x
+    reduce max(x -> m, axis=1, clear)
+    copy m -> Y[bx*4 +: 4]
+  }
+})");
+  Function g = partition_threads(f, nvidia_target_info(80));
+  std::string text = print(g);
+  INFO(text);
+  CHECK_FALSE(contains(text, "fragment"));
+  CHECK(contains(text, "shared x: f32[4, 32]"));
+  CHECK_FALSE(contains(text, "copy "));
+  CHECK_FALSE(contains(text, "reduce "));
+  CHECK(contains(text, "barrier"));
+  CHECK(contains(text, "select("));  // ragged reads of X give 0
+  check_same_results(f, g);
+}
+
+TEST_CASE("partition_threads: a gemm without a matrix unit becomes per-element dot products") {
+  Function f = parse_function(R"(
+func mm(A: f32[16, 8] global, B: f32[8, 16] global, C: f32[16, 16] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared As: f32[16, 8]
+    shared Bs: f32[8, 16]
+    fragment Cf: f32[16, 16]
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> Cf, clear)
+    copy Cf -> C
+  }
+})");
+  Function g = partition_threads(f, nvidia_target_info(80));
+  CHECK_FALSE(contains(print(g), "gemm("));
+  check_same_results(f, g);
+}
+
+TEST_CASE("partition_threads: packed 4-bit stores come in whole bytes; an odd extent is an error") {
+  Function f = parse_function(R"(
+func pack(W: int4[4, 7] global, V: int4[4, 7] global) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    shared Ws: int4[4, 7]
+    copy W -> Ws
+    copy Ws -> V
+  }
+})");
+  CHECK_THROWS_WITH_AS(partition_threads(f, nvidia_target_info(80)),
+                       doctest::Contains("odd innermost extent"), Error);
+}
+
+TEST_CASE("rasterize_blocks: gemm kernels visit blocks in panels; results unchanged") {
+  Function f = parse_function(R"(
+func mm(A: f32[80, 8] global, B: f32[8, 24] global, C: f32[80, 24] global) {
+  kernel grid(3, 10) threads(32) -> (bx, by; tx) {
+    shared As: f32[8, 8]
+    shared Bs: f32[8, 8]
+    fragment Cf: f32[8, 8]
+    copy A[by*8 +: 8, 0 +: 8] -> As
+    copy B[0 +: 8, bx*8 +: 8] -> Bs
+    gemm(As, Bs -> Cf, clear)
+    copy Cf -> C[by*8 +: 8, bx*8 +: 8]
+  }
+})");
+  Function g = rasterize_blocks(f, nvidia_target_info(80), 4);  // panels of 4, 4 and 2 block rows
+  std::string text = print(g);
+  INFO(text);
+  CHECK(contains(text, "let block"));
+  CHECK(contains(text, "by_r"));
+  check_same_results(f, g);
+  check_same_results(f, partition_threads(g, nvidia_target_info(80)));
+  // No gemm, or too few block rows: unchanged.
+  CHECK(rasterize_blocks(f, nvidia_target_info(80), 16).body.same_as(f.body));
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# device_check.sh OUT_DIR — one run on an NVIDIA GPU machine (no network needed): build core +
+# cuda plugin (+ tests when doctest is found), run the unit tests, the cuda conformance suite,
+# compute-sanitizer memcheck and racecheck over every sample, and the GEMM benchmark against
+# cuBLAS. Every log lands in OUT_DIR; OUT_DIR/summary.txt lists each step and its exit status.
+#
+# doctest may come along as an unpacked .deb under .deb/ (headers at .deb/usr/include); any
+# *.deb files in .deb/ are unpacked there first. TILEGEN_DOCTEST_INCLUDE names another include
+# directory to try first; TILEGEN_BUILD_DIR the build directory (default build-device/).
+set -u
+if [ $# -ne 1 ]; then echo "usage: $0 OUT_DIR" >&2; exit 2; fi
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "$1" && cd "$1" && pwd)
+BUILD=${TILEGEN_BUILD_DIR:-$ROOT/build-device}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$CUDA_HOME/bin:$PATH"
+export LD_LIBRARY_PATH="$CUDA_HOME/lib64:${LD_LIBRARY_PATH:-}"
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+FAILED=0
+
+# step NAME LOGFILE COMMAND...: run, log stdout+stderr, record the status.
+step() {
+  local name=$1 log=$2; shift 2
+  local t0=$SECONDS
+  echo "[$(date +%T)] $name ..." | tee -a "$SUMMARY"
+  "$@" > "$OUT/$log" 2>&1
+  local rc=$?
+  [ $rc -ne 0 ] && FAILED=$((FAILED + 1))
+  echo "[$(date +%T)] $name: exit $rc ($((SECONDS - t0)) s) -> $log" | tee -a "$SUMMARY"
+  return $rc
+}
+
+# ---- environment
+{ date; uname -a; nvidia-smi; "$CUDA_HOME/bin/nvcc" --version; g++ --version; cmake --version; } \
+  > "$OUT/environment.txt" 2>&1
+
+# ---- doctest from .deb/ if brought along
+shopt -s nullglob
+for deb in "$ROOT"/.deb/*.deb; do dpkg-deb -x "$deb" "$ROOT/.deb" >> "$OUT/deb_unpack.txt" 2>&1; done
+TESTS=OFF
+DOCTEST_ARGS=()
+for inc in ${TILEGEN_DOCTEST_INCLUDE:-} "$ROOT/.deb/usr/include" /usr/include /usr/local/include; do
+  if [ -f "$inc/doctest/doctest.h" ]; then TESTS=ON; DOCTEST_ARGS=(-DDOCTEST_INCLUDE_DIR="$inc"); break; fi
+done
+echo "doctest: tests $TESTS ${DOCTEST_ARGS[*]:-}" | tee -a "$SUMMARY"
+
+# ---- configure and build (Release; cpu, hip and vulkan plugins off)
+step configure configure.txt cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DTILEGEN_PLUGIN_CUDA=ON -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_VULKAN=OFF \
+  -DTILEGEN_BUILD_TESTS=$TESTS "${DOCTEST_ARGS[@]}" || { cat "$SUMMARY"; exit 1; }
+step build build.txt ninja -C "$BUILD" || { tail -40 "$OUT/build.txt"; exit 1; }
+BIN=$BUILD/bin
+TG=$BIN/tilegen
+
+# ---- unit tests: everything, then the cuda ones on their own (device test included)
+if [ -x "$BIN/tilegen_unit_tests" ]; then
+  step "unit tests (all)" unit_tests.txt "$BIN/tilegen_unit_tests"
+  step "unit tests (cuda, gpu pipeline)" unit_tests_cuda.txt "$BIN/tilegen_unit_tests" -tc="cuda*,gpu pipeline*"
+fi
+
+# ---- the tilegen CLI: targets and conformance
+HAVE_CLI=0
+if [ -x "$TG" ]; then
+  step "tilegen targets" targets.txt "$TG" targets
+  if "$TG" help 2>&1 | grep -q conformance; then
+    HAVE_CLI=1
+    if ! step "conformance --target cuda" conformance_cuda.txt "$TG" conformance --target cuda --json "$OUT/conformance_cuda.json"; then
+      # Bisect: the same without ldmatrix and cp.async (each exact by construction; this says which to suspect).
+      TILEGEN_CUDA_LDMATRIX=0 TILEGEN_CUDA_CP_ASYNC=0 step "conformance, no ldmatrix/cp.async" conformance_cuda_plain.txt \
+        "$TG" conformance --target cuda --json "$OUT/conformance_cuda_plain.json"
+      TILEGEN_CUDA_LDMATRIX=0 step "conformance, no ldmatrix" conformance_cuda_no_ldmatrix.txt \
+        "$TG" conformance --target cuda --json "$OUT/conformance_cuda_no_ldmatrix.json"
+    fi
+  else
+    echo "tilegen CLI has no 'conformance' command in this build; skipped" | tee -a "$SUMMARY"
+  fi
+else
+  echo "no tilegen CLI in this build ($TG); conformance skipped" | tee -a "$SUMMARY"
+fi
+
+# ---- compute-sanitizer: memcheck and racecheck over every sample at a small shape
+declare -A SHAPE=(
+  [gemm]="M=1000,N=777,K=333"
+  [gemm_relu]="M=512,N=384,K=256"
+  [softmax]="M=100,N=1000"
+  [rmsnorm]="M=100,N=1000"
+  [flash_attention]="B=1,H=4,HKV=2,S=200,D=64"
+  [dequant_gemm]="M=3,N=512,K=1024"
+  [conv2d]="N=1,H=14,W=14,C=32,F=64"
+  [block_reduce]="N=100000"
+)
+SAN=$CUDA_HOME/bin/compute-sanitizer
+mkdir -p "$OUT/sanitizer"
+if [ -x "$SAN" ]; then
+  for tool in memcheck racecheck; do
+    if [ $HAVE_CLI = 1 ] && "$TG" help 2>&1 | grep -q " run"; then
+      for s in gemm gemm_relu softmax rmsnorm flash_attention dequant_gemm conv2d block_reduce; do
+        step "$tool $s" "sanitizer/${tool}_$s.txt" "$SAN" --tool "$tool" --error-exitcode 1 \
+          "$TG" run "$s" --target cuda --set "${SHAPE[$s]}"
+      done
+    elif [ -x "$BIN/tilegen_unit_tests" ]; then
+      # Without the CLI: the device unit test runs every sample x dtype x test shape on cuda.
+      step "$tool (device unit test)" "sanitizer/${tool}_unit.txt" "$SAN" --tool "$tool" --error-exitcode 1 \
+        "$BIN/tilegen_unit_tests" -tc="cuda device*"
+    fi
+  done
+else
+  echo "compute-sanitizer not found at $SAN; skipped" | tee -a "$SUMMARY"
+fi
+
+# ---- benchmarks: tilegen vs cuBLAS, same process, same inputs
+if [ -x "$BIN/bench_cuda_vs_cublas" ]; then
+  step "bench vs cuBLAS" bench_cuda_vs_cublas.txt "$BIN/bench_cuda_vs_cublas" "$OUT/bench_cuda_vs_cublas.csv"
+fi
+if [ $HAVE_CLI = 1 ]; then
+  step "tilegen bench flash_attention" bench_flash_attention.txt "$TG" bench flash_attention --target cuda \
+    --set B=8,H=16,HKV=16,S=4096,D=128 --csv "$OUT/bench_flash_attention.csv"
+fi
+
+# ---- generated source and PTX of two samples, for reading
+if [ $HAVE_CLI = 1 ]; then
+  "$TG" source gemm --target cuda > "$OUT/gemm.cu" 2>&1
+  "$TG" source gemm --target cuda --emit asm > "$OUT/gemm.ptx" 2>&1
+fi
+
+echo "done: $FAILED step(s) failed; logs in $OUT" | tee -a "$SUMMARY"
+[ $FAILED -eq 0 ]
