@@ -21,6 +21,7 @@
 #include "jit.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
+#include "tilegen/passes/rasterize_blocks.h"
 #include "tilegen/passes/serialize_threads.h"
 #include "tilegen/passes/simplify.h"
 #include "tilegen/plugin.h"
@@ -214,6 +215,9 @@ class CpuPlugin final : public TargetPlugin {
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     bool micro = !opt.params.count("gemm") || opt.params.at("gemm") != "plain";
     std::vector<PassEntry> p = default_pipeline();
+    // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
+    // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
+    p.push_back({"rasterize_blocks", [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
     p.push_back({"lower_tile_ops", [micro](const Function& f, const TargetInfo& info) {
                    LowerTileOpsOptions o;
                    if (micro) o.keep_gemm = gemm_has_microkernel;
