@@ -1,8 +1,12 @@
 // The runtime facade, part two: compiling (pipeline, codegen, kernel cache, load), specialising
 // symbolic sizes at launch, checking launch arguments, launching and profiling.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
+#include <string_view>
 
 #include "runtime_internal.h"
 #include "tilegen/ir/printer.h"
@@ -60,9 +64,20 @@ std::string info_text(const TargetInfo& i) {
   return s;
 }
 
-std::string options_text(const CompileOptions& opt) {
+/// The options, plus every TILEGEN_<TARGET>_* environment variable: plugins read switches such
+/// as TILEGEN_CUDA_LDMATRIX at codegen, so they must key the cache too (a run with a switch
+/// flipped once reused the other setting's binaries).
+std::string options_text(const CompileOptions& opt, const std::string& target) {
   std::string s = "arch=" + opt.arch;
   for (auto& [k, v] : opt.params) s += ";" + k + "=" + v;
+  std::string prefix = "TILEGEN_";
+  for (char c : target) prefix += char(std::toupper(static_cast<unsigned char>(c)));
+  prefix += "_";
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e)
+    if (std::string_view(*e).starts_with(prefix)) env.emplace_back(*e);
+  std::sort(env.begin(), env.end());
+  for (auto& e : env) s += ";env:" + e;
   return s;
 }
 
@@ -71,7 +86,7 @@ Artifact cached_codegen(DeviceState& dev, const Function& lowered, const Compile
   if (!KernelCache::enabled()) return dev.plugin->codegen(lowered, dev.info, opt);
   KernelCache cache;
   KernelCache::Key key = KernelCache::key(
-      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt)});
+      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt, dev.target)});
   if (auto hit = cache.load(key)) {
     Artifact a;
     a.source = std::move(hit->source);

@@ -178,6 +178,14 @@ TEST_CASE("compile keeps artifacts with a binary in the kernel cache") {
   std::string rebuilt = t.compile(axpy_kernel()).assembly();
   CHECK(rebuilt != first);
   CHECK(t.compile(axpy_kernel()).assembly() == rebuilt);  // the corrupt entry was replaced
+  {
+    // A plugin's own environment switches (TILEGEN_<TARGET>_*) change its codegen: a new key.
+    EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "1");
+    std::string switched = t.compile(axpy_kernel()).assembly();
+    CHECK(switched != rebuilt);
+    CHECK(t.compile(axpy_kernel()).assembly() == switched);
+  }
+  CHECK(t.compile(axpy_kernel()).assembly() == rebuilt);
 }
 
 TEST_CASE("targets() from many threads at once") {

@@ -20,6 +20,25 @@ namespace tg::cuda {
 
 namespace {
 
+// Whether s stores a global load into a shared buffer: the first statement of a pipelined body's
+// copy phase (pipeline_shared's guarded fill of a later iteration's slot).
+bool fills_shared_from_global(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false, into_shared = false;
+    void visit(const ir::Store* op) override {
+      into_shared = op->buffer->scope == Scope::Shared;
+      IRVisitor::visit(op);
+      into_shared = false;
+    }
+    void visit(const ir::Load* op) override {
+      if (into_shared && op->buffer->scope == Scope::Global) found = true;
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 std::string value_type(DType t) {
   switch (t.code) {
     case TypeCode::Bool: return "bool";
@@ -532,11 +551,23 @@ class KernelEmitter {
   // barrier, which waits until at most stages - 1 groups are in flight.
   //   __syncthreads();  tg_cp_async<16>(...); ...  tg_cp_async_commit(); tg_cp_async_wait<2>();
   //   __syncthreads();  <reads>
+  // Every iteration commits exactly one group (empty when the guarded fill was simplified away)
+  // and waits for it before the barrier that precedes the reads. Without fills — the trip count is
+  // at most stages - 1, so every tile came from the prologue — the wait goes before the leading
+  // barrier, never after the reads:  tg_cp_async_commit(); tg_cp_async_wait<2>(); __syncthreads(); <reads>
   void pipelined_body(const ir::For& op) {
     ++indent_;
     const std::vector<Stmt>& stmts = op.body.as<ir::Seq>()->stmts;
     std::size_t i = 0;
-    for (; i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier; ++i) stmt(stmts[i]);
+    while (i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier) ++i;
+    if (i == stmts.size() || !fills_shared_from_global(stmts[i])) {
+      line("tg_cp_async_commit();");
+      line("tg_cp_async_wait<" + std::to_string(op.stages - 1) + ">();");
+      for (const Stmt& s : stmts) stmt(s);
+      --indent_;
+      return;
+    }
+    for (std::size_t j = 0; j < i; ++j) stmt(stmts[j]);
     async_open_ = true;
     for (; i < stmts.size(); ++i) {
       if (async_open_ && stmts[i]->kind == ir::StmtKind::Barrier) {
