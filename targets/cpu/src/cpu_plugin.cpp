@@ -1,0 +1,287 @@
+// The `cpu` target: LLVM IR generated from the lowered tile IR, compiled for the host by LLVM 19
+// at O3, loaded by ORC LLJIT; each grid block is a oneTBB task (see ../README.md). The model is
+// api/src/interp_target.cpp; each hook below says what it does here.
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <tuple>
+
+#include "emitter.h"
+#include "jit.h"
+#include "tilegen/passes/lower_tile_ops.h"
+#include "tilegen/passes/pipeline.h"
+#include "tilegen/passes/rasterize_blocks.h"
+#include "tilegen/passes/serialize_threads.h"
+#include "tilegen/passes/simplify.h"
+#include "tilegen/plugin.h"
+
+namespace tg::cpu {
+namespace {
+
+/// "AMD EPYC 9654 96-Core Processor" from /proc/cpuinfo, else the LLVM CPU name (the arch).
+std::string cpu_model_name(const std::string& fallback) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto c = line.find(':');
+      if (c != std::string::npos) return line.substr(c + 2);
+    }
+  return fallback;
+}
+
+TargetInfo info_for(const CpuTarget& t, bool host) {
+  TargetInfo info;
+  info.target = "cpu";
+  info.device_name = host ? cpu_model_name(t.cpu) : t.cpu;
+  info.arch = t.cpu;
+  info.is_cpu = true;
+  info.warp_size = 1;
+  info.max_threads = 1024;
+  info.shared_mem_bytes = 1 << 20;
+  info.vector_bytes = t.avx512 ? 64 : 32;
+  return info;
+}
+
+CpuTarget target_for(const TargetInfo& info) {
+  CpuTarget host = host_target();
+  return info.arch.empty() || info.arch == host.cpu ? host : named_target(info.arch);
+}
+
+int env_threads() {
+  const char* s = std::getenv("TILEGEN_NUM_THREADS");
+  return s ? std::max(0, std::atoi(s)) : 0;
+}
+
+/// TILEGEN_NUM_THREADS caps oneTBB for the whole process (tbb::global_control), set once.
+void apply_env_threads() {
+  static std::once_flag once;
+  static std::unique_ptr<tbb::global_control> limit;
+  std::call_once(once, [] {
+    if (int n = env_threads())
+      limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, n);
+  });
+}
+
+/// Scratch for one task: Shared, Fragment and Local buffers of the blocks it runs; grown on
+/// demand, one per worker thread, 64-byte aligned.
+void* task_scratch(int64_t bytes) {
+  struct Arena {
+    void* p = nullptr;
+    int64_t n = 0;
+    ~Arena() { std::free(p); }
+  };
+  thread_local Arena a;
+  if (bytes > a.n) {
+    std::free(a.p);
+    a.n = (bytes + 63) / 64 * 64;
+    a.p = std::aligned_alloc(64, std::size_t(a.n));
+    if (!a.p) throw Error("cpu: out of memory for " + std::to_string(bytes) + " bytes of block scratch");
+  }
+  return a.p;
+}
+
+using KernelFn = void (*)(void**, int64_t, int64_t, void*);
+
+struct LoadedModule {
+  std::shared_ptr<JitModule> jit;
+  struct Entry {
+    KernelFn fn;
+    int64_t scratch_bytes;
+    int64_t blocks;
+  };
+  std::vector<Entry> kernels;
+  std::unique_ptr<tbb::task_arena> arena;  // CompileOptions.params["num_threads"]
+};
+
+class CpuContext final : public DeviceContext {
+ public:
+  void* allocate(std::size_t bytes) override {
+    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
+    if (!p) throw Error("cpu: out of host memory allocating " + std::to_string(bytes) + " bytes");
+    return p;
+  }
+  void release(void* ptr) override { std::free(ptr); }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes) std::memcpy(dst, src, bytes);
+  }
+
+  // The object file when there is one (no second compilation), else the LLVM IR text.
+  std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    auto m = std::make_shared<LoadedModule>();
+    m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target())
+                              : JitModule::from_object(a.binary);
+    std::vector<const ir::Kernel*> ks = kernels_of(lowered);
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+      int64_t blocks = 1;
+      for (auto& g : ks[i]->grid) blocks *= *g.as_int();
+      m->kernels.push_back({reinterpret_cast<KernelFn>(m->jit->lookup(kernel_symbol(lowered, int(i)))),
+                            *static_cast<const int64_t*>(m->jit->lookup(scratch_symbol(lowered, int(i)))),
+                            blocks});
+    }
+    int threads = *static_cast<const int32_t*>(m->jit->lookup(threads_symbol(lowered)));
+    if (threads > 0) m->arena = std::make_unique<tbb::task_arena>(threads);
+    return m;
+  }
+
+  // args follow lowered.params: tensors by pointer, scalars through 8-byte slots (double/int64).
+  void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+              const std::vector<LaunchArg>& args) override {
+    auto& m = *static_cast<LoadedModule*>(loaded.get());
+    std::vector<void*> ptrs;
+    std::vector<uint64_t> slots(lowered.params.size());
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < lowered.params.size(); ++i) {
+      const Param& p = lowered.params[i];
+      if (p.kind == Param::Kind::Size) continue;
+      if (next >= args.size()) throw Error("cpu: too few launch arguments for " + lowered.name);
+      const LaunchArg& a = args[next++];
+      if (p.kind == Param::Kind::Tensor) {
+        ptrs.push_back(a.device_ptr);
+        continue;
+      }
+      double d = a.dtype.is_float() ? a.scalar.f : double(a.scalar.i);
+      int64_t n = a.dtype.is_float() ? int64_t(a.scalar.f) : a.scalar.i;
+      if (p.var.dtype().is_float())
+        std::memcpy(&slots[i], &d, 8);
+      else
+        std::memcpy(&slots[i], &n, 8);
+      ptrs.push_back(&slots[i]);
+    }
+    for (const auto& k : m.kernels) {
+      if (k.blocks <= 0) continue;
+      auto run = [&] {
+        int threads = tbb::this_task_arena::max_concurrency();
+        int64_t grain = std::max<int64_t>(1, k.blocks / (int64_t(threads) * 4));
+        tbb::parallel_for(
+            tbb::blocked_range<int64_t>(0, k.blocks, grain),
+            [&](const tbb::blocked_range<int64_t>& r) {
+              k.fn(ptrs.data(), r.begin(), r.end(), task_scratch(k.scratch_bytes));
+            },
+            tbb::simple_partitioner());
+      };
+      if (m.arena)
+        m.arena->execute(run);
+      else
+        run();
+    }
+  }
+  void synchronize() override {}
+
+  // Overwrite a buffer larger than the last-level cache.
+  void flush_l2() override {
+    static std::vector<char> junk(64 << 20);
+    static char v = 0;
+    std::memset(junk.data(), ++v, junk.size());
+  }
+};
+
+class CpuPlugin final : public TargetPlugin {
+ public:
+  CpuPlugin() { apply_env_threads(); }
+  std::string name() const override { return "cpu"; }
+
+  // Available wherever LLVM has a native target: one device, the host CPU.
+  ProbeResult probe() override {
+    ProbeResult r;
+    try {
+      r.devices.push_back(info_for(host_target(), true));
+      r.available = true;
+    } catch (const std::exception& e) {
+      r.reason = e.what();
+    }
+    return r;
+  }
+
+  // default_pipeline, then tile statements to parallel loops (gemms the micro-kernel handles
+  // stay), then threads to loops:
+  //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
+  //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
+  //   }
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+    bool micro = !opt.params.count("gemm") || opt.params.at("gemm") != "plain";
+    std::vector<PassEntry> p = default_pipeline();
+    // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
+    // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
+    p.push_back({"rasterize_blocks", [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
+    p.push_back({"lower_tile_ops", [micro](const Function& f, const TargetInfo& info) {
+                   LowerTileOpsOptions o;
+                   if (micro) o.keep_gemm = gemm_has_microkernel;
+                   o.reduce_lanes = info.vector_bytes / 4 * 4;  // four vectors of f32 partial results
+                   return lower_tile_ops(f, info, o);
+                 }});
+    p.push_back({"simplify", simplify});
+    p.push_back({"serialize_threads", serialize_threads});
+    p.push_back({"simplify", simplify});
+    return p;
+  }
+
+  // Lowered IR → LLVM module → O3 → {source: LLVM IR, assembly: x86, binary: ELF object}.
+  Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
+    CpuTarget t = target_for(info);
+    EmitOptions eo;
+    auto param = [&](const char* k) { return opt.params.count(k) ? opt.params.at(k) : std::string(); };
+    eo.fast_math = param("fast_math") == "1";
+    eo.num_threads = param("num_threads").empty() ? 0 : std::max(0, std::atoi(param("num_threads").c_str()));
+    eo.vector_bits = t.vector_bits();
+    llvm::LLVMContext ctx;
+    // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.
+    ctx.setDiagnosticHandlerCallBack([](const llvm::DiagnosticInfo*, void*) {});
+    std::unique_ptr<llvm::Module> m = emit_module(lowered, ctx, eo);
+    std::string problems;
+    llvm::raw_string_ostream os(problems);
+    if (llvm::verifyModule(*m, &os))
+      throw Error("cpu: internal error, the generated LLVM IR is invalid: " + problems, lowered.loc);
+    auto t0 = std::chrono::steady_clock::now();
+    auto tm = make_target_machine(t);
+    optimize(*m, *tm, t);
+    auto t1 = std::chrono::steady_clock::now();
+    Artifact a;
+    a.source = module_text(*m);
+    std::tie(a.assembly, a.binary) = emit_assembly_and_object(*m, *tm, t);
+    auto t2 = std::chrono::steady_clock::now();
+    if (std::getenv("TILEGEN_CPU_TIMING")) {  // where a cold compile's time goes
+      auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+      std::fprintf(stderr, "cpu codegen %s: O3 %.1f ms, assembly + object %.1f ms\n", lowered.name.c_str(),
+                   ms(t1 - t0), ms(t2 - t1));
+    }
+    a.entry = kernel_symbol(lowered, 0);
+    return a;
+  }
+
+  std::unique_ptr<DeviceContext> open(int index) override {
+    if (index != 0)
+      throw Error("cpu has one device (0); device " + std::to_string(index) + " does not exist");
+    return std::make_unique<CpuContext>();
+  }
+
+  // Any CPU LLVM knows by name ("skylake-avx512", "znver4"): code for it without running it.
+  TargetInfo info_for_arch(const std::string& arch) override {
+    CpuTarget host = host_target();
+    if (arch.empty() || arch == host.cpu) return info_for(host, true);
+    return info_for(named_target(arch), false);
+  }
+};
+
+}  // namespace
+}  // namespace tg::cpu
+
+TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
+  static const TgPluginEntry e{tg::kPluginAbiVersion, "cpu",
+                               []() -> tg::TargetPlugin* { return new tg::cpu::CpuPlugin; }};
+  return &e;
+}

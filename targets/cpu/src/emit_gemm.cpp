@@ -1,0 +1,238 @@
+// gemm on the cpu: a register-blocked FMA micro-kernel on LLVM vector types.
+//
+//   gemm As, Bs -> Cf          (As f16[128, 32], Bs f16[32, 128], Cf f32[128, 128]; AVX2: VL = 8)
+// becomes, with MR = 6 rows and NV = 2 vectors (NR = 16 columns) per micro-tile:
+//   Bp = f32 copy of op(B) as K×N rows            (only when B is not f32 or is transposed)
+//   P  = op(B) in panels [N/16][K][16]             ; each micro-tile streams one contiguous panel
+//   for j0 in [0, 128) step 16 {                   ; a B panel stays in L1 over all rows
+//     for i0 in [0, 126) step 6 {                  ; 12 accumulators <8 x float> in registers
+//       acc[r][v] = Cf[i0 + r, j0 + 8v : +8]
+//       for k in [0, 32) { b[v] = P[j0 / 16, k, 8v : +8]; a = splat(fpext As[i0 + r, k]);
+//                          acc[r][v] = fma(a, b[v], acc[r][v]) }
+//       Cf[i0 + r, j0 + 8v : +8] = acc[r][v]
+//     }
+//     rows 126, 127: the same with MR = 2
+//   }
+// Columns past the last whole vector (N % VL) take a scalar loop. The sum is in f32, rounded at
+// every FMA (the interpreter sums in double: the samples' tolerances allow f32 accumulation).
+#include <llvm/IR/Intrinsics.h>
+
+#include <functional>
+
+#include "emitter.h"
+
+namespace tg::cpu {
+
+using namespace ir;
+using llvm::Value;
+
+namespace {
+
+/// A matrix operand: the region's flat offset and the strides of its last two dimensions.
+struct Mat {
+  Value* off;
+  int64_t row_stride, rows, cols;
+  DType t;
+  Buffer buf;
+};
+
+int64_t extent(const Expr& e) { return *e.as_int(); }
+
+/// Where vector v of op(B)'s row k starts for the current micro-tile's columns.
+using PanelFn = std::function<Value*(Value* k, int v)>;
+
+/// The emission of one gemm: operands, tile choice, packing, micro-tiles, edges.
+class GemmEmitter {
+ public:
+  GemmEmitter(Emitter& e, const Gemm& g)
+      : e_(e), B(e.B), g_(g), entry_(&entry_block(e), entry_block(e).begin()) {
+    A_ = mat(g.a), Bm_ = mat(g.b), C_ = mat(g.c);
+    M_ = C_.rows, N_ = C_.cols, K_ = g.trans_a ? A_.rows : A_.cols;
+    VL_ = e.opt.vector_bits / 32;
+    f32t_ = B.getFloatTy();
+    vty_ = llvm::FixedVectorType::get(f32t_, unsigned(VL_));
+    // Tile choice: as many accumulators as the register file holds (16 or 32 vector registers).
+    nv_ = VL_ >= 16 ? 4 : 2, mr_ = 6;
+    if (VL_ >= 16 && N_ % (4 * VL_) != 0) nv_ = 3, mr_ = 8;
+    NR_ = int64_t(nv_) * VL_;
+    n_main_ = N_ / NR_ * NR_, n_vec_ = N_ / VL_ * VL_, m_main_ = M_ / mr_ * mr_;
+  }
+
+  void run() {
+    pack_rows();
+    pack_panels();
+    if (n_main_ > 0)
+      e_.loop(i64(0), i64(n_main_ / NR_), nullptr, [&](Value* jb) {
+        Value* start = B.CreateMul(jb, i64(K_ * NR_));
+        rows(B.CreateMul(jb, i64(NR_)), nv_, [&](Value* k, int v) {
+          return B.CreateInBoundsGEP(f32t_, panels_,
+                                     B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, i64(NR_)), i64(v * VL_))));
+        });
+      });
+    if (n_vec_ > n_main_)
+      rows(i64(n_main_), int((n_vec_ - n_main_) / VL_),
+           [&](Value* k, int v) { return b_ptr(k, i64(n_main_ + v * VL_)); });
+    scalar_cols(n_vec_);
+  }
+
+ private:
+  static llvm::BasicBlock& entry_block(Emitter& e) {
+    return e.B.GetInsertBlock()->getParent()->getEntryBlock();
+  }
+  Value* i64(int64_t v) { return B.getInt64(uint64_t(v)); }
+
+  Mat mat(const Region& r) {
+    std::size_t n = r.extents.size();
+    return Mat{e_.flat_index(r.buffer, r.offsets),
+               *r.buffer->shape[n - 1].as_int(),
+               extent(r.extents[n - 2]),
+               extent(r.extents[n - 1]),
+               r.buffer->dtype,
+               r.buffer};
+  }
+
+  Value* scratch(int64_t floats) {
+    auto* a = entry_.CreateAlloca(f32t_, entry_.getInt64(uint64_t(floats)));
+    a->setAlignment(llvm::Align(64));
+    return a;
+  }
+
+  // op(B) as f32 K×N rows, unless B already is exactly that.
+  void pack_rows() {
+    bbase_ = e_.base(Bm_.buf), boff_ = Bm_.off, bstride_ = Bm_.row_stride;
+    if (!g_.trans_b && Bm_.t == f32) return;
+    Value* packed = scratch(K_ * N_);
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      e_.loop(i64(0), i64(N_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(bstride_)), k)
+                                : B.CreateAdd(B.CreateMul(k, i64(bstride_)), j);
+        Value* v = e_.convert(e_.load(Bm_.buf, B.CreateAdd(boff_, src)), Bm_.t, f32);
+        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, packed, B.CreateAdd(B.CreateMul(k, i64(N_)), j)));
+      });
+    });
+    bbase_ = packed, boff_ = i64(0), bstride_ = N_;
+  }
+
+  // The whole panels of op(B), packed panel after panel as [N/NR][K][NR]: a micro-tile then
+  // streams one contiguous block (row-major B with a power-of-two row stride would map a
+  // panel's K rows onto a few L1 sets).
+  void pack_panels() {
+    if (n_main_ == 0) return;
+    panels_ = scratch(K_ * n_main_);
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      e_.loop(i64(0), i64(n_main_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value *jb = B.CreateUDiv(j, i64(NR_)), *jj = B.CreateURem(j, i64(NR_));
+        Value* at = B.CreateAdd(B.CreateMul(B.CreateAdd(B.CreateMul(jb, i64(K_)), k), i64(NR_)), jj);
+        B.CreateStore(B.CreateLoad(f32t_, b_ptr(k, j)), B.CreateInBoundsGEP(f32t_, panels_, at));
+      });
+    });
+  }
+
+  Value* b_ptr(Value* k, Value* j) {
+    return B.CreateInBoundsGEP(f32t_, bbase_,
+                               B.CreateAdd(boff_, B.CreateAdd(B.CreateMul(k, i64(bstride_)), j)));
+  }
+  Value* a_val(Value* i, Value* k) {
+    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
+                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
+    return e_.convert(e_.load(A_.buf, B.CreateAdd(A_.off, idx)), A_.t, f32);
+  }
+  Value* c_ptr(Value* i, Value* j) {
+    return B.CreateInBoundsGEP(f32t_, e_.base(C_.buf),
+                               B.CreateAdd(C_.off, B.CreateAdd(B.CreateMul(i, i64(C_.row_stride)), j)));
+  }
+
+  // Every row of one column strip: whole MR-row micro-tiles, then the remaining rows.
+  void rows(Value* j0, int nv, const PanelFn& panel) {
+    if (m_main_ > 0)
+      e_.loop(i64(0), i64(m_main_ / mr_), nullptr,
+              [&](Value* ib) { micro(B.CreateMul(ib, i64(mr_)), j0, mr_, nv, panel); });
+    if (M_ > m_main_) micro(i64(m_main_), j0, int(M_ - m_main_), nv, panel);
+  }
+
+  // One MR×(NV·VL) micro-tile at (i0, j0), its accumulators in registers across the k loop
+  // (allocas of vectors that mem2reg turns into loop phis).
+  void micro(Value* i0, Value* j0, int mr, int nv, const PanelFn& panel) {
+    std::vector<llvm::AllocaInst*> acc;
+    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry_.CreateAlloca(vty_));
+    auto tile = [&](int r, int v) { return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_))); };
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v) {
+        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
+                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, tile(r, v), llvm::Align(4)));
+        B.CreateStore(init, acc[size_t(r * nv + v)]);
+      }
+    e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+      std::vector<Value*> bv;
+      for (int v = 0; v < nv; ++v) bv.push_back(B.CreateAlignedLoad(vty_, panel(k, v), llvm::Align(4)));
+      for (int r = 0; r < mr; ++r) {
+        Value* a = B.CreateVectorSplat(unsigned(VL_), a_val(B.CreateAdd(i0, i64(r)), k));
+        for (int v = 0; v < nv; ++v) {
+          auto* slot = acc[size_t(r * nv + v)];
+          B.CreateStore(
+              B.CreateIntrinsic(llvm::Intrinsic::fma, {vty_}, {a, bv[size_t(v)], B.CreateLoad(vty_, slot)}),
+              slot);
+        }
+      }
+    });
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v)
+        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
+  }
+
+  // Columns [j_lo, N) of every row, one element at a time.
+  void scalar_cols(int64_t j_lo) {
+    if (j_lo >= N_) return;
+    e_.loop(i64(0), i64(M_), nullptr, [&](Value* i) {
+      e_.loop(i64(j_lo), i64(N_ - j_lo), nullptr, [&](Value* j) {
+        Value* p = c_ptr(i, j);
+        llvm::AllocaInst* sum = entry_.CreateAlloca(f32t_);
+        B.CreateStore(
+            g_.clear_c ? llvm::ConstantFP::get(f32t_, 0.0) : static_cast<Value*>(B.CreateLoad(f32t_, p)),
+            sum);
+        e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
+          Value* b = B.CreateLoad(f32t_, b_ptr(k, j));
+          B.CreateStore(
+              B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t_}, {a_val(i, k), b, B.CreateLoad(f32t_, sum)}),
+              sum);
+        });
+        B.CreateStore(B.CreateLoad(f32t_, sum), p);
+      });
+    });
+  }
+
+  Emitter& e_;
+  llvm::IRBuilder<>& B;
+  const Gemm& g_;
+  llvm::IRBuilder<> entry_;  // allocas go to the function's entry block
+  Mat A_, Bm_, C_;
+  int64_t M_ = 0, N_ = 0, K_ = 0, NR_ = 0, n_main_ = 0, n_vec_ = 0, m_main_ = 0;
+  int VL_ = 8, nv_ = 2, mr_ = 6;
+  llvm::Type* f32t_ = nullptr;
+  llvm::FixedVectorType* vty_ = nullptr;
+  Value *bbase_ = nullptr, *boff_ = nullptr, *panels_ = nullptr;
+  int64_t bstride_ = 0;
+};
+
+}  // namespace
+
+/// Whether the micro-kernel handles this gemm (f32 C, float A and B, constant extents);
+/// the pipeline lowers the others to loops (lower_tile_ops' keep_gemm).
+bool gemm_has_microkernel(const Gemm& g) {
+  auto ok_in = [](DType t) { return t == f32 || t == f16 || t == bf16; };
+  if (g.c.buffer->dtype != f32 || !ok_in(g.a.buffer->dtype) || !ok_in(g.b.buffer->dtype)) return false;
+  for (const Region* r : {&g.a, &g.b, &g.c}) {
+    if (r->extents.size() < 2 || r->buffer->scope == Scope::Global) return false;
+    for (std::size_t d = 0; d < r->extents.size(); ++d) {
+      auto e = r->extents[d].as_int();
+      if (!e || *e < 1 || (d + 2 < r->extents.size() && *e != 1)) return false;
+    }
+    for (auto& s : r->buffer->shape)
+      if (!s.as_int()) return false;
+  }
+  return true;
+}
+
+void Emitter::emit_gemm(const Gemm& g) { GemmEmitter(*this, g).run(); }
+
+}  // namespace tg::cpu

@@ -1,0 +1,58 @@
+// LLVM machinery of the cpu target: the host's target machine, the O3 pipeline, assembly and
+// object emission, and ORC LLJIT instances that load a compiled kernel (private to the plugin).
+#pragma once
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm::orc {
+class LLJIT;
+}
+
+namespace tg::cpu {
+
+/// The CPU code is generated for: host CPU name and features, or a named CPU's defaults.
+struct CpuTarget {
+  std::string triple;
+  std::string cpu;       // "znver3", "sapphirerapids", ...
+  std::string features;  // "+avx2,+fma,..." (empty: the CPU's defaults)
+  bool avx512 = false;   // avx512f: 512-bit vectors preferred
+  int vector_bits() const { return avx512 ? 512 : 256; }
+};
+
+/// Initialises LLVM's native target once; throws tg::Error where it cannot.
+CpuTarget host_target();
+CpuTarget named_target(const std::string& cpu);
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& t);
+
+/// Function attributes for the target (cpu, features, prefer-vector-width) and the O3 pipeline.
+void optimize(llvm::Module& m, llvm::TargetMachine& tm, const CpuTarget& t);
+std::string module_text(const llvm::Module& m);
+std::string emit_assembly(const llvm::Module& m, llvm::TargetMachine& tm);
+std::vector<uint8_t> emit_object(const llvm::Module& m, llvm::TargetMachine& tm);
+
+/// Optimised module → (assembly, object), the two back-end runs in parallel: the assembly from
+/// a bitcode copy in its own LLVMContext on a second thread (each run is ~40% of a cold compile).
+std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m,
+                                                                      llvm::TargetMachine& tm,
+                                                                      const CpuTarget& t);
+
+/// A loaded kernel module: look symbols up by name.
+class JitModule {
+ public:
+  /// From an object file (what codegen produced), or from LLVM IR text (a cache hit with source only).
+  static std::shared_ptr<JitModule> from_object(const std::vector<uint8_t>& object);
+  static std::shared_ptr<JitModule> from_ir_text(const std::string& text, const CpuTarget& t);
+  ~JitModule();
+  void* lookup(const std::string& name) const;
+
+ private:
+  JitModule();
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+};
+
+}  // namespace tg::cpu

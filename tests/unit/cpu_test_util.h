@@ -1,0 +1,136 @@
+// Shared by the cpu target tests: the target, or a printed reason to skip; and a check that
+// runs one function on cpu and on the interpreter and compares every output element.
+#pragma once
+#include <doctest/doctest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/runtime.h"
+
+namespace tg::testing {
+
+/// Compiles inside its scope skip the on-disk kernel cache (TILEGEN_CACHE=0): these tests check
+/// the code generator itself, which a cached binary from an earlier build would bypass.
+class NoKernelCache {
+ public:
+  NoKernelCache() {
+    if (const char* v = std::getenv("TILEGEN_CACHE")) old_ = v;
+    ::setenv("TILEGEN_CACHE", "0", 1);
+  }
+  ~NoKernelCache() {
+    if (old_)
+      ::setenv("TILEGEN_CACHE", old_->c_str(), 1);
+    else
+      ::unsetenv("TILEGEN_CACHE");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+/// The cpu target, or nullopt after printing why it is unavailable (the test then passes vacuously).
+inline std::optional<Target> cpu_target_or_skip() {
+  for (const TargetStatus& s : targets())
+    if (s.name == "cpu") {
+      if (s.available) return Target::get("cpu");
+      std::cerr << "cpu tests skipped: cpu target unavailable: " << s.reason << "\n";
+      return std::nullopt;
+    }
+  std::cerr
+      << "cpu tests skipped: no libtilegen_cpu.so beside libtilegen (built without LLVM 19 or oneTBB)\n";
+  return std::nullopt;
+}
+
+/// A host tensor with its bytes, random contents for inputs.
+struct TestArray {
+  std::vector<int64_t> shape;
+  DType dtype;
+  std::vector<uint8_t> bytes;
+  int64_t numel() const {
+    int64_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+  }
+};
+
+inline TestArray random_array(std::vector<int64_t> shape, DType t, std::mt19937_64& rng) {
+  TestArray a{std::move(shape), t, {}};
+  a.bytes.resize(storage_bytes(t, a.numel()));
+  std::uniform_real_distribution<double> u(-2.0, 2.0);
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double v = u(rng);
+    Scalar s = t.is_float() ? Scalar::of_float(round_float_to(t, v))
+                            : Scalar::of_int(t.is_bool() ? int64_t(v > 0)
+                                                         : wrap_int_to(t, int64_t(std::floor(v * 20))));
+    store_element(t, a.bytes.data(), i, s);
+  }
+  return a;
+}
+
+/// Run f on cpu and on the interpreter with copies of the same inputs; every element of every
+/// tensor must agree within rel/abs (floats) or exactly (integers). Scalars in `scalars`.
+inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f,
+                                          std::vector<TestArray> tensors, std::vector<double> scalars = {},
+                                          double tol = 1e-5, const CompileOptions& opt = {}) {
+  std::vector<TestArray> ref = tensors;
+  std::vector<HostArg> hargs;
+  std::vector<KernelArg> kargs;
+  std::size_t ti = 0, si = 0;
+  for (const Param& p : f.params) {
+    if (p.kind == Param::Kind::Size) continue;
+    if (p.kind == Param::Kind::Tensor) {
+      TestArray& r = ref[ti];
+      TestArray& c = tensors[ti++];
+      hargs.push_back({r.bytes.data(), r.shape, r.dtype, {}, true});
+      kargs.push_back(HostTensor{c.bytes.data(), c.shape, c.dtype});
+    } else {
+      double v = scalars.at(si++);
+      DType t = p.var.dtype();
+      HostArg h;
+      h.is_tensor = false;
+      h.dtype = t;
+      h.scalar = t.is_float() ? Scalar::of_float(v) : Scalar::of_int(int64_t(v));
+      hargs.push_back(h);
+      if (t.is_float())
+        kargs.push_back(v);
+      else
+        kargs.push_back(int64_t(v));
+    }
+  }
+  interpret(f, hargs);
+  NoKernelCache no_cache;
+  CompiledKernel k = cpu.compile(Kernel(f), opt);
+  k.launch(kargs);
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    const TestArray &got = tensors[t], &want = ref[t];
+    int64_t bad = 0, first = -1;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      double g = scalar_as_double(got.dtype, load_element(got.dtype, got.bytes.data(), i));
+      double w = scalar_as_double(want.dtype, load_element(want.dtype, want.bytes.data(), i));
+      bool ok = got.dtype.is_float()
+                    ? (std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= tol + tol * std::fabs(w))
+                    : g == w;
+      if (!ok && first < 0) first = i;
+      bad += !ok;
+    }
+    INFO(
+        "tensor "
+        << t << ": " << bad << " mismatches, first at " << first << " (got "
+        << (first >= 0 ? scalar_as_double(got.dtype, load_element(got.dtype, got.bytes.data(), first)) : 0)
+        << ", want "
+        << (first >= 0 ? scalar_as_double(want.dtype, load_element(want.dtype, want.bytes.data(), first)) : 0)
+        << ")\n"
+        << k.source().substr(0, 0));
+    CHECK(bad == 0);
+  }
+}
+
+}  // namespace tg::testing
