@@ -3,7 +3,6 @@
 // it must report instead of computing a wrong answer.
 #include <doctest/doctest.h>
 
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <source_location>
@@ -171,20 +170,15 @@ TEST_CASE("tiled gemm with ragged M, N, K matches a double host loop") {
   for (int i = 0; i < M * N; ++i) CHECK(c[i] == float(model[i]));  // bit-exact rounding model
 }
 
-TEST_CASE("256^3 tile-level gemm runs fast") {
+// The interpreter's speed is measured by `tilegen bench gemm --target interp`, not by a timed test.
+TEST_CASE("256^3 tile-level gemm matches the rounding model") {
   const int S = 256;
   Function f = tiled_gemm(64, 64, 32, 128);
   auto a = random_floats(S * S, 3), b = random_floats(S * S, 4);
   std::vector<float> c(S * S);
-  auto t0 = std::chrono::steady_clock::now();
   interpret(f, {arg(a, {S, S}), arg(b, {S, S}), arg(c, {S, S})});
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   auto model = gemm_model(a, b, S, S, S, 32, f32);
   for (int i = 0; i < S * S; i += 97) CHECK(c[i] == float(model[i]));
-#ifdef NDEBUG
-  CHECK(secs < 1.0);
-#endif
-  MESSAGE("256^3 gemm: " << secs << " s");
 }
 
 TEST_CASE("f16 accumulation rounds once per gemm, unlike f32") {
@@ -309,19 +303,13 @@ TEST_CASE("thread-level block reduction with local, shared and barriers") {
   const int n = 1 << 20, G = 64;
   std::vector<float> a(n), out(G);
   for (int i = 0; i < n; ++i) a[i] = float(i % 7 - 3);
-  auto t0 = std::chrono::steady_clock::now();
   interpret(block_sum(128, true), {arg(a, {n}), arg(out, {G})});
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  MESSAGE("1M-element thread-level reduction: " << secs << " s");
   for (int b = 0; b < G; ++b) {
     double want = 0;
     for (int i = 0; i < n; ++i)
       if ((i / 128) % G == b) want += a[i];
     CHECK(out[b] == float(want));
   }
-#ifdef NDEBUG
-  CHECK(secs < 5.0);
-#endif
 }
 
 TEST_CASE("removing the barrier of the tree reduction is reported as a race") {
