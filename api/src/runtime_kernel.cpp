@@ -359,6 +359,22 @@ void on_device(const DeviceState& dev, const std::string& kernel, const SourceLo
   }
 }
 
+/// What launch and profile share: check the arguments, specialise, stage host tensors, then
+/// run(dev, variant, launch_args) on the device under its lock, and copy host tensors back.
+template <typename F>
+void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where, F&& run) {
+  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
+  std::shared_ptr<Variant> v = specialise(im, c, where);
+  DeviceState& dev = *im.dev;
+  std::lock_guard<std::mutex> lock(dev.mu);
+  HostStaging staging{dev, {}};
+  on_device(dev, im.generic.name, where, [&] {
+    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    run(dev, *v, la);
+    staging.copy_back();
+  });
+}
+
 const Variant& current(CompiledKernel::Impl& im) {
   std::lock_guard<std::mutex> lock(im.mu);
   if (!im.last) {
@@ -375,17 +391,8 @@ const Variant& current(CompiledKernel::Impl& im) {
 }  // namespace
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
-  SourceLoc where = SourceLoc::from(loc);
-  Impl& im = *impl_;
-  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
-  std::shared_ptr<Variant> v = specialise(im, c, where);
-  DeviceState& dev = *im.dev;
-  std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, {}};
-  on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
-    dev.ctx->launch(v->loaded, v->lowered, la);
-    staging.copy_back();
+  on_launch(*impl_, args, SourceLoc::from(loc), [](DeviceState& dev, const Variant& v, const auto& la) {
+    dev.ctx->launch(v.loaded, v.lowered, la);
   });
 }
 
@@ -395,30 +402,22 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
     throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
-  Impl& im = *impl_;
-  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
-  std::shared_ptr<Variant> v = specialise(im, c, where);
-  DeviceState& dev = *im.dev;
-  std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, {}};
   std::vector<double> ms;
-  on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
-    for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v->loaded, v->lowered, la);
+  on_launch(*impl_, args, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
+    for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);
     dev.ctx->synchronize();
     if (opt.flush_l2) {
       // One timed run at a time, with the caches flushed before each (a no-op where there are none).
       for (int r = 0; r < opt.runs; ++r) {
         dev.ctx->flush_l2();
-        for (double t : dev.ctx->time_launches(v->loaded, v->lowered, la, 1)) ms.push_back(t);
+        for (double t : dev.ctx->time_launches(v.loaded, v.lowered, la, 1)) ms.push_back(t);
       }
     } else {
-      ms = dev.ctx->time_launches(v->loaded, v->lowered, la, opt.runs);
+      ms = dev.ctx->time_launches(v.loaded, v.lowered, la, opt.runs);
     }
-    staging.copy_back();
   });
   if (ms.size() != std::size_t(opt.runs))
-    throw Error("target '" + dev.target + "' timed " + std::to_string(ms.size()) + " runs of the " +
+    throw Error("target '" + impl_->dev->target + "' timed " + std::to_string(ms.size()) + " runs of the " +
                     std::to_string(opt.runs) + " asked for",
                 where);
   std::sort(ms.begin(), ms.end());
