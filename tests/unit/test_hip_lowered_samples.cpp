@@ -4,6 +4,8 @@
 // interpreter with the MFMA descriptions and its race detection, must match the float64 reference.
 #include <doctest/doctest.h>
 
+#include "gpu_pass_test_util.h"
+#include "hip_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -73,6 +75,14 @@ TEST_CASE("hip: every sample lowered for gfx942 matches the reference in the int
 
 TEST_CASE("hip: the conformance suite's default-tile shapes lowered for gfx942 match the reference") {
   check_arch("gfx942", true);
+}
+
+TEST_CASE("hip: an fp8 gemm lowered for gfx942 runs on the 16x16x32 fp8 unit and matches the tile gemm") {
+  Function f = test::fp8_gemm_kernel().function();
+  Function lowered = PassManager(gpu_pipeline()).run(f, amd_target_info("gfx942"));
+  INFO(print(lowered));
+  CHECK(test::contains(print(lowered), "mfma_f32_16x16x32_fp8"));
+  test::check_same_results(f, lowered);
 }
 
 TEST_CASE("amd_target_info: wave64, 64 KiB LDS, fp8 MFMA on gfx942 only, other archs rejected") {

@@ -133,8 +133,8 @@ CodeObject compile_with_hiprtc(const std::string& source, const std::string& nam
   if (h.create(&prog, source.c_str(), (name + ".hip").c_str(), 1, &header, &header_name) != 0)
     throw Error("hip: hiprtcCreateProgram failed");
   const std::string arch_opt = "--offload-arch=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "-O3", "-std=c++17"};
-  int rc = h.compile(prog, 3, opts);
+  const char* opts[] = {arch_opt.c_str(), "-O3", "-std=c++17", "-ffp-contract=off"};
+  int rc = h.compile(prog, 4, opts);
   std::size_t n = 0;
   h.log_size(prog, &n);
   std::string log(n, '\0');
@@ -158,7 +158,7 @@ CodeObject compile_with_clang(const std::string& source, const std::string& name
   dir.write("kernel.hip", source.data(), source.size());
   const std::string src = (dir.path / "kernel.hip").string(), obj = (dir.path / "kernel.co").string();
   std::vector<std::string> cmd = {clang, "-x", "hip", "--offload-arch=" + arch, "--cuda-device-only",
-                                  "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3", "-mwavefrontsize64",
+                                  "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3", "-mwavefrontsize64", "-ffp-contract=off",
                                   "-DTG_HIP_STANDALONE", "-I", dir.path.string(), "-Wno-unused-command-line-argument",
                                   src, "-o", obj};
   std::string log;

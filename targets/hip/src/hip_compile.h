@@ -3,7 +3,8 @@
 // Two compilers: hiprtc (dlopen of libhiprtc, where a ROCm runtime is installed) and otherwise
 // clang's HIP device compilation, which needs clang 19+ and lld but no ROCm:
 //   clang-19 -x hip --offload-arch=gfx942 --cuda-device-only --no-gpu-bundle-output -nogpulib
-//            -nogpuinc -O3 -DTG_HIP_STANDALONE kernel.hip -o kernel.co
+//            -nogpuinc -O3 -mwavefrontsize64 -ffp-contract=off -DTG_HIP_STANDALONE kernel.hip -o kernel.co
+// (no contraction: a*b+c stays two roundings, as the interpreter computes it).
 // TILEGEN_HIP_COMPILER=clang|hiprtc forces one; TILEGEN_HIP_CLANG names the clang to run.
 // The code object is read back with LLVM's tools found beside that clang (llvm-objdump for the
 // disassembly, llvm-readobj --notes for the AMDGPU metadata: registers, LDS, scratch, spills).
