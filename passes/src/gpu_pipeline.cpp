@@ -1,7 +1,6 @@
 #include "tilegen/passes/gpu_pipeline.h"
 
 #include "tilegen/ir/error.h"
-
 #include "tilegen/passes/infer_fragment_layouts.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/pipeline.h"

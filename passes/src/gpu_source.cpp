@@ -100,19 +100,21 @@ std::string SourceEmitter::emit() {
   std::string params;
   for (const Param& prm : f_.params) {
     if (prm.kind == Param::Kind::Size)
-      throw Error("size " + prm.name() + " is not bound; the " + target_name() + " target compiles specialised kernels",
+      throw Error("size " + prm.name() + " is not bound; the " + target_name() +
+                      " target compiles specialised kernels",
                   f_.loc);
     const bool tensor = prm.kind == Param::Kind::Tensor;
     std::string n = declare(tensor ? prm.buffer->name : prm.var.name(),
                             tensor ? (const void*)prm.buffer.get() : prm.var.get());
-    params += (params.empty() ? "" : ", ") +
-              (tensor ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n : value_type(prm.var.dtype()) + " " + n);
+    params += (params.empty() ? "" : ", ") + (tensor ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n
+                                                     : value_type(prm.var.dtype()) + " " + n);
   }
   os_ << kernel_head(params) << " {\n";
   indent_ = 1;
   declare_buffers();
   for (std::size_t d = 0; d < k.block_vars.size(); ++d)
-    line("const int " + declare(k.block_vars[d].name(), k.block_vars[d].get()) + " = " + block_index(int(d)) + ";");
+    line("const int " + declare(k.block_vars[d].name(), k.block_vars[d].get()) + " = " + block_index(int(d)) +
+         ";");
   line("const int " + declare(k.thread_var.name(), k.thread_var.get()) + " = " + thread_index() + ";");
   stmt(k.body);
   os_ << "}\n";
@@ -124,8 +126,8 @@ void SourceEmitter::declare_buffers() {
   if (p_.shared.bytes > 0) declare_shared(p_.shared.bytes);
   for (auto& [b, off] : p_.shared.offsets) {
     std::string t = storage_type(b->dtype);
-    line(t + "* " + declare(b->name, b.get()) + " = reinterpret_cast<" + t + "*>(tg_smem + " + std::to_string(off) +
-         ");");
+    line(t + "* " + declare(b->name, b.get()) + " = reinterpret_cast<" + t + "*>(tg_smem + " +
+         std::to_string(off) + ");");
   }
   for (const Buffer& b : k.buffers) {
     if (b->scope != Scope::Local) continue;
@@ -135,8 +137,10 @@ void SourceEmitter::declare_buffers() {
     line("__attribute__((aligned(16))) " + storage_type(b->dtype) + " " + declare(b->name, b.get()) + "[" +
          std::to_string(count) + "];");
   }
-  if (std::any_of(k.buffers.begin(), k.buffers.end(), [](const Buffer& b) { return b->scope == Scope::Fragment; }))
-    throw Error("kernel " + p_.name + " still has fragments; run the gpu pipeline (partition_threads) first", k.loc);
+  if (std::any_of(k.buffers.begin(), k.buffers.end(),
+                  [](const Buffer& b) { return b->scope == Scope::Fragment; }))
+    throw Error("kernel " + p_.name + " still has fragments; run the gpu pipeline (partition_threads) first",
+                k.loc);
 }
 
 // ---- names: the IR's, made valid and unique within the kernel.
@@ -153,11 +157,14 @@ std::string SourceEmitter::declare(const std::string& want, const void* key) {
 
 std::string SourceEmitter::name(const void* key, const std::string& fallback) {
   auto it = names_.find(key);
-  if (it == names_.end()) throw Error(target_name() + " codegen: " + fallback + " is used before it is declared");
+  if (it == names_.end())
+    throw Error(target_name() + " codegen: " + fallback + " is used before it is declared");
   return it->second;
 }
 
-void SourceEmitter::line(const std::string& s) { os_ << std::string(std::size_t(indent_) * 2, ' ') << s << "\n"; }
+void SourceEmitter::line(const std::string& s) {
+  os_ << std::string(std::size_t(indent_) * 2, ' ') << s << "\n";
+}
 
 std::string SourceEmitter::operand_address(const ir::MmaOperand& o) {
   return "&" + name(o.buffer.get(), o.buffer->name) + "[" + expr(o.offset) + "]";
@@ -191,7 +198,11 @@ bool SourceEmitter::vector_move(const ir::For& op) {
   const bool packed = st->buffer->dtype.is_packed();  // two elements a byte: address bytes
   if (*width * st->buffer->dtype.bits() % 8 != 0) return false;
   const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
-  const char* type = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tg_u32" : bytes == 2 ? "tg_u16" : nullptr;
+  const char* type = bytes == 16  ? "uint4"
+                     : bytes == 8 ? "uint2"
+                     : bytes == 4 ? "tg_u32"
+                     : bytes == 2 ? "tg_u16"
+                                  : nullptr;
   if (!type) return false;
   std::vector<Expr> di, si;
   for (const Expr& e : st->indices) di.push_back(substitute(e, lets));
@@ -261,7 +272,8 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
       if (t.is_float())
         r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
       else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0)
-        r = div ? "(" + a + " >> " + std::to_string(k) + ")" : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
+        r = div ? "(" + a + " >> " + std::to_string(k) + ")"
+                : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
       else
         r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
       break;
@@ -297,7 +309,8 @@ std::string SourceEmitter::call(const ir::Call& op) {
   };
   if (!op.dtype.is_float()) {
     if (op.fn == Intrinsic::Abs) return "abs(" + args[0] + ")";
-    throw Error("the " + target_name() + " target computes " + ir::name_of(op.fn) + " on floats only", op.loc);
+    throw Error("the " + target_name() + " target computes " + ir::name_of(op.fn) + " on floats only",
+                op.loc);
   }
   switch (op.fn) {
     case Intrinsic::Exp: return fn("expf", "exp");
@@ -361,17 +374,22 @@ void SourceEmitter::store(const ir::Store& op) {
   if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + v + ");");
   if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
   if (t.is_float() && t.bits() < 16)
-    throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet", op.loc);
+    throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet",
+                op.loc);
   line(buf + "[" + at + "] = " + v + ";");
 }
 
 void SourceEmitter::atomic(const ir::Atomic& op) {
   DType t = op.buffer->dtype;
   if (t != f32 && t != i32)
-    throw Error("the " + target_name() + " target performs atomics on f32 and i32 only; accumulate in one of those",
-                op.loc);
-  std::string target = "&" + name(op.buffer.get(), op.buffer->name) + "[" + linear_index(*op.buffer.get(), op.indices) + "]";
-  const char* fn = op.op == AtomicOp::Add ? "tg_atomic_add" : op.op == AtomicOp::Max ? "tg_atomic_max" : "tg_atomic_min";
+    throw Error(
+        "the " + target_name() + " target performs atomics on f32 and i32 only; accumulate in one of those",
+        op.loc);
+  std::string target =
+      "&" + name(op.buffer.get(), op.buffer->name) + "[" + linear_index(*op.buffer.get(), op.indices) + "]";
+  const char* fn = op.op == AtomicOp::Add   ? "tg_atomic_add"
+                   : op.op == AtomicOp::Max ? "tg_atomic_max"
+                                            : "tg_atomic_min";
   line(std::string(fn) + "(" + target + ", " + expr(op.value) + ");");
 }
 
@@ -420,7 +438,8 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::Let: return let(*s.as<ir::Let>());
     case ir::StmtKind::For: return loop(*s.as<ir::For>());
     default:
-      throw Error("the " + target_name() + " target emits per-thread code only; run the gpu pipeline (partition_threads) first",
+      throw Error("the " + target_name() +
+                      " target emits per-thread code only; run the gpu pipeline (partition_threads) first",
                   s->loc);
   }
 }

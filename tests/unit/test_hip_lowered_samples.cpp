@@ -42,7 +42,8 @@ bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& i
   for (const HostArray& a : pr.args) {
     if (!a.is_output) continue;
     Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-    INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch " << c.first_mismatch);
+    INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch "
+                   << c.first_mismatch);
     CHECK(c.mismatches == 0);
   }
   return uses_mma(text);

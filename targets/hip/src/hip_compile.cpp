@@ -87,7 +87,8 @@ std::string llvm_tool(const std::string& tool) {
     std::string out;
     if (run_tool({name, "--version"}, out) == 0) return name;
   }
-  throw Error("hip: " + tool + " not found; install LLVM 19's tools (apt install llvm-19) to read code objects");
+  throw Error("hip: " + tool +
+              " not found; install LLVM 19's tools (apt install llvm-19) to read code objects");
 }
 
 // ---- hiprtc, declared here: no ROCm headers are needed to build the plugin.
@@ -157,12 +158,27 @@ CodeObject compile_with_clang(const std::string& source, const std::string& name
   dir.write("tilegen_device.h", device_header(), std::string(device_header()).size());
   dir.write("kernel.hip", source.data(), source.size());
   const std::string src = (dir.path / "kernel.hip").string(), obj = (dir.path / "kernel.co").string();
-  std::vector<std::string> cmd = {clang, "-x", "hip", "--offload-arch=" + arch, "--cuda-device-only",
-                                  "--no-gpu-bundle-output", "-nogpulib", "-nogpuinc", "-O3", "-mwavefrontsize64", "-ffp-contract=off",
-                                  "-DTG_HIP_STANDALONE", "-I", dir.path.string(), "-Wno-unused-command-line-argument",
-                                  src, "-o", obj};
+  std::vector<std::string> cmd = {clang,
+                                  "-x",
+                                  "hip",
+                                  "--offload-arch=" + arch,
+                                  "--cuda-device-only",
+                                  "--no-gpu-bundle-output",
+                                  "-nogpulib",
+                                  "-nogpuinc",
+                                  "-O3",
+                                  "-mwavefrontsize64",
+                                  "-ffp-contract=off",
+                                  "-DTG_HIP_STANDALONE",
+                                  "-I",
+                                  dir.path.string(),
+                                  "-Wno-unused-command-line-argument",
+                                  src,
+                                  "-o",
+                                  obj};
   std::string log;
-  if (run_tool(cmd, log) != 0) throw Error("hip: " + clang + " could not compile " + name + " for " + arch + ":\n" + log);
+  if (run_tool(cmd, log) != 0)
+    throw Error("hip: " + clang + " could not compile " + name + " for " + arch + ":\n" + log);
   CodeObject out;
   out.binary = dir.read("kernel.co");
   out.compiler = clang;
@@ -187,8 +203,9 @@ std::string find_hip_clang(std::string* why) {
     if (major >= 19) return c;
   }
   if (why)
-    *why = "no clang 19 or later for HIP device compilation (tried $TILEGEN_HIP_CLANG, clang-19, clang); "
-           "install clang-19 and lld-19, or ROCm for hiprtc";
+    *why =
+        "no clang 19 or later for HIP device compilation (tried $TILEGEN_HIP_CLANG, clang-19, clang); "
+        "install clang-19 and lld-19, or ROCm for hiprtc";
   return "";
 }
 
@@ -200,7 +217,8 @@ bool hiprtc_available(std::string* why) {
 CodeObject compile_hip(const std::string& source, const std::string& name, const std::string& arch) {
   const char* forced = std::getenv("TILEGEN_HIP_COMPILER");
   const std::string which = forced ? forced : "";
-  if (which == "hiprtc" || (which.empty() && hiprtc_available())) return compile_with_hiprtc(source, name, arch);
+  if (which == "hiprtc" || (which.empty() && hiprtc_available()))
+    return compile_with_hiprtc(source, name, arch);
   if (!which.empty() && which != "clang")
     throw Error("hip: TILEGEN_HIP_COMPILER must be 'clang' or 'hiprtc', got '" + which + "'");
   return compile_with_clang(source, name, arch);
@@ -234,7 +252,8 @@ std::vector<KernelStats> code_object_stats(const std::vector<uint8_t>& binary) {
     k.name = m[1];
     k.vgprs = metadata_int(block, "vgpr_count"), k.agprs = metadata_int(block, "agpr_count");
     k.sgprs = metadata_int(block, "sgpr_count");
-    k.vgpr_spills = metadata_int(block, "vgpr_spill_count"), k.sgpr_spills = metadata_int(block, "sgpr_spill_count");
+    k.vgpr_spills = metadata_int(block, "vgpr_spill_count"),
+    k.sgpr_spills = metadata_int(block, "sgpr_spill_count");
     k.lds_bytes = metadata_int(block, "group_segment_fixed_size");
     k.scratch_bytes = metadata_int(block, "private_segment_fixed_size");
     stats.push_back(k);
@@ -244,11 +263,13 @@ std::vector<KernelStats> code_object_stats(const std::vector<uint8_t>& binary) {
 
 std::string format_stats(const std::vector<KernelStats>& stats) {
   std::ostringstream os;
-  os << "kernel                          vgprs  agprs  sgprs  lds_bytes  scratch_bytes  vgpr_spills  sgpr_spills\n";
+  os << "kernel                          vgprs  agprs  sgprs  lds_bytes  scratch_bytes  vgpr_spills  "
+        "sgpr_spills\n";
   for (const KernelStats& k : stats) {
     char row[256];
-    std::snprintf(row, sizeof row, "%-30s  %5d  %5d  %5d  %9lld  %13lld  %11d  %11d\n", k.name.c_str(), k.vgprs,
-                  k.agprs, k.sgprs, (long long)k.lds_bytes, (long long)k.scratch_bytes, k.vgpr_spills, k.sgpr_spills);
+    std::snprintf(row, sizeof row, "%-30s  %5d  %5d  %5d  %9lld  %13lld  %11d  %11d\n", k.name.c_str(),
+                  k.vgprs, k.agprs, k.sgprs, (long long)k.lds_bytes, (long long)k.scratch_bytes,
+                  k.vgpr_spills, k.sgpr_spills);
     os << row;
   }
   return os.str();
@@ -258,7 +279,8 @@ std::string disassemble(const std::vector<uint8_t>& binary, const std::string& a
   TempDir dir;
   dir.write("kernel.co", binary.data(), binary.size());
   std::string out;
-  if (run_tool({llvm_tool("llvm-objdump"), "-d", "--mcpu=" + arch, (dir.path / "kernel.co").string()}, out) != 0)
+  if (run_tool({llvm_tool("llvm-objdump"), "-d", "--mcpu=" + arch, (dir.path / "kernel.co").string()}, out) !=
+      0)
     throw Error("hip: llvm-objdump could not disassemble the code object:\n" + out);
   return out;
 }

@@ -21,28 +21,29 @@ using hipStream_t = void*;
 using hipEvent_t = void*;
 constexpr int kHtoD = 1, kDtoH = 2;  // hipMemcpyKind
 
-#define TG_HIP_SYMBOLS(X)                                                                                       \
-  X(hipInit, hipError_t, (unsigned))                                                                           \
-  X(hipGetDeviceCount, hipError_t, (int*))                                                                     \
-  X(hipSetDevice, hipError_t, (int))                                                                           \
-  X(hipDeviceGetName, hipError_t, (char*, int, int))                                                           \
-  X(hipGetErrorString, const char*, (hipError_t))                                                              \
-  X(hipMalloc, hipError_t, (void**, std::size_t))                                                              \
-  X(hipFree, hipError_t, (void*))                                                                              \
-  X(hipMemcpy, hipError_t, (void*, const void*, std::size_t, int))                                            \
-  X(hipMemsetAsync, hipError_t, (void*, int, std::size_t, hipStream_t))                                       \
-  X(hipStreamCreate, hipError_t, (hipStream_t*))                                                               \
-  X(hipStreamDestroy, hipError_t, (hipStream_t))                                                               \
-  X(hipStreamSynchronize, hipError_t, (hipStream_t))                                                           \
-  X(hipModuleLoadData, hipError_t, (hipModule_t*, const void*))                                                \
-  X(hipModuleUnload, hipError_t, (hipModule_t))                                                                \
-  X(hipModuleGetFunction, hipError_t, (hipFunction_t*, hipModule_t, const char*))                              \
-  X(hipModuleLaunchKernel, hipError_t, (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned,       \
-                                          unsigned, unsigned, hipStream_t, void**, void**))                      \
-  X(hipEventCreate, hipError_t, (hipEvent_t*))                                                                 \
-  X(hipEventDestroy, hipError_t, (hipEvent_t))                                                                 \
-  X(hipEventRecord, hipError_t, (hipEvent_t, hipStream_t))                                                     \
-  X(hipEventSynchronize, hipError_t, (hipEvent_t))                                                             \
+#define TG_HIP_SYMBOLS(X)                                                                              \
+  X(hipInit, hipError_t, (unsigned))                                                                   \
+  X(hipGetDeviceCount, hipError_t, (int*))                                                             \
+  X(hipSetDevice, hipError_t, (int))                                                                   \
+  X(hipDeviceGetName, hipError_t, (char*, int, int))                                                   \
+  X(hipGetErrorString, const char*, (hipError_t))                                                      \
+  X(hipMalloc, hipError_t, (void**, std::size_t))                                                      \
+  X(hipFree, hipError_t, (void*))                                                                      \
+  X(hipMemcpy, hipError_t, (void*, const void*, std::size_t, int))                                     \
+  X(hipMemsetAsync, hipError_t, (void*, int, std::size_t, hipStream_t))                                \
+  X(hipStreamCreate, hipError_t, (hipStream_t*))                                                       \
+  X(hipStreamDestroy, hipError_t, (hipStream_t))                                                       \
+  X(hipStreamSynchronize, hipError_t, (hipStream_t))                                                   \
+  X(hipModuleLoadData, hipError_t, (hipModule_t*, const void*))                                        \
+  X(hipModuleUnload, hipError_t, (hipModule_t))                                                        \
+  X(hipModuleGetFunction, hipError_t, (hipFunction_t*, hipModule_t, const char*))                      \
+  X(hipModuleLaunchKernel, hipError_t,                                                                 \
+    (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, hipStream_t, \
+     void**, void**))                                                                                  \
+  X(hipEventCreate, hipError_t, (hipEvent_t*))                                                         \
+  X(hipEventDestroy, hipError_t, (hipEvent_t))                                                         \
+  X(hipEventRecord, hipError_t, (hipEvent_t, hipStream_t))                                             \
+  X(hipEventSynchronize, hipError_t, (hipEvent_t))                                                     \
   X(hipEventElapsedTime, hipError_t, (float*, hipEvent_t, hipEvent_t))
 
 struct Runtime {
@@ -56,11 +57,12 @@ struct Runtime {
     for (const char* n : {"libamdhip64.so", "libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so"})
       if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
     if (!lib) {
-      error = "libamdhip64.so not found (no ROCm runtime on this machine; an AMD GPU and ROCm are needed to run)";
+      error =
+          "libamdhip64.so not found (no ROCm runtime on this machine; an AMD GPU and ROCm are needed to run)";
       return;
     }
-#define TG_LOAD(name, ret, args)                                    \
-  name = reinterpret_cast<ret(*) args>(dlsym(lib, #name));          \
+#define TG_LOAD(name, ret, args)                           \
+  name = reinterpret_cast<ret(*) args>(dlsym(lib, #name)); \
   if (!name && error.empty()) error = "libamdhip64.so lacks " #name "; update ROCm";
     TG_HIP_SYMBOLS(TG_LOAD)
 #undef TG_LOAD
@@ -163,16 +165,19 @@ class HipContext final : public DeviceContext {
     runtime().check(runtime().hipModuleLoadData(&l->module, a.binary.data()), "hipModuleLoadData");
     for (const gpu::KernelPlan& p : gpu::plan_kernels(lowered, info_)) {
       Loaded::Entry e{};
-      runtime().check(runtime().hipModuleGetFunction(&e.fn, l->module, p.name.c_str()), "hipModuleGetFunction");
+      runtime().check(runtime().hipModuleGetFunction(&e.fn, l->module, p.name.c_str()),
+                      "hipModuleGetFunction");
       for (int i = 0; i < 3; ++i) e.grid[i] = 1;
-      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i) e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
+      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i)
+        e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
       e.threads = unsigned(p.kernel->threads);
       l->entries.push_back(e);
     }
     return l;
   }
 
-  void launch(const std::shared_ptr<void>& loaded, const Function&, const std::vector<LaunchArg>& args) override {
+  void launch(const std::shared_ptr<void>& loaded, const Function&,
+              const std::vector<LaunchArg>& args) override {
     bind();
     // One slot of storage per parameter; hipModuleLaunchKernel reads each through a pointer.
     std::vector<void*> ptrs(args.size()), params;
@@ -194,8 +199,8 @@ class HipContext final : public DeviceContext {
         i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
     }
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
-      runtime().check(runtime().hipModuleLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, 0,
-                                                      stream_, params.data(), nullptr),
+      runtime().check(runtime().hipModuleLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1,
+                                                      0, stream_, params.data(), nullptr),
                       "hipModuleLaunchKernel");
   }
 

@@ -7,8 +7,8 @@
 //   }
 // becomes (cuda's hooks; hip's differ in the marked lines)
 //   extern "C" __global__ void __launch_bounds__(128) gemm(tg_u16* __restrict__ A, ...) {   // kernel_head
-//     extern __shared__ __align__(16) tg_u8 tg_smem[];                                       // declare_shared
-//     tg_u16* A_shared = reinterpret_cast<tg_u16*>(tg_smem + 0);
+//     extern __shared__ __align__(16) tg_u8 tg_smem[];                                       //
+//     declare_shared tg_u16* A_shared = reinterpret_cast<tg_u16*>(tg_smem + 0);
 //     __align__(16) float C_local[8];
 //     const int bx = blockIdx.x; ...                                                         // block_index
 //     ... __syncthreads(); ... tg_mma_m16n8k16_f16_f32(&C_local[0], ...);                     // barrier, mma
