@@ -47,9 +47,10 @@ TargetInfo amd_target_info(const std::string& gfx) {
   info.vector_bytes = 16;
   info.async_copy = false;  // no cp.async: global loads go through VGPRs
   // 16x16 first: its 4 accumulator registers a tile leave more room than 32x32's 16 for small
-  // block tiles. bf16 are the _1k forms (gfx90a and later).
+  // block tiles. bf16 are the _1k forms (gfx90a and later). f32 keeps f32 accumulators in
+  // registers too (otherwise they live in LDS, which 64 KiB cannot hold at 128x128 tiles).
   info.matrix_units = {"mfma_f32_16x16x16_f16", "mfma_f32_16x16x16_bf16", "mfma_f32_32x32x8_f16",
-                       "mfma_f32_32x32x8_bf16"};
+                       "mfma_f32_32x32x8_bf16", "mfma_f32_16x16x4_f32"};
   if (gfx == "gfx942") info.matrix_units.push_back("mfma_f32_16x16x32_fp8");
   return info;
 }

@@ -98,7 +98,7 @@ void check_artifact(const Artifact& a, const Sample& s, DType t, const std::stri
   INFO(a.source);
   CHECK(a.source.find("extern \"C\" __global__") != std::string::npos);
   CHECK(!a.binary.empty());
-  CHECK(a.assembly.find("amdgcn") != std::string::npos);
+  CHECK(a.assembly.find("elf64-amdgpu") != std::string::npos);
   if (mfma_sample(s.name) && (t == f16 || t == bf16))
     CHECK(a.assembly.find("v_mfma_f32_") != std::string::npos);
   std::vector<Row> rows = stats_rows(a.stats);
@@ -128,7 +128,9 @@ TEST_CASE(
         // tile sizes a user gets, where register pressure is highest).
         for (Params shape : {s.test_shapes.front(), Params{}}) {
           if (s.name == "flash_attention" && shape.empty()) shape = lds_fitting_attention();
-          INFO(arch << " " << s.name << " " << t.name() << (shape.empty() ? " [defaults]" : " [test shape]"));
+          const std::string what = std::string(arch) + " " + s.name + " " + std::string(t.name()) +
+                                   (shape.empty() ? " [defaults]" : " [test shape]");
+          INFO(what);
           Artifact a;
           REQUIRE_NOTHROW(
               a = Target::codegen_for(*plugin, info, bound_sample(s, shape, t), CompileOptions{}));

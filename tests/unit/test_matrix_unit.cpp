@@ -124,6 +124,13 @@ TEST_CASE("MFMA 32x32x8, 16x16x32 fp8 and bf16 layouts are AMD's documented ones
       CHECK((x.a_layout[e].row == y.a_layout[e].row && x.a_layout[e].col == y.a_layout[e].col));
   }
   CHECK(f.a_type == fp8_e4m3);
+  const MatrixUnit& s = unit("mfma_f32_16x16x4_f32");  // one k-value a lane: k = ⌊L/16⌋
+  for (int L = 0; L < 64; ++L) {
+    CHECK((slot(s.a_layout, 1, L, 0).row == L % 16 && slot(s.a_layout, 1, L, 0).col == L / 16));
+    CHECK((slot(s.b_layout, 1, L, 0).col == L % 16 && slot(s.b_layout, 1, L, 0).row == L / 16));
+    for (int i = 0; i < 4; ++i)
+      CHECK((slot(s.c_layout, 4, L, i).col == L % 16 && slot(s.c_layout, 4, L, i).row == 4 * (L / 16) + i));
+  }
 }
 
 TEST_CASE("mma.sync m16n8k16 layout matches the PTX fragment figures") {

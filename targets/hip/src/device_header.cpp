@@ -120,6 +120,9 @@ TG_DEVICE void tg_mfma_f32_32x32x8_f16(float* c, const tg_u16* a, const tg_u16* 
 TG_DEVICE void tg_mfma_f32_32x32x8_bf16(float* c, const tg_u16* a, const tg_u16* b) {
   tg_unvec(c, __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(tg_vec<tg_i16x4>(a), tg_vec<tg_i16x4>(b), tg_vec<tg_f32x16>(c), 0, 0, 0));
 }
+TG_DEVICE void tg_mfma_f32_16x16x4_f32(float* c, const float* a, const float* b) {
+  tg_unvec(c, __builtin_amdgcn_mfma_f32_16x16x4f32(a[0], b[0], tg_vec<tg_f32x4>(c), 0, 0, 0));
+}
 // 16x16x32 with OCP e4m3 inputs (the IR's fp8). gfx942's fp8 MFMA reads the FNUZ variant (bias 8),
 // which cannot hold e4m3 values of 256 and above, so the lane's 8 k-values are decoded to f16
 // (exact) and multiplied as two 16x16x16 f16 MFMAs: lane L's k = 8*(L/16) + i splits into

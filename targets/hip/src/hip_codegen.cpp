@@ -9,7 +9,7 @@ namespace {
 
 bool is_mfma_unit(const std::string& u) {
   return u == "mfma_f32_16x16x16_f16" || u == "mfma_f32_16x16x16_bf16" || u == "mfma_f32_32x32x8_f16" ||
-         u == "mfma_f32_32x32x8_bf16" || u == "mfma_f32_16x16x32_fp8";
+         u == "mfma_f32_32x32x8_bf16" || u == "mfma_f32_16x16x32_fp8" || u == "mfma_f32_16x16x4_f32";
 }
 
 class HipEmitter final : public gpu::SourceEmitter {

@@ -23,7 +23,7 @@ std::vector<PassEntry> gpu_pipeline();
 TargetInfo nvidia_target_info(int sm);
 
 /// TargetInfo of an AMD CDNA GPU ("gfx90a", "gfx942"), without a device: 64-lane waves, 64 KiB
-/// of LDS a workgroup, MFMA 16x16x16 and 32x32x8 for f16 and bf16, and 16x16x32 fp8 on gfx942
+/// of LDS a workgroup, MFMA 16x16x16 and 32x32x8 for f16 and bf16, 16x16x4 for f32, and 16x16x32 fp8 on gfx942
 /// only. Throws tg::Error for any other architecture, naming the supported ones.
 TargetInfo amd_target_info(const std::string& gfx);
 
