@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -104,7 +105,9 @@ void check_artifact(const Artifact& a, const Sample& s, DType t, const std::stri
   std::vector<Row> rows = stats_rows(a.stats);
   INFO(a.stats);
   CHECK(!rows.empty());
+  CHECK(rows.size() == std::size_t(std::count(a.entry.begin(), a.entry.end(), ',') + 1));
   for (const Row& r : rows) {
+    CHECK(("," + a.entry + ",").find("," + r.kernel + ",") != std::string::npos);  // a kernel's own name
     CHECK(r.scratch == 0);
     CHECK(r.vspill == 0);
     CHECK(r.sspill == 0);

@@ -240,14 +240,18 @@ std::vector<KernelStats> code_object_stats(const std::vector<uint8_t>& binary) {
   const std::size_t kernels = out.find("amdhsa.kernels:");
   if (kernels == std::string::npos) throw Error("hip: the code object has no AMDGPU kernel metadata");
   std::string rest = out.substr(kernels);
-  std::regex start("\\n\\s*- \\.");
+  // Kernels are the list items at the first item's indentation; deeper items are their .args.
+  std::smatch first;
+  if (!std::regex_search(rest, first, std::regex("\\n( *)- \\.")))
+    throw Error("hip: the code object lists no kernels");
+  const std::string item = "\n" + first[1].str() + "- .";
   std::vector<std::size_t> at;
-  for (auto it = std::sregex_iterator(rest.begin(), rest.end(), start); it != std::sregex_iterator(); ++it)
-    at.push_back(std::size_t(it->position()));
+  for (std::size_t p = rest.find(item); p != std::string::npos; p = rest.find(item, p + 1)) at.push_back(p);
   for (std::size_t i = 0; i < at.size(); ++i) {
     std::string block = rest.substr(at[i], (i + 1 < at.size() ? at[i + 1] : rest.size()) - at[i]);
     std::smatch m;
-    if (!std::regex_search(block, m, std::regex("\\n\\s*\\.name:\\s*(\\S+)"))) continue;
+    // The kernel's own .name, at the item's field indentation (its .args have names too).
+    if (!std::regex_search(block, m, std::regex("\\n" + first[1].str() + "  \\.name:\\s*(\\S+)"))) continue;
     KernelStats k;
     k.name = m[1];
     k.vgprs = metadata_int(block, "vgpr_count"), k.agprs = metadata_int(block, "agpr_count");
