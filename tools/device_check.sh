@@ -162,10 +162,10 @@ vulkan_section() {
   done
   echo "vulkan: ICD manifest ${icd:-not found (the loader will search its default places)}" | tee -a "$SUMMARY"
   (
-    [ -n "$libdir" ] && export LD_LIBRARY_PATH="$libdir:$LD_LIBRARY_PATH"
-    [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:$LD_LIBRARY_PATH"
+    [ -n "$libdir" ] && export LD_LIBRARY_PATH="$libdir:${LD_LIBRARY_PATH:-}"
+    [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
     [ -n "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
-    { echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; [ -n "$icd" ] && cat "$icd"; } \
+    { echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; [ -n "$icd" ] && cat "$icd"; } \
       > "$vout/environment.txt" 2>&1
     step "vulkan: configure" vulkan/configure.txt cmake -S "$ROOT" -B "$vbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DTILEGEN_PLUGIN_VULKAN=ON -DTILEGEN_PLUGIN_CUDA=ON -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF \

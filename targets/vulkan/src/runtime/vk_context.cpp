@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -108,7 +109,10 @@ void VulkanContext::create_device() {
 void VulkanContext::create_pipeline_cache() {
   std::vector<char> data;
   if (KernelCache::enabled()) {
-    cache_file_ = KernelCache().dir() + "/vulkan-pipelines-" + phys_.cache_id + ".bin";
+    std::string dir = KernelCache().dir();
+    std::error_code ec;  // a directory that cannot be made only costs the next run a compile
+    std::filesystem::create_directories(dir, ec);
+    cache_file_ = dir + "/vulkan-pipelines-" + phys_.cache_id + ".bin";
     std::ifstream f(cache_file_, std::ios::binary);
     if (f) data.assign(std::istreambuf_iterator<char>(f), {});
   }
