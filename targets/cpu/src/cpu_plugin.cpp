@@ -19,6 +19,7 @@
 
 #include "emitter.h"
 #include "jit.h"
+#include "tilegen/host_device_context.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
 #include "tilegen/passes/rasterize_blocks.h"
@@ -105,20 +106,9 @@ struct LoadedModule {
   std::unique_ptr<tbb::task_arena> arena;  // CompileOptions.params["num_threads"]
 };
 
-class CpuContext final : public DeviceContext {
+class CpuContext final : public HostDeviceContext {
  public:
-  void* allocate(std::size_t bytes) override {
-    void* p = std::aligned_alloc(64, (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64);
-    if (!p) throw Error("cpu: out of host memory allocating " + std::to_string(bytes) + " bytes");
-    return p;
-  }
-  void release(void* ptr) override { std::free(ptr); }
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-  }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-  }
+  CpuContext() : HostDeviceContext("cpu") {}
 
   // The object file when there is one (no second compilation), else the LLVM IR text.
   std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
@@ -179,14 +169,6 @@ class CpuContext final : public DeviceContext {
       else
         run();
     }
-  }
-  void synchronize() override {}
-
-  // Overwrite a buffer larger than the last-level cache.
-  void flush_l2() override {
-    static std::vector<char> junk(64 << 20);
-    static char v = 0;
-    std::memset(junk.data(), ++v, junk.size());
   }
 };
 
