@@ -7,12 +7,13 @@
 //   the cold JIT latency of gemm, per compile
 //
 //   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
+//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
 // tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
 // tilegen median (> 1: tilegen faster). On a shared machine a disturbance then slows both alike.
 // Peers come from bench/peers.cpp (dlopen'd libopenblas.so.0 and libdnnl.so.2).
-#include <sys/utsname.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -36,10 +37,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using tg::samples::Params;
 
+// --clock cpu: the process's CPU time instead of wall time. On a machine busy with other work
+// it is far steadier for single-thread runs (time slices lost to other processes do not count);
+// with more threads it also counts the time pool threads spin waiting for work, so use it for
+// 1-thread comparisons only.
+bool g_cpu_clock = false;
+
+double now_ms() {
+  if (!g_cpu_clock) return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
 double time_ms(const std::function<void()>& f) {
-  auto s = Clock::now();
+  const double s = now_ms();
   f();
-  return std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+  return now_ms() - s;
 }
 
 double median(std::vector<double> v) {
@@ -77,6 +91,8 @@ struct Options {
   std::vector<int64_t> sizes{512, 1024, 2048, 4096}, threads{1, 2}, block{96, 128, 128};
   int rounds = 7;
   bool quick = false;  // one size per table, fewer rounds: a smoke run
+  std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
+  bool wants(const char* table) const { return only.empty() || only.find(std::string(",") + table + ",") != std::string::npos; }
 };
 
 /// One sample compiled for the cpu target on `threads` threads, its inputs on the device.
@@ -242,16 +258,23 @@ void attention_table(const tg::Target& cpu, const Options& o, const std::vector<
 }
 
 void jit_table(const tg::Target& cpu) {
-  std::printf("\n| JIT latency, cold (gemm f32 2048, kernel cache off: passes + LLVM + object + load) | ms |\n");
-  std::printf("|---|---|\n");
+  std::printf("\n| JIT latency, cold (gemm f32 2048, kernel cache off: passes + LLVM + object + load) | wall ms | process CPU ms |\n");
+  std::printf("|---|---|---|\n");
   const tg::samples::Sample& gemm = *tg::samples::find("gemm");
+  const bool saved = g_cpu_clock;
   for (int r = 0; r < 5; ++r) {
     // A new shape each time: nothing of the previous compile can be reused.
     Params p = tg::samples::resolve(gemm, {{"M", 2048 + 64 * r}, {"N", 2048}, {"K", 2048}});
     tg::Kernel k = gemm.build(p, tg::f32);
-    const double ms = time_ms([&] { tg::CompiledKernel ck = cpu.compile(k); });
-    std::printf("| compile %d | %.1f |\n", r, ms);
+    g_cpu_clock = true;
+    const double c0 = now_ms();
+    g_cpu_clock = false;
+    const double w = time_ms([&] { tg::CompiledKernel ck = cpu.compile(k); });
+    g_cpu_clock = true;
+    const double c = now_ms() - c0;
+    std::printf("| compile %d | %.1f | %.1f |\n", r, w, c);
   }
+  g_cpu_clock = saved;
 }
 
 }  // namespace
@@ -269,12 +292,16 @@ int main(int argc, char** argv) {
       o.block = parse_list(argv[++i]);
     else if (a == "--rounds" && has_value)
       o.rounds = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--clock" && has_value)
+      g_cpu_clock = std::string(argv[++i]) == "cpu";
+    else if (a == "--only" && has_value)
+      o.only = std::string(",") + argv[++i] + ",";
     else if (a == "--quick")
       o.quick = true, o.sizes = {512}, o.rounds = 3;
     else {
       std::fprintf(stderr,
                    "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
-                   "[--block M,N,K] [--quick]\n");
+                   "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]\n");
       return 2;
     }
   }
@@ -295,13 +322,15 @@ int main(int argc, char** argv) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("peers: OpenBLAS core %s (OPENBLAS_CORETYPE=%s); oneDNN 2 (libdnnl.so.2, OpenMP)\n", core.c_str(),
                 coretype ? coretype : "unset");
-    std::printf("tilegen gemm blocks %lld×%lld×%lld; medians of %d interleaved rounds; ratio = peer / tilegen time\n",
-                (long long)o.block[0], (long long)o.block[1], (long long)o.block[2], o.rounds);
-    std::vector<double> gemm_rate = fp32_gemm_table(cpu, o);
-    bf16_gemm_table(cpu, o);
-    softmax_table(cpu, o);
-    attention_table(cpu, o, gemm_rate);
-    jit_table(cpu);
+    std::printf("tilegen gemm blocks %lld×%lld×%lld; medians of %d interleaved rounds (%s time); ratio = peer / tilegen time\n",
+                (long long)o.block[0], (long long)o.block[1], (long long)o.block[2], o.rounds,
+                g_cpu_clock ? "process CPU" : "wall");
+    std::vector<double> gemm_rate(o.threads.size(), 0);
+    if (o.wants("gemm") || o.wants("attention")) gemm_rate = fp32_gemm_table(cpu, o);
+    if (o.wants("bf16")) bf16_gemm_table(cpu, o);
+    if (o.wants("softmax")) softmax_table(cpu, o);
+    if (o.wants("attention")) attention_table(cpu, o, gemm_rate);
+    if (o.wants("jit")) jit_table(cpu);
     std::printf("\nload average at the end: %s\n", loadavg().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cpu: %s\n", e.what());

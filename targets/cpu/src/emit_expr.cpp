@@ -2,7 +2,7 @@
 //
 //   tile IR:  Xf[i, j] = exp(Xf[i, j] - row_max[i])          (Xf, row_max f32 fragments)
 //   LLVM IR:  %a = load float, ptr %xf.ij ; %m = load float, ptr %rm.i
-//             %d = fsub float %a, %m ; %e = call float @llvm.exp.f32(float %d)
+//             %d = fsub float %a, %m ; %e = <exp of %d inline, emit_math.cpp>
 //             store float %e, ptr %xf.ij
 #include <llvm/IR/Intrinsics.h>
 
@@ -337,10 +337,15 @@ Value* Emitter::call(const ir::Call* op) {
     return B.CreateCall(fn, {args[0]});
   };
   Value* one = llvm::ConstantFP::get(ty, 1.0);
+  // f32 exp inline (emit_math.cpp); narrow types keep the library's, whose rounding the
+  // interpreter's double-then-round matches exactly more often.
+  auto exp = [&](Value* x, bool base2) {
+    return t == f32 ? exp_f32(x, base2) : B.CreateUnaryIntrinsic(base2 ? llvm::Intrinsic::exp2 : llvm::Intrinsic::exp, x);
+  };
   Value* r = nullptr;
   switch (op->fn) {
-    case Intrinsic::Exp: r = un(llvm::Intrinsic::exp); break;
-    case Intrinsic::Exp2: r = un(llvm::Intrinsic::exp2); break;
+    case Intrinsic::Exp: r = exp(args[0], false); break;
+    case Intrinsic::Exp2: r = exp(args[0], true); break;
     case Intrinsic::Log: r = un(llvm::Intrinsic::log); break;
     case Intrinsic::Log2: r = un(llvm::Intrinsic::log2); break;
     case Intrinsic::Sqrt: r = un(llvm::Intrinsic::sqrt); break;
@@ -354,7 +359,7 @@ Value* Emitter::call(const ir::Call* op) {
     case Intrinsic::Round: r = un(llvm::Intrinsic::roundeven); break;
     case Intrinsic::Erf: r = libm("erff", "erf"); break;
     case Intrinsic::Sigmoid: {
-      Value* e = B.CreateUnaryIntrinsic(llvm::Intrinsic::exp, B.CreateFNeg(args[0]));
+      Value* e = exp(B.CreateFNeg(args[0]), false);
       r = B.CreateFDiv(one, B.CreateFAdd(one, e));
       break;
     }

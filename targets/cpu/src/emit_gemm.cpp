@@ -2,12 +2,13 @@
 //
 //   gemm As, Bs -> Cf          (As f16[128, 32], Bs f16[32, 128], Cf f32[128, 128]; AVX2: VL = 8)
 // becomes, with MR = 6 rows and NV = 2 vectors (NR = 16 columns) per micro-tile:
+//   Aw = f32 copy of As, same layout               (only when A is not f32)
 //   Bp = f32 copy of op(B) as K×N rows            (only when B is not f32 or is transposed)
 //   P  = op(B) in panels [N/16][K][16]             ; each micro-tile streams one contiguous panel
 //   for j0 in [0, 128) step 16 {                   ; a B panel stays in L1 over all rows
 //     for i0 in [0, 126) step 6 {                  ; 12 accumulators <8 x float> in registers
 //       acc[r][v] = Cf[i0 + r, j0 + 8v : +8]
-//       for k in [0, 32) { b[v] = P[j0 / 16, k, 8v : +8]; a = splat(fpext As[i0 + r, k]);
+//       for k in [0, 32) { b[v] = P[j0 / 16, k, 8v : +8]; a = splat(Aw[i0 + r, k]);
 //                          acc[r][v] = fma(a, b[v], acc[r][v]) }
 //       Cf[i0 + r, j0 + 8v : +8] = acc[r][v]
 //     }
@@ -59,6 +60,7 @@ class GemmEmitter {
   }
 
   void run() {
+    widen_a();
     pack_rows();
     pack_panels();
     if (n_main_ > 0)
@@ -97,6 +99,24 @@ class GemmEmitter {
     return a;
   }
 
+  // A narrower than f32 (f16, bf16) as an f32 copy in the same layout, so that the micro-kernel
+  // broadcasts with one vbroadcastss per row instead of a load, a shift (bf16) or vcvtph2ps
+  // (f16), a move and a shuffle; the conversion loop is contiguous and vectorises.
+  void widen_a() {
+    abase_ = nullptr;
+    if (A_.t == f32) return;
+    const int64_t rows = g_.trans_a ? K_ : M_, cols = g_.trans_a ? M_ : K_;
+    Value* wide = scratch(rows * cols);
+    e_.loop(i64(0), i64(rows), nullptr, [&](Value* r) {
+      e_.loop(i64(0), i64(cols), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* c) {
+        Value* src = B.CreateAdd(A_.off, B.CreateAdd(B.CreateMul(r, i64(A_.row_stride)), c));
+        Value* v = e_.convert(e_.load(A_.buf, src), A_.t, f32);
+        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, wide, B.CreateAdd(B.CreateMul(r, i64(cols)), c)));
+      });
+    });
+    abase_ = wide, astride_ = cols;
+  }
+
   // op(B) as f32 K×N rows, unless B already is exactly that.
   void pack_rows() {
     bbase_ = e_.base(Bm_.buf), boff_ = Bm_.off, bstride_ = Bm_.row_stride;
@@ -133,8 +153,9 @@ class GemmEmitter {
                                B.CreateAdd(boff_, B.CreateAdd(B.CreateMul(k, i64(bstride_)), j)));
   }
   Value* a_val(Value* i, Value* k) {
-    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
-                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
+    const int64_t stride = abase_ ? astride_ : A_.row_stride;
+    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(stride)), i) : B.CreateAdd(B.CreateMul(i, i64(stride)), k);
+    if (abase_) return B.CreateLoad(f32t_, B.CreateInBoundsGEP(f32t_, abase_, idx));
     return e_.convert(e_.load(A_.buf, B.CreateAdd(A_.off, idx)), A_.t, f32);
   }
   Value* c_ptr(Value* i, Value* j) {
@@ -212,6 +233,8 @@ class GemmEmitter {
   llvm::FixedVectorType* vty_ = nullptr;
   Value *bbase_ = nullptr, *boff_ = nullptr, *panels_ = nullptr;
   int64_t bstride_ = 0;
+  Value* abase_ = nullptr;  // A widened to f32 (widen_a), or nullptr: read A_ itself
+  int64_t astride_ = 0;
 };
 
 }  // namespace

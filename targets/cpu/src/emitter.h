@@ -69,6 +69,8 @@ class Emitter {
   /// A float register value rounded to t (bf16, fp8, fp4 held in float); others unchanged.
   llvm::Value* round_to(llvm::Value* v, DType t);
   llvm::Value* constant(DType t, double v);
+  /// e^x (or 2^x) of an f32 value, inline and vectorisable (emit_math.cpp).
+  llvm::Value* exp_f32(llvm::Value* x, bool base2);
 
   // ---- Memory (emit_expr.cpp)
   llvm::Value* flat_index(const Buffer& b, const std::vector<Expr>& idx);
