@@ -7,7 +7,7 @@
 //   the cold JIT latency of gemm, per compile
 //
 //   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
-//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]
+//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
 // tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
@@ -89,6 +89,7 @@ std::string loadavg() {
 
 struct Options {
   std::vector<int64_t> sizes{512, 1024, 2048, 4096}, threads{1, 2}, block{96, 128, 128};
+  std::vector<int64_t> softmax_block;  // block_M, block_N of the softmax sample (empty: its defaults)
   int rounds = 7;
   bool quick = false;  // one size per table, fewer rounds: a smoke run
   std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
@@ -222,7 +223,9 @@ void bf16_gemm_table(const tg::Target& cpu, const Options& o) {
 
 void softmax_table(const tg::Target& cpu, const Options& o) {
   const tg::samples::Sample& s = *tg::samples::find("softmax");
-  const Params p = tg::samples::resolve(s, {{"M", 4096}, {"N", 4096}});
+  Params set = {{"M", 4096}, {"N", 4096}};
+  if (o.softmax_block.size() == 2) set["block_M"] = o.softmax_block[0], set["block_N"] = o.softmax_block[1];
+  const Params p = tg::samples::resolve(s, set);
   const double bytes = s.bytes(p, tg::f32);
   std::printf("\n| softmax 4096×4096 f32 (read + write) | threads | tilegen GB/s | oneDNN GB/s | ratio | oneDNN kernel |\n");
   std::printf("|---|---|---|---|---|---|\n");
@@ -290,6 +293,8 @@ int main(int argc, char** argv) {
       o.threads = parse_list(argv[++i]);
     else if (a == "--block" && has_value)
       o.block = parse_list(argv[++i]);
+    else if (a == "--softmax-block" && has_value)
+      o.softmax_block = parse_list(argv[++i]);
     else if (a == "--rounds" && has_value)
       o.rounds = std::max(1, std::atoi(argv[++i]));
     else if (a == "--clock" && has_value)
@@ -301,7 +306,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
-                   "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]\n");
+                   "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]\n");
       return 2;
     }
   }

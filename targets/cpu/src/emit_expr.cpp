@@ -379,22 +379,41 @@ Value* Emitter::base(const Buffer& b) {
   return it->second;
 }
 
-// Row-major flat index in i64: Σ idx[d] · stride[d], strides from the buffer's constant shape.
-Value* Emitter::flat_index(const Buffer& b, const std::vector<Expr>& idx) {
+// Element strides of a buffer: row-major from its constant shape, the last dimension's rows
+// padded where gemm_b_row_padding chose to (emit_kernel.cpp).
+const std::vector<int64_t>& Emitter::strides(const Buffer& b) {
   auto it = strides_.find(b.get());
-  if (it == strides_.end()) {
-    std::vector<int64_t> st(b->shape.size(), 1);
-    for (std::size_t d = b->shape.size(); d-- > 1;) {
-      auto n = b->shape[d].as_int();
-      if (!n) throw Error("cpu: buffer " + b->name + " has a symbolic shape after size binding", b->loc);
-      st[d - 1] = st[d] * *n;
-    }
-    it = strides_.emplace(b.get(), std::move(st)).first;
+  if (it != strides_.end()) return it->second;
+  std::vector<int64_t> st(b->shape.size(), 1);
+  for (std::size_t d = b->shape.size(); d-- > 1;) {
+    auto n = b->shape[d].as_int();
+    if (!n) throw Error("cpu: buffer " + b->name + " has a symbolic shape after size binding", b->loc);
+    st[d - 1] = st[d] * (*n + (d + 1 == b->shape.size() ? row_pad(b) : 0));
   }
+  return strides_.emplace(b.get(), std::move(st)).first->second;
+}
+
+int64_t Emitter::row_pad(const Buffer& b) const {
+  auto it = row_padding_.find(b.get());
+  return it == row_padding_.end() ? 0 : it->second;
+}
+
+int64_t Emitter::storage_size(const Buffer& b) const {
+  int64_t n = *b.const_numel();
+  if (int64_t pad = row_pad(b)) {
+    const int64_t row = *b->shape.back().as_int();
+    n = n / row * (row + pad);
+  }
+  return int64_t(storage_bytes(b->dtype, n));
+}
+
+// Row-major flat index in i64: Σ idx[d] · stride[d].
+Value* Emitter::flat_index(const Buffer& b, const std::vector<Expr>& idx) {
+  const std::vector<int64_t>& st = strides(b);
   Value* flat = B.getInt64(0);
   for (std::size_t d = 0; d < idx.size(); ++d) {
     Value* i = B.CreateIntCast(expr(idx[d]), B.getInt64Ty(), idx[d].dtype().is_signed_int());
-    flat = B.CreateAdd(flat, B.CreateMul(i, B.getInt64(it->second[d]), "", false, true), "", false, true);
+    flat = B.CreateAdd(flat, B.CreateMul(i, B.getInt64(st[d]), "", false, true), "", false, true);
   }
   return flat;
 }
