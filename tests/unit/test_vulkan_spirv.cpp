@@ -180,4 +180,39 @@ func t(X: f32[4] global, Y: f32[4] global) {
                        Error);
 }
 
+TEST_CASE("vulkan codegen: mma on a coopmat unit stages the model layout through Workgroup tiles") {
+  // Lane L holds row-major elements L*8 .. L*8+7 of each 16x16 operand (the registry's model).
+  Function f = parse_function(R"(
+func mm(A: f16[16, 16] global, B: f16[16, 16] global, C: f32[16, 16] global) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    local a: f16[8]
+    local b: f16[8]
+    local c: f32[8]
+    for r in unrolled(0 +: 8) {
+      a[r] = A[tx / 2, tx % 2 * 8 + r]
+      b[r] = B[tx / 2, tx % 2 * 8 + r]
+      c[r] = 0.0
+    }
+    mma "coopmat_16x16x16_f16_f32" a=a[0], b=b[0], c=c[0]
+    for r in unrolled(0 +: 8) {
+      C[tx / 2, tx % 2 * 8 + r] = c[r]
+    }
+  }
+})");
+  SpirvOutput out = emit_spirv(f, test::h200_features());
+  CHECK(out.uses_coopmat);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixLoadKHR) == 3);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR) == 1);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) == 1);
+  CHECK(test::count_opcode(out.words, spv::OpControlBarrier) == 3);  // subgroup: before, staged, stored
+  CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));
+  // Elements are staged at lane*8 + r of the subgroup's tile: 8 stores a lane for each operand.
+  CHECK(test::count_opcode(out.words, spv::OpStore) >= 3 * 8);
+  CHECK_THROWS_WITH_AS(emit_spirv(f, test::lavapipe_features()), doctest::Contains("not reported by this Vulkan device"),
+                       Error);
+  Features no_f16 = test::h200_features();
+  no_f16.float16_arith = false;
+  CHECK_THROWS_WITH_AS(emit_spirv(f, no_f16), doctest::Contains("shaderFloat16"), Error);
+}
+
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

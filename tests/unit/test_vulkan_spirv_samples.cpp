@@ -44,6 +44,7 @@ void check_coopmat_structure(const vulkan::SpirvOutput& out) {
   CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) ==
         test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR));
   CHECK(test::count_opcode(out.words, spv::OpTypeCooperativeMatrixKHR) >= 3);
+  CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));  // SPIRV-Tools' text or the own listing
   // OpCapability CooperativeMatrixKHR and OpExtension "SPV_KHR_cooperative_matrix"
   bool cap = false;
   for (std::size_t i = 5; i + 1 < out.words.size(); i += out.words[i] >> 16)

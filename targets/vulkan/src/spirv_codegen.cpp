@@ -7,6 +7,7 @@
 
 #include "spirv/kernel_lowering.h"
 #include "spirv/module_builder.h"
+#include "spirv/spirv_defs.h"
 #include "tilegen/ir/matrix_unit.h"
 
 #ifdef TILEGEN_HAVE_SPIRV_TOOLS
@@ -36,13 +37,16 @@ uint32_t parse_number(const std::string& field, const std::string& value) {
   throw Error("vulkan arch string: field " + field + "=" + value + " needs a non-negative integer");
 }
 
-// The listing used for SpirvOutput::text when SPIRV-Tools is not built in: one instruction a line.
+// The listing used for SpirvOutput::text where SPIRV-Tools is not built in or cannot read the
+// module: one instruction a line, its name (where spirv_defs.h knows it) and operand words.
 std::string word_listing(const std::vector<uint32_t>& words) {
   std::ostringstream os;
   os << "; SPIR-V 1.6, id bound " << (words.size() > 3 ? words[3] : 0) << "\n";
   for (std::size_t i = 5; i < words.size();) {
     uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
-    os << "op" << opcode;
+    const char* name = spv::opcode_name(opcode);
+    if (name) os << name;
+    else os << "Op" << opcode;
     for (uint32_t j = 1; j < count && i + j < words.size(); ++j) os << " " << words[i + j];
     os << "\n";
     i += count ? count : 1;

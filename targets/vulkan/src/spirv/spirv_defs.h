@@ -66,6 +66,9 @@ enum CooperativeMatrixOperands : uint32_t {
 };
 enum CooperativeMatrixLayout : uint32_t { RowMajorKHR = 0 };
 
+/// "OpFAdd" for the opcodes above; nullptr for others.
+const char* opcode_name(uint32_t opcode);
+
 constexpr uint32_t kMagic = 0x07230203, kVersion16 = 0x00010600;
 constexpr uint32_t kExecutionModelGLCompute = 5, kAddressingLogical = 0, kMemoryModelVulkan = 3;
 constexpr uint32_t kExecutionModeLocalSize = 17;
