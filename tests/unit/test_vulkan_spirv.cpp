@@ -178,6 +178,13 @@ func t(X: f32[4] global, Y: f32[4] global) {
 })");
   CHECK_THROWS_WITH_AS(emit_spirv(tile, test::lavapipe_features()), doctest::Contains("per-thread code only"),
                        Error);
+  Function packed = parse_function(R"(
+func p(X: int4[4] global) {
+  kernel grid(1) threads(4) -> (bx; tx) {
+    X[tx] = X[tx] + cast<int4>(1)
+  }
+})");
+  CHECK_THROWS_WITH_AS(emit_spirv(packed, test::lavapipe_features()), doctest::Contains("unsupported: "), Error);
 }
 
 TEST_CASE("vulkan codegen: mma on a coopmat unit stages the model layout through Workgroup tiles") {

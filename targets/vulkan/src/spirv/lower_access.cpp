@@ -48,17 +48,33 @@ uint32_t KernelLowering::round_bf16(uint32_t v) {
   return m.op(spv::OpSelect, M.t_f32, {nan, m.op(spv::OpBitcast, M.t_f32, {q}), r});
 }
 
+// f32 → the nearest f16 (ties to even), as an f32, in integer arithmetic: drivers may fold a
+// float round trip (f32→f16→f32) away, integer operations they cannot. Normal f16 range: drop
+// 13 mantissa bits of the f32 pattern (carries roll into the exponent; 65520 and up become
+// inf); below 2^-14: round the significand to a multiple of 2^-24. NaN and inf pass through.
+uint32_t KernelLowering::round_f16(uint32_t v) {
+  uint32_t i = M.t_i32, bt = M.t_bool;
+  auto op = [&](uint32_t code, uint32_t a, uint32_t b) { return m.op(code, i, {a, b}); };
+  uint32_t u = m.op(spv::OpBitcast, i, {v});
+  uint32_t sign = op(spv::OpBitwiseAnd, u, c_i32(int64_t(0x80000000u) - (int64_t(1) << 32)));
+  uint32_t a = op(spv::OpBitwiseAnd, u, c_i32(0x7fffffff));
+  uint32_t lsb = m.op(spv::OpBitFieldUExtract, i, {a, c_i32(13), c_i32(1)});
+  uint32_t n = op(spv::OpBitwiseAnd, op(spv::OpIAdd, a, op(spv::OpIAdd, c_i32(0xfff), lsb)), c_i32(~int64_t(0x1fff)));
+  n = m.op(spv::OpSelect, i, {m.op(spv::OpSGreaterThanEqual, bt, {n, c_i32(0x47800000)}), c_i32(0x7f800000), n});
+  uint32_t e = op(spv::OpShiftRightLogical, a, c_i32(23));
+  uint32_t sig = op(spv::OpBitwiseOr, op(spv::OpBitwiseAnd, a, c_i32(0x7fffff)), c_i32(0x800000));
+  uint32_t r = glsl(i, spv::GlslSMin, {op(spv::OpISub, c_i32(126), e), c_i32(31)});  // x = sig * 2^-24 >> r
+  uint32_t half = op(spv::OpISub, op(spv::OpShiftLeftLogical, c_i32(1), op(spv::OpISub, r, c_i32(1))), c_i32(1));
+  uint32_t keep = m.op(spv::OpBitFieldUExtract, i, {op(spv::OpShiftRightLogical, sig, r), c_i32(0), c_i32(1)});
+  uint32_t q = op(spv::OpShiftRightLogical, op(spv::OpIAdd, sig, op(spv::OpIAdd, half, keep)), r);
+  uint32_t sub = m.op(spv::OpBitcast, i, {m.op(spv::OpFMul, M.t_f32, {m.op(spv::OpConvertSToF, M.t_f32, {q}), c_f32(std::ldexp(1.0, -24))})});
+  uint32_t mag = m.op(spv::OpSelect, i, {m.op(spv::OpSLessThan, bt, {e, c_i32(113)}), sub, n});
+  mag = m.op(spv::OpSelect, i, {m.op(spv::OpSGreaterThanEqual, bt, {a, c_i32(0x7f800000)}), a, mag});
+  return m.op(spv::OpBitcast, M.t_f32, {op(spv::OpBitwiseOr, mag, sign)});
+}
+
 uint32_t KernelLowering::round_to(DType t, uint32_t v, const SourceLoc& loc) {
-  if (t == f16) {
-    if (M.features.float16_storage) {  // a 16-bit type may be declared: round trip through it
-      m.capability(spv::CapStorageBuffer16BitAccess);
-      return m.op(spv::OpFConvert, M.t_f32, {m.op(spv::OpFConvert, m.type_float(16), {v})});
-    }
-    uint32_t v2 = m.type_vector(M.t_f32, 2);
-    uint32_t pair = m.op(spv::OpCompositeConstruct, v2, {v, c_f32(0.0)});
-    uint32_t packed = glsl(M.t_u32, spv::GlslPackHalf2x16, {pair});
-    return m.op(spv::OpCompositeExtract, M.t_f32, {glsl(v2, spv::GlslUnpackHalf2x16, {packed}), 0});
-  }
+  if (t == f16) return round_f16(v);
   if (t == bf16) return round_bf16(v);
   if (t.is_float() && t.bits() < 16)
     throw Error("unsupported: the vulkan target cannot compute in " + std::string(t.name()) +
@@ -217,21 +233,18 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
     if (mem) m.inst(spv::OpStore, {ptr, value, mem});
     else m.inst(spv::OpStore, {ptr, value});
   };
-  auto to_byte = [&](uint32_t w) { return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})}); };
+  auto to_byte = [&](uint32_t w) {
+    return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})});
+  };
   if (b.dtype.is_float() && b.dtype.bits() < 16)
     throw Error("unsupported: the vulkan target cannot store " + std::string(b.dtype.name()) +
                     " elements (it decodes them on load only); store f16 or f32",
                 loc);
-  if (b.form == BufferStorage::Form::Packed) {  // read-modify-write of the byte, as the cuda target does
-    auto [byte, shift] = nibble_of(flat_expr(b, indices));
-    uint32_t ptr = element_pointer(b, expr(byte));
-    uint32_t old = m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpUConvert, M.t_u32, {m.op(spv::OpLoad, b.element_type, {ptr, mem})})});
-    uint32_t sh = expr(shift);
-    uint32_t mask = m.op(spv::OpShiftLeftLogical, M.t_i32, {c_i32(15), sh});
-    uint32_t kept = m.op(spv::OpBitwiseAnd, M.t_i32, {old, m.op(spv::OpNot, M.t_i32, {mask})});
-    uint32_t put = m.op(spv::OpShiftLeftLogical, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32(15)}), sh});
-    return raw_store(ptr, to_byte(m.op(spv::OpBitwiseOr, M.t_i32, {kept, put})));
-  }
+  if (b.form == BufferStorage::Form::Packed)  // two elements a byte: no race-free byte store in SPIR-V
+    throw Error("unsupported: the vulkan target does not store " + std::string(b.dtype.name()) +
+                    " elements to a tensor (two share a byte, and threads storing neighbours would undo each "
+                    "other's writes); store i8 and pack on the host",
+                loc);
   uint32_t ptr = element_pointer(b, flat_index(b, indices));
   if (b.form == BufferStorage::Form::Value) return raw_store(ptr, v);
   if (b.form == BufferStorage::Form::FloatBits) return raw_store(ptr, m.op(spv::OpBitcast, M.t_i32, {v}));

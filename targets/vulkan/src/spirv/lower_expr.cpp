@@ -179,8 +179,15 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
         r = div ? m.op(spv::OpShiftRightArithmetic, type, {a, m.constant_int(type, k)})
                 : m.op(spv::OpBitwiseAnd, type, {a, m.constant_int(type, (int64_t(1) << k) - 1)});
       } else {
-        // OpSMod takes the divisor's sign: floor modulo; floor division is (a - mod) / b, exact.
-        uint32_t mod = m.op(spv::OpSMod, type, {a, b});
+        // floor modulo from the remainder (C's %): r + b where r and b differ in sign; floor
+        // division is then (a - mod) / b, exact. (OpSMod is floor modulo by definition, but
+        // lavapipe computes it as a remainder.)
+        uint32_t rem = m.op(spv::OpSRem, type, {a, b});
+        uint32_t zero = m.constant_int(type, 0);
+        uint32_t fix = m.op(spv::OpLogicalAnd, bt,
+                            {m.op(spv::OpINotEqual, bt, {rem, zero}),
+                             m.op(spv::OpSLessThan, bt, {m.op(spv::OpBitwiseXor, type, {rem, b}), zero})});
+        uint32_t mod = m.op(spv::OpSelect, type, {fix, m.op(spv::OpIAdd, type, {rem, b}), rem});
         r = div ? m.op(spv::OpSDiv, type, {m.op(spv::OpISub, type, {a, mod}), b}) : mod;
       }
       break;
