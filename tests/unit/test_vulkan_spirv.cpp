@@ -160,7 +160,8 @@ func d(X: f64[4] global) {
     X[tx] = X[tx] * 2.0:f64
   }
 })");
-  CHECK_THROWS_WITH_AS(emit_spirv(f64k, test::lavapipe_features()), doctest::Contains("shaderFloat64"), Error);
+  CHECK_THROWS_WITH_AS(emit_spirv(f64k, test::lavapipe_features()), doctest::Contains("shaderFloat64"),
+                       Error);
   Function h = parse_function(R"(
 func h(X: f16[4] global) {
   kernel grid(1) threads(4) -> (bx; tx) {
@@ -184,7 +185,8 @@ func p(X: int4[4] global) {
     X[tx] = X[tx] + cast<int4>(1)
   }
 })");
-  CHECK_THROWS_WITH_AS(emit_spirv(packed, test::lavapipe_features()), doctest::Contains("unsupported: "), Error);
+  CHECK_THROWS_WITH_AS(emit_spirv(packed, test::lavapipe_features()), doctest::Contains("unsupported: "),
+                       Error);
 }
 
 TEST_CASE("vulkan codegen: mma on a coopmat unit stages the model layout through Workgroup tiles") {
@@ -215,8 +217,8 @@ func mm(A: f16[16, 16] global, B: f16[16, 16] global, C: f32[16, 16] global) {
   CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));
   // Elements are staged at lane*8 + r of the subgroup's tile: 8 stores a lane for each operand.
   CHECK(test::count_opcode(out.words, spv::OpStore) >= 3 * 8);
-  CHECK_THROWS_WITH_AS(emit_spirv(f, test::lavapipe_features()), doctest::Contains("not reported by this Vulkan device"),
-                       Error);
+  CHECK_THROWS_WITH_AS(emit_spirv(f, test::lavapipe_features()),
+                       doctest::Contains("not reported by this Vulkan device"), Error);
   Features no_f16 = test::h200_features();
   no_f16.float16_arith = false;
   CHECK_THROWS_WITH_AS(emit_spirv(f, no_f16), doctest::Contains("shaderFloat16"), Error);

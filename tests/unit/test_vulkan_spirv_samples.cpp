@@ -27,7 +27,8 @@ std::vector<std::vector<int64_t>> shapes_of(const Function& f, const Problem& p)
 }
 
 // The lowered function of one sample shape for these features, with its prepared problem.
-Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulkan::Features& feat, Problem* pr) {
+Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulkan::Features& feat,
+                        Problem* pr) {
   std::mt19937_64 rng(11);
   Params p = resolve(s, s.test_shapes[shape]);
   Function f = s.build(p, t).function();
@@ -48,7 +49,8 @@ void check_coopmat_structure(const vulkan::SpirvOutput& out) {
   // OpCapability CooperativeMatrixKHR and OpExtension "SPV_KHR_cooperative_matrix"
   bool cap = false;
   for (std::size_t i = 5; i + 1 < out.words.size(); i += out.words[i] >> 16)
-    if ((out.words[i] & 0xffff) == spv::OpCapability && out.words[i + 1] == spv::CapCooperativeMatrixKHR) cap = true;
+    if ((out.words[i] & 0xffff) == spv::OpCapability && out.words[i + 1] == spv::CapCooperativeMatrixKHR)
+      cap = true;
   CHECK(cap);
 }
 
@@ -57,15 +59,19 @@ void check_sample_modules(const Sample& s, DType t) {
     if (s.test_shape_info[i].conformance_only) continue;
     for (bool h200 : {false, true}) {
       vulkan::Features feat = h200 ? test::h200_features() : test::lavapipe_features();
-      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name() << (h200 ? " h200" : " lavapipe"));
+      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name()
+                  << (h200 ? " h200" : " lavapipe"));
       Problem pr;
       Function lowered = lowered_sample(s, i, t, feat, &pr);
       INFO(print(lowered));
       vulkan::SpirvOutput out = vulkan::emit_spirv(lowered, feat);
-      CHECK(test::count_opcode(out.words, vulkan::spv::OpEntryPoint) == int(vulkan::kernel_entry_names(lowered).size()));
+      CHECK(test::count_opcode(out.words, vulkan::spv::OpEntryPoint) ==
+            int(vulkan::kernel_entry_names(lowered).size()));
       if (h200 && t == f16 && (s.name == "gemm" || s.name == "gemm_relu")) CHECK(out.uses_coopmat);
-      if (out.uses_coopmat) check_coopmat_structure(out);
-      else test::check_valid(out);
+      if (out.uses_coopmat)
+        check_coopmat_structure(out);
+      else
+        test::check_valid(out);
     }
   }
 }
