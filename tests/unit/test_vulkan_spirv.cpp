@@ -94,6 +94,30 @@ func scal(X: f32[4] global, a: f32, b: i64, c: bool) {
   test::check_valid(out);
 }
 
+TEST_CASE("vulkan codegen: an unbound size is a push constant, and strides follow it") {
+  Function f = parse_function(R"(
+func sym(X: f32[n, 3] global, Y: f32[n, 3] global, n: size) {
+  kernel grid((n + 63) / 64) threads(64) -> (bx; tx) {
+    let i: i32 = bx*64 + tx
+    if i < n {
+      for j in serial(0 +: 3) {
+        Y[i, j] = X[i, j] * 2.0
+      }
+    }
+  }
+})");
+  PushLayout p = push_constant_layout(f);
+  REQUIRE(p.fields.size() == 1);
+  CHECK(p.fields[0].param_index == 2);
+  for (bool int64 : {true, false}) {
+    Features feat = test::lavapipe_features();
+    feat.int64 = int64;
+    SpirvOutput out = emit_spirv(f, feat);
+    test::check_valid(out);
+    CHECK(test::contains(out.text, "PushConstant"));
+  }
+}
+
 TEST_CASE("vulkan codegen: an elementwise kernel is one entry point with the contract's interface") {
   Function f = parse_function(R"(
 func add(A: f16[1000] global, B: f32[1000] global, C: f16[1000] global) {
