@@ -57,10 +57,16 @@ void check_coopmat_structure(const vulkan::SpirvOutput& out) {
 void check_sample_modules(const Sample& s, DType t) {
   for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only) continue;
-    for (bool h200 : {false, true}) {
+    for (int device = 0; device < 3; ++device) {
+      // lavapipe-like, H200-like, and a minimal Vulkan 1.3 device (no shaderFloat16, no 64-bit
+      // integers: f16 tiles widened to f32 in Workgroup memory, 32-bit indices)
+      const bool h200 = device == 1;
       vulkan::Features feat = h200 ? test::h200_features() : test::lavapipe_features();
+      if (device == 2) feat.float16_arith = false, feat.int64 = false, feat.subgroup_size = 16;
       INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name()
-                  << (h200 ? " h200" : " lavapipe"));
+                  << (device == 0   ? " lavapipe"
+                      : device == 1 ? " h200"
+                                    : " minimal"));
       Problem pr;
       Function lowered = lowered_sample(s, i, t, feat, &pr);
       INFO(print(lowered));
