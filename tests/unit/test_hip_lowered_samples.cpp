@@ -76,7 +76,8 @@ TEST_CASE("hip: every sample lowered for gfx942 matches the reference in the int
   check_arch("gfx942", false);
 }
 
-TEST_CASE("hip: the conformance suite's default-tile shapes lowered for gfx942 match the reference") {
+TEST_CASE("hip: the conformance suite's default-tile shapes lowered for gfx90a and gfx942 match the reference") {
+  check_arch("gfx90a", true);
   check_arch("gfx942", true);
 }
 
