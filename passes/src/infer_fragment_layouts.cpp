@@ -1,6 +1,7 @@
 // infer_fragment_layouts (see the header for the IR before and after). Two steps per kernel:
-// FragmentUses decides which fragments can live in matrix-unit registers, then LayoutLowering
-// rewrites gemm into per-warp mma and the laid-out fragments' other uses into per-thread loops.
+// FragmentUses decides which fragments can live in matrix-unit (or, without a matching unit, SIMT)
+// registers, then LayoutLowering rewrites gemm into per-warp mma (or per-thread FMA loops) and the
+// laid-out fragments' other uses into per-thread loops.
 #include "tilegen/passes/infer_fragment_layouts.h"
 
 #include <functional>
@@ -18,17 +19,25 @@ namespace {
 using namespace lower;
 using BufferKey = const ir::BufferNode*;
 
-// How warps tile an M×N accumulator: a wm×wn warp grid, each warp mt×nt unit tiles.
+// How warps tile an M×N accumulator: a wm×wn warp grid, each warp mt×nt unit tiles. Without a
+// matrix unit (unit null, the SIMT layout) threads tile it: a wm×wn thread grid, thread t owning
+// the mt×nt elements (t / wn + wm·mi, t % wn + wn·ni), strided so that neighbouring threads touch
+// neighbouring columns; `warps` is then the block's thread count.
 struct Tiling {
   const MatrixUnit* unit = nullptr;
   int64_t bm = 0, bn = 0;
   int wm = 0, wn = 0, mt = 0, nt = 0, warps = 0;
   int used() const { return wm * wn; }
-  int c_elems() const { return mt * nt * unit->c_regs(); }
+  int c_elems() const { return unit ? mt * nt * unit->c_regs() : mt * nt; }
   bool operator==(const Tiling& o) const {
-    return unit == o.unit && bm == o.bm && bn == o.bn && wm == o.wm && wn == o.wn && warps == o.warps;
+    return unit == o.unit && bm == o.bm && bn == o.bn && wm == o.wm && wn == o.wn && mt == o.mt &&
+           nt == o.nt && warps == o.warps;
   }
 };
+
+// Accumulators a thread may hold in the SIMT layout: 128×128 over 128 threads (the gemm sample's
+// default tiles) is 128 f32 registers, which CUDA and HIP keep in registers without spilling.
+constexpr int kMaxSimtElements = 128;
 
 bool linear_layouts(const MatrixUnit& u) {
   Var l("l"), r("r");
@@ -65,7 +74,31 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
   return best;
 }
 
-// The tiling a gemm can run with on the matrix unit, or nullopt.
+// The SIMT thread grid for a bm×bn accumulator: the most threads, then the fewest operand loads a
+// K step (mt + nt), then the widest rows of threads; nullopt when a thread would hold more than
+// kMaxSimtElements.
+std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads) {
+  std::optional<Tiling> best;
+  for (int gm = 1; gm <= threads && gm <= bm; ++gm) {
+    if (bm % gm != 0) continue;
+    for (int gn = 1; gm * gn <= threads && gn <= bn; ++gn) {
+      if (bn % gn != 0) continue;
+      const int64_t mt = bm / gm, nt = bn / gn;
+      if (mt * nt > kMaxSimtElements) continue;
+      if (best) {
+        const int64_t loads = mt + nt, best_loads = best->mt + best->nt;
+        if (gm * gn < best->used() ||
+            (gm * gn == best->used() && (loads > best_loads || (loads == best_loads && gn <= best->wn))))
+          continue;
+      }
+      best = Tiling{nullptr, bm, bn, gm, gn, int(mt), int(nt), threads};
+    }
+  }
+  return best;
+}
+
+// The tiling a gemm can run with: on the matrix unit, else (f32/f64 accumulators) the SIMT layout,
+// else nullopt.
 std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads) {
   const Buffer &a = g.a.buffer, &c = g.c.buffer;
   if (c->scope != Scope::Fragment) return std::nullopt;
@@ -75,8 +108,12 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
   auto last = [](const Region& r, int from_end) { return *r.extents[r.extents.size() - from_end].as_int(); };
   const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
   const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
-  if (!u || k % u->k != 0) return std::nullopt;
-  return choose_tiling(*u, bm, bn, threads);
+  if (u && k % u->k == 0)
+    if (auto t = choose_tiling(*u, bm, bn, threads)) return t;
+  // The SIMT loop rounds into C every K step, as mma does; f16/bf16 accumulators would drift
+  // further from the interpreter's single rounding, so they stay tiles.
+  if (c->dtype != f32 && c->dtype != f64) return std::nullopt;
+  return choose_simt_tiling(bm, bn, threads);
 }
 
 bool full_region(const Region& r) {
@@ -285,6 +322,8 @@ class LayoutLowering : public IRMutator {
     auto t = gemm_tiling(*op, info_, threads_);
     if (!t) return self;
     auto it = regs_.find(op->c.buffer.get());
+    if (!t->unit)  // SIMT only for an accumulator in registers; a tile stays block-cooperative
+      return it == regs_.end() ? self : lower_simt_gemm(*op, *t, it->second);
     return lower_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
   }
 
@@ -378,7 +417,23 @@ class LayoutLowering : public IRMutator {
     return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
   }
 
+  // if (tx < used) { body(tx) } for the SIMT layout.
+  Stmt in_threads(const Tiling& t, const SourceLoc& loc, const std::function<Stmt(const Expr&)>& body) {
+    Stmt s = body(tx_);
+    return t.used() < t.warps ? make_if(tx_ < t.used(), s, loc) : s;
+  }
+
+  // for mi, ni over thread `th`'s SIMT elements: fn(mi·nt + ni, th / wn + wm·mi, th % wn + wn·ni).
+  static Stmt simt_elements(const Tiling& t, const Expr& th, const SourceLoc& loc, const ElementFn& fn) {
+    Var mi("mi"), ni("ni");
+    Stmt s = fn(mi * t.nt + ni, th / t.wn + mi * t.wm, th % t.wn + ni * t.wn);
+    s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
+    return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+  }
+
   Stmt per_thread(const Tiling& t, const SourceLoc& loc, const ElementFn& fn) {
+    if (!t.unit)
+      return in_threads(t, loc, [&](const Expr& th) { return simt_elements(t, th, loc, fn); });
     return in_warps(t, loc,
                     [&](const Expr& warp, const Expr& lane) { return elements(t, warp, lane, loc, fn); });
   }
@@ -464,6 +519,45 @@ class LayoutLowering : public IRMutator {
     return fenced(s, g.loc);
   }
 
+  // gemm → per-thread FMA loops over the thread's SIMT elements (the classic SGEMM), e.g. 32×32
+  // over 128 threads (an 8×16 thread grid, 4×2 elements a thread):
+  //   if clear: for mi, ni { C_local[mi*2 + ni] = 0.0 }
+  //   for k in serial(0 +: 16) {
+  //     for mi in unrolled(0 +: 4) { a_regs[mi] = f32(As[tx / 16 + mi*8, k]) }
+  //     for ni in unrolled(0 +: 2) { b_regs[ni] = f32(Bs[k, tx % 16 + ni*16]) }
+  //     for mi, ni { C_local[mi*2 + ni] = C_local[mi*2 + ni] + a_regs[mi] * b_regs[ni] } }
+  // Like mma, it rounds into the accumulator's dtype every K step.
+  Stmt lower_simt_gemm(const ir::Gemm& g, const Tiling& t, const Buffer& acc) {
+    const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
+    const DType d = acc->dtype;
+    Buffer ar = new_local("a_regs", t.mt, d, g.loc), br = new_local("b_regs", t.nt, d, g.loc);
+    Stmt s = in_threads(t, g.loc, [&](const Expr& th) {
+      std::vector<Stmt> body;
+      if (g.clear_c)
+        body.push_back(simt_elements(t, th, g.loc, [&](const Expr& idx, const Expr&, const Expr&) {
+          return make_store(acc, {idx}, make_float(0, d), g.loc);
+        }));
+      Var k("k"), mi("mi"), ni("ni");
+      Expr row = th / t.wn + mi * t.wm, col = th % t.wn + ni * t.wn;
+      Stmt la = make_store(
+          ar, {mi}, cast(d, g.a.buffer.load(g.trans_a ? matrix_index(g.a, k, row) : matrix_index(g.a, row, k))),
+          g.loc);
+      Stmt lb = make_store(
+          br, {ni}, cast(d, g.b.buffer.load(g.trans_b ? matrix_index(g.b, col, k) : matrix_index(g.b, k, col))),
+          g.loc);
+      Expr idx = mi * t.nt + ni;
+      Stmt fma = make_store(acc, {idx}, acc.load({idx}) + ar.load({mi}) * br.load({ni}), g.loc);
+      fma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, fma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
+                     g.loc);
+      Stmt step = make_seq({make_for(mi, 0, t.mt, la, ForKind::Unrolled, g.loc),
+                            make_for(ni, 0, t.nt, lb, ForKind::Unrolled, g.loc), fma},
+                           g.loc);
+      body.push_back(make_for(k, 0, k_extent, step, ForKind::Serial, g.loc));
+      return make_seq(std::move(body), g.loc);
+    });
+    return fenced(s, g.loc);
+  }
+
   const TargetInfo& info_;
   Var tx_;
   int threads_ = 0;
@@ -476,7 +570,7 @@ class LayoutLowering : public IRMutator {
 }  // namespace
 
 Function infer_fragment_layouts(const Function& f, const TargetInfo& info) {
-  if (info.warp_size <= 1 || info.matrix_units.empty()) return f;
+  if (info.warp_size <= 1) return f;  // CPU targets keep tiles
   LayoutLowering lower(info);
   Function out = lower.mutate_function(f);
   out.body = simplify_stmt(out.body, RangeContext::for_function(out));

@@ -39,3 +39,52 @@ TEST_CASE("gpu pipeline on every sample and dtype: the interpreter reproduces th
       SUBCASE((s.name + " " + std::string(t.name())).c_str()) { check_sample(s, t); }
     }
 }
+
+namespace {
+
+// Every kernel of f, with the bytes of its block-shared buffers summed as a Vulkan module declares
+// them (one Workgroup array each, no overlap).
+std::vector<int64_t> shared_bytes_per_kernel(const Function& f) {
+  std::vector<const ir::Kernel*> kernels;
+  if (const auto* k = f.body.as<ir::Kernel>()) kernels.push_back(k);
+  if (const auto* s = f.body.as<ir::Seq>())
+    for (const Stmt& st : s->stmts)
+      if (const auto* k = st.as<ir::Kernel>()) kernels.push_back(k);
+  std::vector<int64_t> out;
+  for (const ir::Kernel* k : kernels) {
+    int64_t bytes = 0;
+    for (const Buffer& b : k->buffers)
+      if (b->scope == Scope::Shared || b->scope == Scope::Fragment)
+        bytes += int64_t(storage_bytes(b->dtype, *b.const_numel()));
+    out.push_back(bytes);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gpu pipeline without matrix units (lavapipe-like): gemm f32 at default tiles fits 32 KiB") {
+  TargetInfo info;  // 8-lane subgroups, no cooperative matrices, 32 KiB of Workgroup memory
+  info.target = "vulkan";
+  info.device_name = "lavapipe-like";
+  info.software = true;
+  info.warp_size = 8;
+  info.shared_mem_bytes = 32 * 1024;
+  const Sample& s = *find("gemm");
+  PassManager pm(gpu_pipeline());
+  std::mt19937_64 rng(11);
+  for (Params shape : {Params{{"M", 130}, {"N", 140}, {"K", 72}},
+                       Params{{"M", 100}, {"N", 129}, {"K", 40}, {"trans_A", 1}, {"trans_B", 1}}}) {
+    Params p = resolve(s, shape);  // block 128×128×32, 128 threads
+    REQUIRE(p.at("block_M") == 128);
+    Function f = s.build(p, f32).function();
+    Problem pr = s.make_problem(p, f32, rng);
+    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
+    std::string text = print(lowered);
+    INFO(text);
+    CHECK(text.find("local C_local: f32[128]") != std::string::npos);  // 8×16 threads, 16×8 each
+    for (int64_t bytes : shared_bytes_per_kernel(lowered)) CHECK(bytes <= 32 * 1024);
+    interpret(lowered, host_args(lowered, pr));
+    testing::check_outputs(pr, s.tolerance(p, f32));
+  }
+}

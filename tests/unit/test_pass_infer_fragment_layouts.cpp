@@ -80,12 +80,117 @@ func rowmax(A: f16[16, 16] global, B: f16[16, 16] global, M: f32[16] global) {
   check_same_results(f, partition_threads(g, nvidia_target_info(80)), 1e-3);
 }
 
-TEST_CASE("infer_fragment_layouts: nothing to do without a matrix unit, or for f32 inputs") {
+TEST_CASE("infer_fragment_layouts: nothing to do on a CPU target (warp size 1)") {
   Function f = parse_function(kGemmRelu);
   CHECK(infer_fragment_layouts(f, TargetInfo{}).body.same_as(f.body));
+}
+
+namespace {
+
+std::string with_dtype(std::string text, const std::string& from, const std::string& to) {
+  for (std::size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+  return text;
+}
+
+// A device without matrix units, like lavapipe: 8-lane subgroups, 32 KiB of workgroup memory.
+TargetInfo no_units_target() {
+  TargetInfo info;
+  info.target = "vulkan";
+  info.warp_size = 8;
+  info.shared_mem_bytes = 32 * 1024;
+  return info;
+}
+
+// The SIMT layout's signature: the accumulator in registers, gemm as per-thread FMA loops.
+void check_simt(const Function& f, const TargetInfo& info, const std::string& local, double tol) {
+  Function g = infer_fragment_layouts(f, info);
+  std::string text = print(g);
+  INFO(text);
+  CHECK(contains(text, local));
+  CHECK_FALSE(contains(text, "gemm("));
+  CHECK_FALSE(contains(text, "mma "));
+  CHECK_FALSE(contains(text, "fragment Cf"));
+  check_same_results(f, partition_threads(g, info), tol);
+}
+
+}  // namespace
+
+TEST_CASE("infer_fragment_layouts: f32 gemm on sm_90 gets the SIMT register layout") {
+  // 32×32 over 128 threads: an 8×16 thread grid, 4×2 accumulators a thread.
+  Function f = parse_function(with_dtype(kGemmRelu, "f16", "f32"));
+  check_simt(f, nvidia_target_info(90), "local Cf: f32[8]", 1e-5);
+}
+
+TEST_CASE("infer_fragment_layouts: without a matching unit, f16 gemm runs as SIMT FMA loops") {
+  Function f = parse_function(kGemmRelu);
+  check_simt(f, no_units_target(), "local Cf: f32[8]", 1e-3);
   TargetInfo no_f16 = nvidia_target_info(80);
   no_f16.matrix_units = {"mma_m16n8k16_bf16_f32"};
-  CHECK(contains(print(infer_fragment_layouts(f, no_f16)), "gemm("));
+  check_simt(f, no_f16, "local Cf: f32[8]", 1e-3);
+}
+
+TEST_CASE("infer_fragment_layouts: SIMT on ragged tiles, transposed operands, fewer threads used") {
+  // 24×20 over 64 threads: a 6×10 grid (60 threads; 4 idle), 4×2 accumulators a thread; an
+  // accumulate-into gemm (no clear) after a copy in, K = 7.
+  Function f = parse_function(R"(
+func ragged(A: f32[7, 24] global, B: f32[20, 7] global, C0: f32[24, 20] global, C: f32[24, 20] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared As: f32[7, 24]
+    shared Bs: f32[20, 7]
+    fragment Cf: f32[24, 20]
+    copy C0 -> Cf
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> Cf, trans_a, trans_b)
+    for i in parallel(0 +: 24) {
+      for j in parallel(0 +: 20) {
+        Cf[i, j] = Cf[i, j] * 2.0
+      }
+    }
+    copy Cf -> C
+  }
+})");
+  check_simt(f, no_units_target(), "local Cf: f32[8]", 1e-5);
+  check_simt(f, nvidia_target_info(90), "local Cf: f32[8]", 1e-5);
+}
+
+TEST_CASE("infer_fragment_layouts: SIMT leaves big per-thread tiles, f16 accumulators, reduced fragments") {
+  // 64×64 over 16 threads would be 256 accumulators a thread: kept a tile.
+  Function big = parse_function(R"(
+func big(A: f32[64, 8] global, B: f32[8, 64] global, C: f32[64, 64] global) {
+  kernel grid(1) threads(16) -> (bx; tx) {
+    shared As: f32[64, 8]
+    shared Bs: f32[8, 64]
+    fragment Cf: f32[64, 64]
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> Cf, clear)
+    copy Cf -> C
+  }
+})");
+  CHECK(contains(print(infer_fragment_layouts(big, no_units_target())), "fragment Cf: f32[64, 64]"));
+  // An f16 accumulator would round every K step: kept a tile.
+  Function half = parse_function(with_dtype(kGemmRelu, "fragment Cf: f32", "fragment Cf: f16"));
+  CHECK(contains(print(infer_fragment_layouts(half, no_units_target())), "fragment Cf: f16[32, 32]"));
+  // A reduced accumulator stays a tile, and its gemm stays block-cooperative.
+  Function reduced = parse_function(R"(
+func rowsum(A: f32[16, 16] global, B: f32[16, 16] global, M: f32[16] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared As: f32[16, 16]
+    shared Bs: f32[16, 16]
+    fragment S: f32[16, 16]
+    fragment m: f32[16]
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> S, clear)
+    reduce sum(S -> m, axis=1, clear)
+    copy m -> M
+  }
+})");
+  std::string text = print(infer_fragment_layouts(reduced, no_units_target()));
+  INFO(text);
+  CHECK(contains(text, "fragment S: f32[16, 16]"));
+  CHECK(contains(text, "gemm("));
 }
 
 TEST_CASE("lane layouts: slot expressions reproduce every built-in linear table") {

@@ -34,6 +34,13 @@
 // which partition_threads places in shared memory: correct, slower. A gemm whose accumulator is
 // not laid out still runs on the matrix unit, through registers loaded from and stored back to
 // the tile. Lowered statements that touch block memory are fenced by barriers.
+//
+// Without a matching unit (f32 on mma.sync, any gemm on a device without matrix units), an f32 or
+// f64 accumulator gets the SIMT layout of the classic SGEMM: the block's threads form a gm×gn grid
+// and thread t owns the mt×nt elements (t / gn + gm·mi, t % gn + gn·ni), at most 128 a thread;
+// gemm becomes, per thread, for k { load mt values of A and nt of B; mt×nt FMAs }:
+//   32×32 over 128 threads → local Cf: f32[8]  (8×16 threads, 4×2 elements each)
+// The uses a unit layout serves, the SIMT layout serves too.
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
