@@ -170,8 +170,9 @@ func big(A: f32[64, 8] global, B: f32[8, 64] global, C: f32[64, 64] global) {
 })");
   CHECK(contains(print(infer_fragment_layouts(big, no_units_target())), "fragment Cf: f32[64, 64]"));
   // An f16 accumulator would round every K step: kept a tile.
-  Function half = parse_function(with_dtype(kGemmRelu, "fragment Cf: f32", "fragment Cf: f16"));
-  CHECK(contains(print(infer_fragment_layouts(half, no_units_target())), "fragment Cf: f16[32, 32]"));
+  std::string big_text = print(big);
+  Function half = parse_function(with_dtype(with_dtype(big_text, "f32", "f16"), "threads(16)", "threads(128)"));
+  CHECK(contains(print(infer_fragment_layouts(half, no_units_target())), "fragment Cf: f16[64, 64]"));
   // A reduced accumulator stays a tile, and its gemm stays block-cooperative.
   Function reduced = parse_function(R"(
 func rowsum(A: f32[16, 16] global, B: f32[16, 16] global, M: f32[16] global) {
