@@ -525,8 +525,8 @@ class LayoutLowering : public IRMutator {
   //   for k in serial(0 +: 16) {
   //     for mi in unrolled(0 +: 4) { a_regs[mi] = f32(As[tx / 16 + mi*8, k]) }
   //     for ni in unrolled(0 +: 2) { b_regs[ni] = f32(Bs[k, tx % 16 + ni*16]) }
-  //     for mi, ni { C_local[mi*2 + ni] = C_local[mi*2 + ni] + a_regs[mi] * b_regs[ni] } }
-  // Like mma, it rounds into the accumulator's dtype every K step.
+  //     for mi, ni { C_local[mi*2 + ni] = fma(a_regs[mi], b_regs[ni], C_local[mi*2 + ni]) } }
+  // Like mma, it rounds into the accumulator's dtype every K step (once per step: fma).
   Stmt lower_simt_gemm(const ir::Gemm& g, const Tiling& t, const Buffer& acc) {
     const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
     const DType d = acc->dtype;
@@ -546,11 +546,11 @@ class LayoutLowering : public IRMutator {
           br, {ni}, cast(d, g.b.buffer.load(g.trans_b ? matrix_index(g.b, col, k) : matrix_index(g.b, k, col))),
           g.loc);
       Expr idx = mi * t.nt + ni;
-      Stmt fma = make_store(acc, {idx}, acc.load({idx}) + ar.load({mi}) * br.load({ni}), g.loc);
-      fma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, fma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
-                     g.loc);
+      Stmt step_mn = make_store(acc, {idx}, fma(ar.load({mi}), br.load({ni}), acc.load({idx})), g.loc);
+      Stmt fmas = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, step_mn, ForKind::Unrolled, g.loc),
+                           ForKind::Unrolled, g.loc);
       Stmt step = make_seq({make_for(mi, 0, t.mt, la, ForKind::Unrolled, g.loc),
-                            make_for(ni, 0, t.nt, lb, ForKind::Unrolled, g.loc), fma},
+                            make_for(ni, 0, t.nt, lb, ForKind::Unrolled, g.loc), fmas},
                            g.loc);
       body.push_back(make_for(k, 0, k_extent, step, ForKind::Serial, g.loc));
       return make_seq(std::move(body), g.loc);
