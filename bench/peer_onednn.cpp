@@ -67,7 +67,7 @@ const Dnnl& dnnl() {
     tried = true;
     void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!lib) error = std::string("cannot load libdnnl.so.2 (") + dlerror() + "); install libdnnl2";
-#define TG_DNNL_FN(name)                                                                     \
+#define TG_DNNL_FN(name)                                                                         \
   if (lib && error.empty() && !(d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name)))) \
     error = "libdnnl.so.2 has no " #name;
     TG_DNNL_FN(dnnl_engine_create)
@@ -108,7 +108,8 @@ const Dnnl& dnnl() {
 void check(dnnl_status_t s, const char* what) {
   if (s == dnnl_unimplemented)
     throw Error(std::string("peer onednn: ") + what +
-                ": oneDNN has no implementation of this for this CPU (bf16 and f16 matmul need AVX-512 in oneDNN 2.x)");
+                ": oneDNN has no implementation of this for this CPU (bf16 and f16 matmul need AVX-512 in "
+                "oneDNN 2.x)");
   if (s != dnnl_success)
     throw Error(std::string("peer onednn: ") + what + " failed (dnnl status " + std::to_string(int(s)) + ")");
 }
@@ -163,7 +164,8 @@ class Primitive {
     const Dnnl& d = dnnl();
     check(d.dnnl_primitive_desc_create(&pd_, op_desc, attr, d.engine, nullptr), "primitive_desc_create");
     const char* impl = nullptr;
-    if (d.dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) impl_ = impl;
+    if (d.dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
+      impl_ = impl;
     check(d.dnnl_primitive_create(&prim_, pd_), "primitive_create");
   }
   ~Primitive() {
@@ -252,8 +254,9 @@ PreparedPeer softmax_prepare(const std::string& sample, const samples::Params& p
   job->in0 = random_matrix(m * n, t, rng), job->in1.resize(job->in0.size());
   dnnl_memory_desc_t md = matrix_desc(m, n, dnnl_type(t), false);
   dnnl_softmax_v2_desc_t desc;
-  check(d.dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate, &md, &md, 1),
-        "softmax_v2_forward_desc_init");
+  check(
+      d.dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate, &md, &md, 1),
+      "softmax_v2_forward_desc_init");
   set_threads(threads);
   job->prim = std::make_unique<Primitive>(&desc, nullptr);
   job->prim->bind(DNNL_ARG_SRC, md, job->in0.data());

@@ -36,11 +36,13 @@ Value* Emitter::exp_f32(Value* x, bool base2) {
   llvm::Type* f = B.getFloatTy();
   llvm::Type* i32 = B.getInt32Ty();
   auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
-  auto fma = [&](Value* a, Value* b, Value* acc) { return B.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {a, b, acc}); };
+  auto fma = [&](Value* a, Value* b, Value* acc) {
+    return B.CreateIntrinsic(llvm::Intrinsic::fma, {f}, {a, b, acc});
+  };
   // Clamp so that n stays in [-150, 128]; minnum/maxnum turn NaN into the bound (no poison below).
-  Value* cl = B.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum,
-                                      B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(base2 ? 128.0 : 88.8)),
-                                      c(base2 ? -150.0 : -104.0));
+  Value* cl = B.CreateBinaryIntrinsic(
+      llvm::Intrinsic::maxnum, B.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, c(base2 ? 128.0 : 88.8)),
+      c(base2 ? -150.0 : -104.0));
   Value *n, *r;
   if (base2) {
     n = B.CreateUnaryIntrinsic(llvm::Intrinsic::rint, cl);
@@ -56,9 +58,7 @@ Value* Emitter::exp_f32(Value* x, bool base2) {
   Value* ni = B.CreateFPToSI(n, i32);
   Value* n1 = B.CreateAShr(ni, 1);
   Value* n2 = B.CreateSub(ni, n1);
-  auto pow2 = [&](Value* e) {
-    return B.CreateBitCast(B.CreateShl(B.CreateAdd(e, B.getInt32(127)), 23), f);
-  };
+  auto pow2 = [&](Value* e) { return B.CreateBitCast(B.CreateShl(B.CreateAdd(e, B.getInt32(127)), 23), f); };
   y = B.CreateFMul(B.CreateFMul(y, pow2(n1)), pow2(n2));
   return B.CreateSelect(B.CreateFCmpUNO(x, x), x, y);
 }
