@@ -2,7 +2,8 @@
 # device_check.sh OUT_DIR — one run on an NVIDIA GPU machine (no network needed): build core +
 # cuda plugin (+ tests when doctest is found), run the unit tests, the cuda conformance suite,
 # compute-sanitizer memcheck and racecheck over every sample, and the GEMM benchmark against
-# cuBLAS. Every log lands in OUT_DIR; OUT_DIR/summary.txt lists each step and its exit status.
+# cuBLAS; then the vulkan target on the NVIDIA Vulkan driver (see vulkan_section below). Every
+# log lands in OUT_DIR; OUT_DIR/summary.txt lists each step and its exit status.
 #
 # doctest may come along as an unpacked .deb under .deb/ (headers at .deb/usr/include); any
 # *.deb files in .deb/ are unpacked there first. TILEGEN_DOCTEST_INCLUDE names another include
@@ -45,7 +46,7 @@ for inc in ${TILEGEN_DOCTEST_INCLUDE:-} "$ROOT/.deb/usr/include" /usr/include /u
 done
 echo "doctest: tests $TESTS ${DOCTEST_ARGS[*]:-}" | tee -a "$SUMMARY"
 
-# ---- configure and build (Release; cpu, hip and vulkan plugins off)
+# ---- configure and build (Release; cpu, hip and vulkan plugins off: vulkan has its own build below)
 step configure configure.txt cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DTILEGEN_PLUGIN_CUDA=ON -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_VULKAN=OFF \
   -DTILEGEN_BUILD_TESTS=$TESTS "${DOCTEST_ARGS[@]}" || { cat "$SUMMARY"; exit 1; }
@@ -130,6 +131,75 @@ if [ $HAVE_CLI = 1 ]; then
   "$TG" source gemm --target cuda > "$OUT/gemm.cu" 2>&1
   "$TG" source gemm --target cuda --emit asm > "$OUT/gemm.ptx" 2>&1
 fi
+
+# ---- vulkan: the NVIDIA driver's Vulkan ICD through a Vulkan loader brought along as .deb files
+# (.deb/libvulkan1_*.deb, .deb/libvulkan-dev_*.deb, unpacked into .deb/vulkan). A build of its
+# own (core + cuda + vulkan plugins, so bench_vulkan can put cuBLAS beside it), then conformance
+# on the cooperative-matrix path and on the plain path (TILEGEN_VULKAN_COOPMAT=0), the vulkan
+# unit tests, bench_vulkan (fp16 GEMM vs cuBLAS, flash_attention vs SDPA) and a SPIR-V listing.
+# Each step logs and the script goes on; TILEGEN_SKIP_VULKAN=1 leaves the section out.
+vulkan_section() {
+  local prefix=$ROOT/.deb/vulkan vbuild=${TILEGEN_VULKAN_BUILD_DIR:-$ROOT/build-device-vulkan}
+  local vout=$OUT/vulkan deb
+  mkdir -p "$vout" "$prefix"
+  for deb in "$ROOT"/.deb/libvulkan1_*.deb "$ROOT"/.deb/libvulkan-dev_*.deb; do
+    dpkg -x "$deb" "$prefix" >> "$vout/deb_unpack.txt" 2>&1 || echo "dpkg -x $deb failed" | tee -a "$SUMMARY"
+  done
+  local libdir=$prefix/usr/lib/x86_64-linux-gnu inc=$prefix/usr/include
+  [ -f "$libdir/libvulkan.so.1" ] || libdir=""
+  [ -f "$inc/vulkan/vulkan.h" ] || inc=""
+  [ -z "$inc" ] && [ -f /usr/include/vulkan/vulkan.h ] && inc=/usr/include
+  echo "vulkan: loader ${libdir:-system (none brought along)}, headers ${inc:-missing}" | tee -a "$SUMMARY"
+  if [ -z "$inc" ]; then
+    echo "vulkan: no vulkan/vulkan.h (bring .deb/libvulkan-dev_*.deb); vulkan section skipped" | tee -a "$SUMMARY"
+    return 0
+  fi
+  # The NVIDIA ICD manifest: the container's driver mount first, then the usual places.
+  local icd=""
+  for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+    /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/icd.d/nvidia_icd.json; do
+    [ -f "$f" ] && { icd=$f; break; }
+  done
+  echo "vulkan: ICD manifest ${icd:-not found (the loader will search its default places)}" | tee -a "$SUMMARY"
+  (
+    [ -n "$libdir" ] && export LD_LIBRARY_PATH="$libdir:${LD_LIBRARY_PATH:-}"
+    [ -d /usr/local/nvidia/lib64 ] && export LD_LIBRARY_PATH="/usr/local/nvidia/lib64:${LD_LIBRARY_PATH:-}"
+    [ -n "$icd" ] && export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd
+    { echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"; echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; [ -n "$icd" ] && cat "$icd"; } \
+      > "$vout/environment.txt" 2>&1
+    step "vulkan: configure" vulkan/configure.txt cmake -S "$ROOT" -B "$vbuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DTILEGEN_PLUGIN_VULKAN=ON -DTILEGEN_PLUGIN_CUDA=ON -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF \
+      -DTILEGEN_VULKAN_INCLUDE_DIR="$inc" -DTILEGEN_BUILD_TESTS=$TESTS "${DOCTEST_ARGS[@]}" || exit 0
+    # -k 0: build what can be built (the vulkan plugin and CLI even if another part fails).
+    step "vulkan: build" vulkan/build.txt ninja -C "$vbuild" -k 0 || tail -40 "$vout/build.txt"
+    local tg=$vbuild/bin/tilegen
+    [ -x "$tg" ] || { echo "vulkan: no tilegen CLI in $vbuild; vulkan section ends" | tee -a "$SUMMARY"; exit 0; }
+    step "vulkan: tilegen targets" vulkan/targets.txt "$tg" targets
+    if ! grep -q '^vulkan *available' "$vout/targets.txt"; then
+      echo "vulkan: target unavailable (see vulkan/targets.txt); retrying with the loader's debug output" | tee -a "$SUMMARY"
+      VK_LOADER_DEBUG=error,warn,driver "$tg" targets > "$vout/targets_loader_debug.txt" 2>&1
+    fi
+    if [ -x "$vbuild/bin/tilegen_unit_tests" ]; then
+      step "vulkan: unit tests (vulkan*)" vulkan/unit_tests.txt "$vbuild/bin/tilegen_unit_tests" -tc="vulkan*"
+    fi
+    step "vulkan: conformance (cooperative-matrix path)" vulkan/conformance_coopmat.txt \
+      "$tg" conformance --target vulkan --json "$vout/conformance_coopmat.json"
+    TILEGEN_VULKAN_COOPMAT=0 step "vulkan: conformance (plain path)" vulkan/conformance_plain.txt \
+      "$tg" conformance --target vulkan --json "$vout/conformance_plain.json"
+    if [ -x "$vbuild/bin/bench_vulkan" ]; then
+      step "vulkan: bench (coopmat) vs cuBLAS and SDPA" vulkan/bench_vulkan.txt \
+        "$vbuild/bin/bench_vulkan" "$vout/bench_vulkan.csv"
+      TILEGEN_VULKAN_COOPMAT=0 step "vulkan: bench (plain path)" vulkan/bench_vulkan_plain.txt \
+        "$vbuild/bin/bench_vulkan" "$vout/bench_vulkan_plain.csv" --quick
+    fi
+    "$tg" source gemm --target vulkan > "$vout/gemm.spvasm" 2>&1
+    TILEGEN_VULKAN_COOPMAT=0 "$tg" source gemm --target vulkan > "$vout/gemm_plain.spvasm" 2>&1
+    exit 0
+  )
+  # step() inside the subshell counted its failures there: count them again from the summary.
+  FAILED=$((FAILED + $(grep -c '^\[.*\] vulkan: .*: exit [1-9]' "$SUMMARY")))
+}
+[ "${TILEGEN_SKIP_VULKAN:-0}" = 1 ] || vulkan_section
 
 echo "done: $FAILED step(s) failed; logs in $OUT" | tee -a "$SUMMARY"
 [ $FAILED -eq 0 ]

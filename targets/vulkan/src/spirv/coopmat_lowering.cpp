@@ -1,0 +1,146 @@
+// Mma on a cooperative-matrix unit (SPV_KHR_cooperative_matrix). The registry's coopmat units
+// model lane L of a 32-lane subgroup as holding row-major elements L·regs .. L·regs+regs−1 of
+// each operand; the hardware's distribution is opaque. So each Mma goes through per-subgroup
+// Workgroup staging tiles, which makes the model layout true by construction:
+//
+//   mma "coopmat_16x16x16_f16_f32" a: a_regs[0], b: b_regs[0], c: C_local[0]
+// becomes, for warp = tx / 32 and lane = tx % 32,
+//   OpControlBarrier Subgroup                       ; earlier readers of the tiles are done
+//   stage_a[warp][lane*8 + r] = a_regs[r]  (r < 8)  ; and b, c likewise
+//   OpControlBarrier Subgroup
+//   %a = OpCooperativeMatrixLoadKHR %coopA (&stage_a[warp][0]) RowMajorKHR 16  ; b, c likewise
+//   %d = OpCooperativeMatrixMulAddKHR %coopC %a %b %c
+//   OpCooperativeMatrixStoreKHR (&stage_c[warp][0]) %d RowMajorKHR 16
+//   OpControlBarrier Subgroup
+//   C_local[r] = stage_c[warp][lane*8 + r]
+// Execution checks the equivalence on a device; the interpreter checks the same lowered IR
+// with the same model layout in CI.
+#include <algorithm>
+
+#include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/matrix_unit.h"
+
+namespace tg::vulkan {
+
+namespace {
+
+// The SPIR-V component type of a coopmat operand; bf16 has no SPIR-V 1.6 type.
+uint32_t component_type(ModuleLowering& M, DType t, const SourceLoc& loc) {
+  switch (t.code) {
+    case TypeCode::F16:
+      if (!M.features.float16_arith)
+        throw Error("cooperative matrices of f16 need shaderFloat16, which this Vulkan device lacks", loc);
+      M.m.capability(spv::CapFloat16);
+      return M.m.type_float(16);
+    case TypeCode::F32: return M.t_f32;
+    case TypeCode::I32: return M.t_i32;
+    case TypeCode::I8: M.m.capability(spv::CapInt8); return M.m.type_int(8, true);
+    default:
+      throw Error("the vulkan target has no cooperative-matrix component type for " + std::string(t.name()) +
+                      "; use an f16 or i8 unit",
+                  loc);
+  }
+}
+
+}  // namespace
+
+// A per-subgroup staging tile: a Workgroup array of `elements` per subgroup of the kernel.
+uint32_t KernelLowering::scratch_base(const std::string& which, uint32_t component, uint32_t elements,
+                                      uint32_t* ptr_type) {
+  Scratch& s = scratch_[which + "_" + std::to_string(component) + "_" + std::to_string(elements)];
+  if (!s.variable) {
+    uint32_t groups = uint32_t(std::max(1, k_.threads / 32));
+    uint32_t arr = m.type_array(component, groups * elements);
+    s.variable = m.global_variable(m.type_pointer(spv::SCWorkgroup, arr), spv::SCWorkgroup);
+    s.element_ptr = m.type_pointer(spv::SCWorkgroup, component);
+    m.name(s.variable, "coopmat_stage_" + which);
+    workgroup_vars_.push_back(s.variable);
+  }
+  *ptr_type = s.element_ptr;
+  return s.variable;
+}
+
+void KernelLowering::mma(const ir::Mma& op) {
+  const MatrixUnit* u = find_matrix_unit(op.unit);
+  if (!u || u->family != "coopmat")
+    throw Error("the vulkan target has no instruction for matrix unit " + op.unit +
+                    "; run gpu_pipeline with vulkan::target_info() so gemm uses the device's coopmat units",
+                op.loc);
+  const auto& units = M.features.coopmat_units;
+  if (M.features.subgroup_size != 32 || std::find(units.begin(), units.end(), op.unit) == units.end())
+    throw Error("matrix unit " + op.unit + " is not reported by this Vulkan device (subgroup size " +
+                    std::to_string(M.features.subgroup_size) + "); compile for the device's own features",
+                op.loc);
+  if (k_.threads % 32 != 0)
+    throw Error("cooperative matrices need a multiple of 32 threads a workgroup; this kernel has " +
+                    std::to_string(k_.threads),
+                op.loc);
+  M.coopmat_used = true;
+  m.extension("SPV_KHR_cooperative_matrix");
+  m.capability(spv::CapCooperativeMatrixKHR);
+  uint32_t ta = component_type(M, u->a_type, op.loc), tb = component_type(M, u->b_type, op.loc);
+  uint32_t tc = component_type(M, u->c_type, op.loc);
+  uint32_t tx = values_.at(k_.thread_var.node());
+  uint32_t warp = m.op(spv::OpShiftRightArithmetic, M.t_i32, {tx, c_i32(5)});
+  uint32_t lane = m.op(spv::OpBitwiseAnd, M.t_i32, {tx, c_i32(31)});
+
+  struct Operand {
+    const ir::MmaOperand* reg;
+    DType dtype;
+    uint32_t component, rows, cols, use, regs;
+    uint32_t var = 0, ptr = 0;
+  };
+  Operand ops[3] = {
+      {&op.a, u->a_type, ta, uint32_t(u->m), uint32_t(u->k), spv::MatrixA, uint32_t(u->a_regs())},
+      {&op.b, u->b_type, tb, uint32_t(u->k), uint32_t(u->n), spv::MatrixB, uint32_t(u->b_regs())},
+      {&op.c, u->c_type, tc, uint32_t(u->m), uint32_t(u->n), spv::MatrixAccumulator, uint32_t(u->c_regs())}};
+  const char* role[3] = {"a", "b", "c"};
+  const uint32_t nonprivate = spv::MemNonPrivatePointer;
+  auto stage_pointer = [&](Operand& o, uint32_t element) {  // &stage[warp * rows*cols + element]
+    uint32_t base = m.op(spv::OpIMul, M.t_i32, {warp, c_i32(o.rows * o.cols)});
+    return m.op(spv::OpAccessChain, o.ptr, {o.var, m.op(spv::OpIAdd, M.t_i32, {base, element})});
+  };
+  auto lane_slot = [&](Operand& o, uint32_t r) {
+    return m.op(spv::OpIAdd, M.t_i32, {m.op(spv::OpIMul, M.t_i32, {lane, c_i32(o.regs)}), c_i32(r)});
+  };
+
+  barrier(spv::ScopeSubgroup);
+  for (int i = 0; i < 3; ++i) {
+    Operand& o = ops[i];
+    o.var = scratch_base(role[i], o.component, o.rows * o.cols, &o.ptr);
+    const BufferStorage& regs = storage_of(o.reg->buffer.get(), op.loc);
+    for (uint32_t r = 0; r < o.regs; ++r) {
+      uint32_t v = load_element(regs, {o.reg->offset + Expr(int(r))}, op.loc);
+      v = convert(v, regs.dtype, o.dtype, op.loc);
+      if (o.component != M.t_f32 && o.component != M.t_i32)
+        v = m.op(o.dtype.is_float() ? spv::OpFConvert : spv::OpSConvert, o.component, {v});
+      m.inst(spv::OpStore, {stage_pointer(o, lane_slot(o, r)), v, nonprivate});
+    }
+  }
+  barrier(spv::ScopeSubgroup);
+  uint32_t mats[3];
+  for (int i = 0; i < 3; ++i) {
+    Operand& o = ops[i];
+    uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
+    mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
+                   {stage_pointer(o, c_i32(0)), m.u32(spv::RowMajorKHR), m.u32(o.cols), nonprivate});
+  }
+  uint32_t ctype = m.type_cooperative_matrix(tc, spv::ScopeSubgroup, ops[2].rows, ops[2].cols, spv::MatrixAccumulator);
+  uint32_t flags = u->a_type.is_signed_int() ? uint32_t(spv::CMASigned | spv::CMBSigned | spv::CMCSigned | spv::CMResultSigned)
+                                             : uint32_t(spv::CMNone);
+  uint32_t d = flags ? m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2], flags})
+                     : m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2]});
+  m.inst(spv::OpCooperativeMatrixStoreKHR,
+         {stage_pointer(ops[2], c_i32(0)), d, m.u32(spv::RowMajorKHR), m.u32(ops[2].cols), nonprivate});
+  barrier(spv::ScopeSubgroup);
+  Operand& c = ops[2];
+  const BufferStorage& cregs = storage_of(c.reg->buffer.get(), op.loc);
+  for (uint32_t r = 0; r < c.regs; ++r) {
+    uint32_t v = m.op(spv::OpLoad, c.component, {stage_pointer(c, lane_slot(c, r)), nonprivate});
+    if (c.component != M.t_f32 && c.component != M.t_i32) v = m.op(spv::OpFConvert, M.t_f32, {v});
+    v = convert(v, c.dtype, cregs.dtype, op.loc);
+    store_element(cregs, {c.reg->offset + Expr(int(r))}, v, op.loc);
+  }
+}
+
+}  // namespace tg::vulkan

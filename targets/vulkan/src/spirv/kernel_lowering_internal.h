@@ -1,0 +1,97 @@
+// One kernel's lowering, shared by kernel_lowering.cpp (statements, buffers), lower_expr.cpp
+// (expressions, conversions, element access) and coopmat_lowering.cpp (Mma).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spirv/kernel_lowering.h"
+
+namespace tg::vulkan {
+
+class KernelLowering {
+ public:
+  KernelLowering(ModuleLowering& mod, const ir::Kernel& k) : M(mod), m(mod.m), k_(k) {}
+  /// Emits the entry point's function and returns its id; adds the Workgroup variables it
+  /// declares to `interface`.
+  uint32_t lower(uint32_t function_type, std::vector<uint32_t>* interface);
+
+  // ---- expressions (lower_expr.cpp)
+  uint32_t expr(const Expr& e);
+  /// value converted from one dtype to another, with the interpreter's semantics.
+  uint32_t convert(uint32_t value, DType from, DType to, const SourceLoc& loc);
+  /// A float value (in f32/f64) rounded to the format t (f16, bf16); others unchanged.
+  uint32_t round_to(DType t, uint32_t value, const SourceLoc& loc);
+  /// An integer value wrapped to t's width (i8, u8, i16, int4, uint4); others unchanged.
+  uint32_t wrap_to(DType t, uint32_t value);
+  uint32_t load_element(const BufferStorage& b, const std::vector<Expr>& indices, const SourceLoc& loc);
+  void store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t value, const SourceLoc& loc);
+  /// Pointer to the stored element at a flat index (value id of i32/i64 type).
+  uint32_t element_pointer(const BufferStorage& b, uint32_t flat);
+  uint32_t flat_index(const BufferStorage& b, const std::vector<Expr>& indices);
+  uint32_t memory_operand(const BufferStorage& b) const;
+  const BufferStorage& storage_of(const ir::BufferNode* b, const SourceLoc& loc);
+  uint32_t glsl(uint32_t result_type, uint32_t inst, const std::vector<uint32_t>& args);
+  uint32_t c_i32(int64_t v) { return m.constant_int(M.t_i32, v); }
+  uint32_t c_f32(double v) { return m.constant_float(M.t_f32, v); }
+
+  // ---- structured control flow helpers (kernel_lowering.cpp)
+  /// if (cond) { then_fn() } else { else_fn() } as a selection construct; either may be empty.
+  template <typename Then, typename Else>
+  void if_else(uint32_t cond, Then then_fn, Else else_fn, bool has_else);
+  void barrier(uint32_t scope);
+
+  // ---- cooperative matrices (coopmat_lowering.cpp)
+  void mma(const ir::Mma& op);
+
+  ModuleLowering& M;
+  ModuleBuilder& m;
+
+ private:
+  uint32_t binary(const ir::Binary& op);
+  uint32_t call(const ir::Call& op);
+  uint32_t cast(const ir::Cast& op);
+  uint32_t lazy_select(uint32_t cond, const Expr& t, const Expr& f, DType type);
+  uint32_t decode_small_float(DType t, uint32_t bits);
+  uint32_t round_bf16(uint32_t value);
+  uint32_t erf(uint32_t x);
+
+  void stmt(const Stmt& s);
+  void store(const ir::Store& op);
+  void atomic(const ir::Atomic& op);
+  void cas_loop(const BufferStorage& b, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t value);
+  void loop(const ir::For& op);
+  void declare_buffers();
+  uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
+
+  const ir::Kernel& k_;
+  std::map<const ir::VarNode*, uint32_t> values_;    // lets, thread/block indices, scalars
+  std::map<const ir::VarNode*, uint32_t> loop_vars_; // loop variables: Function variables
+  std::map<const ir::BufferNode*, BufferStorage> buffers_;  // Shared and Local
+  std::vector<uint32_t> workgroup_vars_;
+  struct Scratch {
+    uint32_t variable = 0, element_ptr = 0;
+  };
+  std::map<std::string, Scratch> scratch_;  // coopmat staging tiles by role and type
+  uint32_t warp_ = 0, lane_ = 0;            // thread index / 32 and % 32, when an Mma needs them
+
+  friend class CoopmatLowering;
+};
+
+template <typename Then, typename Else>
+void KernelLowering::if_else(uint32_t cond, Then then_fn, Else else_fn, bool has_else) {
+  uint32_t then_l = m.fresh_id(), else_l = has_else ? m.fresh_id() : 0, merge = m.fresh_id();
+  m.inst(spv::OpSelectionMerge, {merge, spv::kSelectionControlNone});
+  m.inst(spv::OpBranchConditional, {cond, then_l, has_else ? else_l : merge});
+  m.label(then_l);
+  then_fn();
+  m.inst(spv::OpBranch, {merge});
+  if (has_else) {
+    m.label(else_l);
+    else_fn();
+    m.inst(spv::OpBranch, {merge});
+  }
+  m.label(merge);
+}
+
+}  // namespace tg::vulkan

@@ -1,0 +1,226 @@
+// A kernel's function body: indices, push-constant scalars, Shared/Local buffers, statements
+// with structured control flow, atomics and barriers.
+//
+//   for i in serial(0 +: n) { body }        if (c) { a } else { b }
+// become
+//   OpStore %i %lo; OpBranch %header          OpSelectionMerge %merge None
+//   %header: %c = i < end                     OpBranchConditional %c %then %else
+//            OpLoopMerge %merge %cont None    %then: a; OpBranch %merge
+//            OpBranchConditional %c %body %merge   %else: b; OpBranch %merge
+//   %body: body; OpBranch %cont               %merge: ...
+//   %cont: i = i + 1; OpBranch %header
+//   %merge: ...
+#include "spirv/kernel_lowering_internal.h"
+
+namespace tg::vulkan {
+
+namespace {
+constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory | spv::SemUniformMemory |
+                                       spv::SemMakeAvailable | spv::SemMakeVisible;
+constexpr uint32_t kLoopControlUnroll = 0x1;
+}  // namespace
+
+uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* interface) {
+  uint32_t fn = m.begin_function(M.t_void, function_type);
+  m.label(m.fresh_id());
+  uint32_t wg = m.op(spv::OpLoad, m.type_vector(M.t_u32, 3), {M.workgroup_id_var});
+  for (std::size_t d = 0; d < k_.block_vars.size() && d < 3; ++d)
+    values_[k_.block_vars[d].node()] =
+        m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpCompositeExtract, M.t_u32, {wg, uint32_t(d)})});
+  values_[k_.thread_var.node()] = m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpLoad, M.t_u32, {M.local_index_var})});
+  for (auto& [var, member] : M.push_members) {
+    uint32_t type = M.value_type(member.second, k_.loc);
+    uint32_t ptr = m.op(spv::OpAccessChain, m.type_pointer(spv::SCPushConstant, type), {M.push_var, c_i32(member.first)});
+    uint32_t v = m.op(spv::OpLoad, type, {ptr});
+    values_[var] = convert(v, member.second, var->dtype, var->loc);
+  }
+  declare_buffers();
+  stmt(k_.body);
+  m.inst(spv::OpReturn, {});
+  m.end_function();
+  interface->insert(interface->end(), workgroup_vars_.begin(), workgroup_vars_.end());
+  return fn;
+}
+
+// Shared → a Workgroup array, Local → a Function array, both of value types.
+void KernelLowering::declare_buffers() {
+  int64_t workgroup_bytes = 0;
+  std::string names;
+  for (const Buffer& b : k_.buffers) {
+    if (b->scope == Scope::Fragment)
+      throw Error("fragment " + b->name + " is still block-wide; run the gpu pipeline (partition_threads) first",
+                  b->loc);
+    std::optional<int64_t> n = b.const_numel();
+    if (!n || *n <= 0 || *n >= (int64_t(1) << 31))
+      throw Error(std::string(name_of(b->scope)) + " buffer " + b->name +
+                      " needs a constant shape of fewer than 2^31 elements; bind the sizes first",
+                  b->loc);
+    BufferStorage s;
+    s.dtype = b->dtype;
+    s.strides = row_major_strides(*b.get());
+    s.element_type = M.value_type(b->dtype, b->loc);
+    if (M.float_bits_buffers.count(b.get())) s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
+    s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
+    s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
+    uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(*n)));
+    if (b->scope == Scope::Shared) {
+      s.variable = m.global_variable(arr, spv::SCWorkgroup);
+      workgroup_vars_.push_back(s.variable);
+      workgroup_bytes += *n * (b->dtype.bits() > 32 ? 8 : 4);
+      names += (names.empty() ? "" : ", ") + b->name;
+    } else {
+      s.variable = m.function_variable(arr);
+    }
+    m.name(s.variable, b->name);
+    buffers_[b.get()] = s;
+  }
+  if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
+    throw Error("shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
+                    " bytes of Workgroup memory (held as 32-bit values); this Vulkan device has " +
+                    std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
+                k_.loc);
+}
+
+const BufferStorage& KernelLowering::storage_of(const ir::BufferNode* b, const SourceLoc& loc) {
+  if (auto it = buffers_.find(b); it != buffers_.end()) return it->second;
+  if (auto it = M.tensors.find(b); it != M.tensors.end()) return it->second;
+  throw Error("buffer " + b->name + " is neither a tensor parameter nor declared by the kernel", loc);
+}
+
+void KernelLowering::barrier(uint32_t scope) {
+  uint32_t sem = scope == spv::ScopeWorkgroup ? kBarrierSemantics
+                                              : kBarrierSemantics & ~uint32_t(spv::SemUniformMemory);
+  m.inst(spv::OpControlBarrier, {m.u32(scope), m.u32(scope), m.u32(sem)});
+}
+
+void KernelLowering::stmt(const Stmt& s) {
+  switch (s->kind) {
+    case ir::StmtKind::Seq:
+      for (const Stmt& x : s.as<ir::Seq>()->stmts) stmt(x);
+      return;
+    case ir::StmtKind::Store: return store(*s.as<ir::Store>());
+    case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
+    case ir::StmtKind::Barrier: return barrier(spv::ScopeWorkgroup);
+    case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
+    case ir::StmtKind::For: return loop(*s.as<ir::For>());
+    case ir::StmtKind::If: {
+      const auto* op = s.as<ir::If>();
+      uint32_t c = expr(op->cond);
+      if (!op->cond.dtype().is_bool()) c = convert(c, op->cond.dtype(), boolean, op->loc);
+      if_else(c, [&] { stmt(op->then_body); }, [&] { stmt(op->else_body); }, bool(op->else_body));
+      return;
+    }
+    case ir::StmtKind::Let: {
+      const auto* op = s.as<ir::Let>();
+      uint32_t v = expr(op->value);  // before the binding: the value cannot see it
+      auto it = values_.find(op->var.node());
+      std::optional<uint32_t> saved;
+      if (it != values_.end()) saved = it->second;
+      values_[op->var.node()] = v;
+      stmt(op->body);
+      if (saved) values_[op->var.node()] = *saved;
+      else values_.erase(op->var.node());
+      return;
+    }
+    default:
+      throw Error(std::string("the vulkan target emits per-thread code only, and this is a collective ") +
+                      "statement; run the gpu pipeline (partition_threads) first",
+                  s->loc);
+  }
+}
+
+void KernelLowering::loop(const ir::For& op) {
+  uint32_t type = M.value_type(op.var.dtype(), op.loc);
+  uint32_t var = m.function_variable(m.type_pointer(spv::SCFunction, type));
+  m.name(var, op.var.name());
+  uint32_t lo = expr(op.min);
+  uint32_t end = expr(op.min + op.extent);
+  m.inst(spv::OpStore, {var, lo});
+  uint32_t header = m.fresh_id(), body = m.fresh_id(), cont = m.fresh_id(), merge = m.fresh_id();
+  m.inst(spv::OpBranch, {header});
+  m.label(header);
+  uint32_t i = m.op(spv::OpLoad, type, {var});
+  uint32_t c = m.op(spv::OpSLessThan, M.t_bool, {i, end});
+  const bool unroll = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized;
+  m.inst(spv::OpLoopMerge, {merge, cont, unroll ? kLoopControlUnroll : spv::kLoopControlNone});
+  m.inst(spv::OpBranchConditional, {c, body, merge});
+  m.label(body);
+  loop_vars_[op.var.node()] = var;
+  stmt(op.body);
+  loop_vars_.erase(op.var.node());
+  m.inst(spv::OpBranch, {cont});
+  m.label(cont);
+  uint32_t cur = m.op(spv::OpLoad, type, {var});
+  m.inst(spv::OpStore, {var, m.op(spv::OpIAdd, type, {cur, m.constant_int(type, 1)})});
+  m.inst(spv::OpBranch, {header});
+  m.label(merge);
+}
+
+void KernelLowering::store(const ir::Store& op) {
+  const BufferStorage& b = storage_of(op.buffer.get(), op.loc);
+  uint32_t v = expr(op.value);
+  v = convert(v, op.value.dtype(), b.dtype, op.loc);
+  store_element(b, op.indices, v, op.loc);
+}
+
+void KernelLowering::atomic(const ir::Atomic& op) {
+  const BufferStorage& b = storage_of(op.buffer.get(), op.loc);
+  DType t = b.dtype;
+  if (t != f32 && t != i32 && t != u32)
+    throw Error(std::string("atomic ") + name_of(op.op) + " on " + std::string(t.name()) +
+                    ": the vulkan target performs atomics on f32, i32 and u32 only; accumulate in one of those",
+                op.loc);
+  uint32_t v = convert(expr(op.value), op.value.dtype(), t, op.loc);
+  uint32_t ptr = element_pointer(b, flat_index(b, op.indices));
+  uint32_t scope = b.storage_class == spv::SCWorkgroup ? spv::ScopeWorkgroup : spv::ScopeQueueFamily;
+  if (b.storage_class == spv::SCFunction) {  // a Local buffer is the thread's own: no atomicity needed
+    Expr old = op.buffer.load(op.indices);
+    uint32_t cur = expr(old), r;
+    if (op.op == AtomicOp::Add) r = t == f32 ? m.op(spv::OpFAdd, M.t_f32, {cur, v}) : m.op(spv::OpIAdd, M.t_i32, {cur, v});
+    else r = glsl(t == f32 ? M.t_f32 : M.t_i32,
+                  t == f32 ? (op.op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin)
+                  : t == u32 ? (op.op == AtomicOp::Max ? spv::GlslUMax : spv::GlslUMin)
+                             : (op.op == AtomicOp::Max ? spv::GlslSMax : spv::GlslSMin),
+                  {cur, v});
+    return store_element(b, op.indices, r, op.loc);
+  }
+  if (t == f32 && b.form == BufferStorage::Form::FloatBits) return cas_loop(b, ptr, scope, op.op, v);
+  uint32_t opcode;
+  uint32_t type = M.t_i32;
+  if (t == f32) {  // add, on a device with VK_EXT_shader_atomic_float (see WriteScan)
+    m.extension("SPV_EXT_shader_atomic_float_add");
+    m.capability(spv::CapAtomicFloat32AddEXT);
+    opcode = spv::OpAtomicFAddEXT, type = M.t_f32;
+  } else if (op.op == AtomicOp::Add) {
+    opcode = spv::OpAtomicIAdd;
+  } else if (t == u32) {
+    opcode = op.op == AtomicOp::Max ? 239u : 237u;  // OpAtomicUMax, OpAtomicUMin
+  } else {
+    opcode = op.op == AtomicOp::Max ? spv::OpAtomicSMax : spv::OpAtomicSMin;
+  }
+  m.op(opcode, type, {ptr, m.u32(scope), m.u32(0), v});
+}
+
+// do { old = *p; new = old (+|max|min) v } while (compare_exchange(p, new, old) != old), on the
+// f32's int32 bits: atomics on floats without VK_EXT_shader_atomic_float.
+void KernelLowering::cas_loop(const BufferStorage&, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t v) {
+  uint32_t header = m.fresh_id(), body = m.fresh_id(), cont = m.fresh_id(), merge = m.fresh_id();
+  m.inst(spv::OpBranch, {header});
+  m.label(header);
+  m.inst(spv::OpLoopMerge, {merge, cont, spv::kLoopControlNone});
+  m.inst(spv::OpBranch, {body});
+  m.label(body);
+  uint32_t old = m.op(spv::OpAtomicLoad, M.t_i32, {ptr, m.u32(scope), m.u32(0)});
+  uint32_t oldf = m.op(spv::OpBitcast, M.t_f32, {old});
+  uint32_t nf = op == AtomicOp::Add ? m.op(spv::OpFAdd, M.t_f32, {oldf, v})
+                                    : glsl(M.t_f32, op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin, {oldf, v});
+  uint32_t nw = m.op(spv::OpBitcast, M.t_i32, {nf});
+  uint32_t got = m.op(spv::OpAtomicCompareExchange, M.t_i32, {ptr, m.u32(scope), m.u32(0), m.u32(0), nw, old});
+  uint32_t done = m.op(spv::OpIEqual, M.t_bool, {got, old});
+  m.inst(spv::OpBranch, {cont});
+  m.label(cont);
+  m.inst(spv::OpBranchConditional, {done, merge, header});
+  m.label(merge);
+}
+
+}  // namespace tg::vulkan

@@ -1,0 +1,252 @@
+// Conversions between value types and the formats buffers hold, and element access:
+// flat indices, access chains, narrow and packed formats (see kernel_lowering.h).
+//   f16 tensor element  → OpFConvert to f32         bf16 → its bits << 16, as f32
+//   int4 (two a byte)   → OpBitFieldSExtract of the byte at i/2, bits (i%2)*4 ..+4
+//   e4m3 / e5m2 / e2m1  → decoded in integer and float arithmetic (loads only)
+#include <cmath>
+#include <limits>
+
+#include "spirv/kernel_lowering_internal.h"
+
+namespace tg::vulkan {
+
+namespace {
+
+// The largest value of `from` (f32 or f64) not above hi, and likewise for lo: the clamp bounds
+// of a saturating float→int conversion that the conversion itself can represent.
+double clamp_bound(double v, bool is_f32) {
+  if (!is_f32) {
+    double d = v;
+    if (std::fabs(d) >= 9.2e18) d = std::nextafter(d, 0.0);
+    return d;
+  }
+  float f = float(v);
+  if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
+  return double(f);
+}
+
+}  // namespace
+
+uint32_t KernelLowering::wrap_to(DType t, uint32_t v) {
+  switch (t.code) {
+    case TypeCode::I4: case TypeCode::I8: case TypeCode::I16:
+      return m.op(spv::OpBitFieldSExtract, M.t_i32, {v, c_i32(0), c_i32(t.bits())});
+    case TypeCode::U4: case TypeCode::U8:
+      return m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32((int64_t(1) << t.bits()) - 1)});
+    default: return v;
+  }
+}
+
+uint32_t KernelLowering::round_bf16(uint32_t v) {
+  uint32_t u = m.op(spv::OpBitcast, M.t_i32, {v});
+  uint32_t lsb = m.op(spv::OpBitFieldUExtract, M.t_i32, {u, c_i32(16), c_i32(1)});
+  uint32_t r = m.op(spv::OpIAdd, M.t_i32, {u, m.op(spv::OpIAdd, M.t_i32, {c_i32(0x7fff), lsb})});
+  r = m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpBitwiseAnd, M.t_i32, {r, c_i32(-65536)})});
+  // NaN keeps its payload's top bits, quietened (as float_to_bf16_bits does)
+  uint32_t q = m.op(spv::OpBitwiseOr, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {u, c_i32(-65536)}), c_i32(0x400000)});
+  uint32_t nan = m.op(spv::OpIsNan, M.t_bool, {v});
+  return m.op(spv::OpSelect, M.t_f32, {nan, m.op(spv::OpBitcast, M.t_f32, {q}), r});
+}
+
+uint32_t KernelLowering::round_to(DType t, uint32_t v, const SourceLoc& loc) {
+  if (t == f16) {
+    if (M.features.float16_storage) {  // a 16-bit type may be declared: round trip through it
+      m.capability(spv::CapStorageBuffer16BitAccess);
+      return m.op(spv::OpFConvert, M.t_f32, {m.op(spv::OpFConvert, m.type_float(16), {v})});
+    }
+    uint32_t v2 = m.type_vector(M.t_f32, 2);
+    uint32_t pair = m.op(spv::OpCompositeConstruct, v2, {v, c_f32(0.0)});
+    uint32_t packed = glsl(M.t_u32, spv::GlslPackHalf2x16, {pair});
+    return m.op(spv::OpCompositeExtract, M.t_f32, {glsl(v2, spv::GlslUnpackHalf2x16, {packed}), 0});
+  }
+  if (t == bf16) return round_bf16(v);
+  if (t.is_float() && t.bits() < 16)
+    throw Error("the vulkan target cannot compute in " + std::string(t.name()) +
+                    " (it decodes such elements when loading them); compute in f16 or f32",
+                loc);
+  return v;
+}
+
+uint32_t KernelLowering::convert(uint32_t v, DType from, DType to, const SourceLoc& loc) {
+  if (from == to) return v;
+  uint32_t tt = M.value_type(to, loc), ft = M.value_type(from, loc);
+  if (to.is_bool()) {
+    if (from.is_float()) return m.op(spv::OpFUnordNotEqual, M.t_bool, {v, m.constant_float(ft, 0.0)});
+    return m.op(spv::OpINotEqual, M.t_bool, {v, m.constant_int(ft, 0)});
+  }
+  if (from.is_bool())
+    return m.op(spv::OpSelect, tt,
+                {v, to.is_float() ? m.constant_float(tt, 1.0) : m.constant_int(tt, 1),
+                 to.is_float() ? m.constant_float(tt, 0.0) : m.constant_int(tt, 0)});
+  if (to.is_float()) {
+    uint32_t r;
+    if (from.is_float()) r = ft == tt ? v : m.op(spv::OpFConvert, tt, {v});
+    else if (from == u32) r = m.op(spv::OpConvertUToF, tt, {m.op(spv::OpBitcast, M.t_u32, {v})});
+    else r = m.op(spv::OpConvertSToF, tt, {v});
+    return round_to(to, r, loc);
+  }
+  if (from.is_float()) {  // truncate toward zero, saturate, NaN → 0
+    double lo = 0, hi = 0;
+    switch (to.code) {
+      case TypeCode::I4: lo = -8, hi = 7; break;
+      case TypeCode::U4: lo = 0, hi = 15; break;
+      case TypeCode::I8: lo = -128, hi = 127; break;
+      case TypeCode::U8: lo = 0, hi = 255; break;
+      case TypeCode::I16: lo = -32768, hi = 32767; break;
+      case TypeCode::I32: lo = -2147483648.0, hi = 2147483647.0; break;
+      case TypeCode::U32: lo = 0, hi = 4294967295.0; break;
+      default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    }
+    const bool is_f32 = ft == M.t_f32;
+    double hi_f = clamp_bound(hi, is_f32);
+    uint32_t c = glsl(ft, spv::GlslNMax, {v, m.constant_float(ft, lo)});
+    c = glsl(ft, spv::GlslNMin, {c, m.constant_float(ft, hi_f)});
+    uint32_t r = to == u32 ? m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpConvertFToU, M.t_u32, {c})})
+                           : m.op(spv::OpConvertFToS, tt, {c});
+    if (hi_f < hi) {  // beyond the last representable float below hi: hi itself
+      uint32_t over = m.op(spv::OpFOrdGreaterThan, M.t_bool, {v, m.constant_float(ft, hi_f)});
+      r = m.op(spv::OpSelect, tt, {over, m.constant_int(tt, to == u32 ? int64_t(0xffffffffu) : int64_t(hi)), r});
+    }
+    return m.op(spv::OpSelect, tt, {m.op(spv::OpIsNan, M.t_bool, {v}), m.constant_int(tt, 0), r});
+  }
+  if (tt != ft) {  // 32 ↔ 64 bits
+    if (to == i64) {
+      uint32_t r = m.op(spv::OpSConvert, tt, {v});
+      return from == u32 ? m.op(spv::OpBitwiseAnd, tt, {r, m.constant_int(tt, 0xffffffffll)}) : r;
+    }
+    v = m.op(spv::OpSConvert, tt, {v});
+  }
+  return wrap_to(to, v);
+}
+
+uint32_t KernelLowering::memory_operand(const BufferStorage& b) const {
+  return b.storage_class == spv::SCFunction ? uint32_t(spv::MemNone) : uint32_t(spv::MemNonPrivatePointer);
+}
+
+// sum of index × stride, in i64 where the buffer needs 64-bit indices.
+static Expr flat_expr(const BufferStorage& b, const std::vector<Expr>& indices) {
+  Expr flat;
+  for (std::size_t d = 0; d < indices.size(); ++d) {
+    Expr idx = b.wide_index ? make_cast(i64, indices[d]) : indices[d];
+    Expr stride = b.wide_index ? make_cast(i64, b.strides[d]) : b.strides[d];
+    Expr term = stride.as_int() == 1 ? idx : idx * stride;
+    flat = flat.defined() ? flat + term : term;
+  }
+  return flat.defined() ? flat : Expr(0);
+}
+
+uint32_t KernelLowering::flat_index(const BufferStorage& b, const std::vector<Expr>& indices) {
+  return expr(flat_expr(b, indices));
+}
+
+uint32_t KernelLowering::element_pointer(const BufferStorage& b, uint32_t flat) {
+  if (b.tensor) return m.op(spv::OpAccessChain, b.element_ptr, {b.variable, c_i32(0), flat});
+  return m.op(spv::OpAccessChain, b.element_ptr, {b.variable, flat});
+}
+
+// Element i of a packed buffer: the byte at i >> 1 (as i32) and the nibble's shift (i & 1) * 4.
+static std::pair<Expr, Expr> nibble_of(const Expr& flat) { return {flat >> Expr(1), (flat & Expr(1)) * Expr(4)}; }
+
+uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<Expr>& indices, const SourceLoc& loc) {
+  auto raw_load = [&](uint32_t ptr) {
+    uint32_t mem = memory_operand(b);
+    return mem ? m.op(spv::OpLoad, b.element_type, {ptr, mem}) : m.op(spv::OpLoad, b.element_type, {ptr});
+  };
+  auto byte_as_i32 = [&](uint32_t raw) {
+    return m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpUConvert, M.t_u32, {raw})});
+  };
+  if (b.form == BufferStorage::Form::Packed) {
+    auto [byte, shift] = nibble_of(flat_expr(b, indices));
+    uint32_t w = byte_as_i32(raw_load(element_pointer(b, expr(byte))));
+    uint32_t sh = expr(shift);
+    if (b.dtype == int4) return m.op(spv::OpBitFieldSExtract, M.t_i32, {w, sh, c_i32(4)});
+    uint32_t nib = m.op(spv::OpBitFieldUExtract, M.t_i32, {w, sh, c_i32(4)});
+    return b.dtype == uint4 ? nib : decode_small_float(b.dtype, nib);
+  }
+  uint32_t raw = raw_load(element_pointer(b, flat_index(b, indices)));
+  switch (b.form) {
+    case BufferStorage::Form::Value: return raw;
+    case BufferStorage::Form::FloatBits: return m.op(spv::OpBitcast, M.t_f32, {raw});
+    default: break;
+  }
+  switch (b.dtype.code) {
+    case TypeCode::F16: return m.op(spv::OpFConvert, M.t_f32, {raw});
+    case TypeCode::BF16: {
+      uint32_t w = m.op(spv::OpUConvert, M.t_u32, {raw});
+      return m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpShiftLeftLogical, M.t_u32, {w, m.u32(16)})});
+    }
+    case TypeCode::I16: case TypeCode::I8: return m.op(spv::OpSConvert, M.t_i32, {raw});
+    case TypeCode::U8: return byte_as_i32(raw);
+    case TypeCode::Bool: return m.op(spv::OpINotEqual, M.t_bool, {m.op(spv::OpUConvert, M.t_u32, {raw}), m.u32(0)});
+    case TypeCode::F8E4M3: case TypeCode::F8E5M2: return decode_small_float(b.dtype, byte_as_i32(raw));
+    default: throw Error("vulkan codegen: no load for " + std::string(b.dtype.name()), loc);
+  }
+}
+
+// e4m3 (bias 7, no infinities, S.1111.111 NaN), e5m2 (the top byte of an f16), e2m1 (fp4).
+uint32_t KernelLowering::decode_small_float(DType t, uint32_t bits) {
+  uint32_t f = M.t_f32, i = M.t_i32, bt = M.t_bool;
+  if (t == fp8_e5m2) {
+    uint32_t h = m.op(spv::OpBitcast, M.t_u32, {m.op(spv::OpShiftLeftLogical, i, {bits, c_i32(8)})});
+    return m.op(spv::OpCompositeExtract, f, {glsl(m.type_vector(f, 2), spv::GlslUnpackHalf2x16, {h}), 0});
+  }
+  const bool e4m3 = t == fp8_e4m3;
+  uint32_t sign = m.op(spv::OpBitFieldUExtract, i, {bits, c_i32(e4m3 ? 7 : 3), c_i32(1)});
+  uint32_t e = m.op(spv::OpBitFieldUExtract, i, {bits, c_i32(e4m3 ? 3 : 1), c_i32(e4m3 ? 4 : 2)});
+  uint32_t man = m.op(spv::OpBitwiseAnd, i, {bits, c_i32(e4m3 ? 7 : 1)});
+  uint32_t mf = m.op(spv::OpConvertSToF, f, {man});
+  uint32_t v;
+  if (e4m3) {
+    uint32_t sub = m.op(spv::OpFMul, f, {mf, c_f32(std::ldexp(1.0, -9))});
+    uint32_t norm = glsl(f, 53 /* Ldexp */, {m.op(spv::OpFAdd, f, {mf, c_f32(8.0)}), m.op(spv::OpISub, i, {e, c_i32(10)})});
+    v = m.op(spv::OpSelect, f, {m.op(spv::OpIEqual, bt, {e, c_i32(0)}), sub, norm});
+    uint32_t nan = m.op(spv::OpLogicalAnd, bt, {m.op(spv::OpIEqual, bt, {e, c_i32(15)}), m.op(spv::OpIEqual, bt, {man, c_i32(7)})});
+    v = m.op(spv::OpSelect, f, {nan, c_f32(std::numeric_limits<double>::quiet_NaN()), v});
+  } else {
+    uint32_t half = m.op(spv::OpFMul, f, {mf, c_f32(0.5)});
+    uint32_t norm = glsl(f, 53 /* Ldexp */, {m.op(spv::OpFAdd, f, {c_f32(1.0), half}), m.op(spv::OpISub, i, {e, c_i32(1)})});
+    v = m.op(spv::OpSelect, f, {m.op(spv::OpIEqual, bt, {e, c_i32(0)}), half, norm});
+  }
+  return m.op(spv::OpSelect, f, {m.op(spv::OpINotEqual, bt, {sign, c_i32(0)}), m.op(spv::OpFNegate, f, {v}), v});
+}
+
+void KernelLowering::store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t v,
+                                   const SourceLoc& loc) {
+  uint32_t mem = memory_operand(b);
+  auto raw_store = [&](uint32_t ptr, uint32_t value) {
+    if (mem) m.inst(spv::OpStore, {ptr, value, mem});
+    else m.inst(spv::OpStore, {ptr, value});
+  };
+  auto to_byte = [&](uint32_t w) { return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})}); };
+  if (b.dtype.is_float() && b.dtype.bits() < 16)
+    throw Error("the vulkan target cannot store " + std::string(b.dtype.name()) +
+                    " elements (it decodes them on load only); store f16 or f32",
+                loc);
+  if (b.form == BufferStorage::Form::Packed) {  // read-modify-write of the byte, as the cuda target does
+    auto [byte, shift] = nibble_of(flat_expr(b, indices));
+    uint32_t ptr = element_pointer(b, expr(byte));
+    uint32_t old = m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpUConvert, M.t_u32, {m.op(spv::OpLoad, b.element_type, {ptr, mem})})});
+    uint32_t sh = expr(shift);
+    uint32_t mask = m.op(spv::OpShiftLeftLogical, M.t_i32, {c_i32(15), sh});
+    uint32_t kept = m.op(spv::OpBitwiseAnd, M.t_i32, {old, m.op(spv::OpNot, M.t_i32, {mask})});
+    uint32_t put = m.op(spv::OpShiftLeftLogical, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32(15)}), sh});
+    return raw_store(ptr, to_byte(m.op(spv::OpBitwiseOr, M.t_i32, {kept, put})));
+  }
+  uint32_t ptr = element_pointer(b, flat_index(b, indices));
+  if (b.form == BufferStorage::Form::Value) return raw_store(ptr, v);
+  if (b.form == BufferStorage::Form::FloatBits) return raw_store(ptr, m.op(spv::OpBitcast, M.t_i32, {v}));
+  switch (b.dtype.code) {
+    case TypeCode::F16: return raw_store(ptr, m.op(spv::OpFConvert, b.element_type, {v}));
+    case TypeCode::BF16: {
+      uint32_t bits = m.op(spv::OpBitcast, M.t_u32, {round_bf16(v)});
+      bits = m.op(spv::OpShiftRightLogical, M.t_u32, {bits, m.u32(16)});
+      return raw_store(ptr, m.op(spv::OpUConvert, b.element_type, {bits}));
+    }
+    case TypeCode::I16: case TypeCode::I8: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
+    case TypeCode::U8: return raw_store(ptr, to_byte(v));
+    case TypeCode::Bool: return raw_store(ptr, to_byte(m.op(spv::OpSelect, M.t_i32, {v, c_i32(1), c_i32(0)})));
+    default: throw Error("vulkan codegen: no store for " + std::string(b.dtype.name()), loc);
+  }
+}
+
+}  // namespace tg::vulkan
