@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -107,9 +108,8 @@ const Dnnl& dnnl() {
 
 void check(dnnl_status_t s, const char* what) {
   if (s == dnnl_unimplemented)
-    throw Error(std::string("peer onednn: ") + what +
-                ": oneDNN has no implementation of this for this CPU (bf16 and f16 matmul need AVX-512 in "
-                "oneDNN 2.x)");
+    throw Error(
+        "peer onednn: no oneDNN kernel for this on this CPU (oneDNN 2.x bf16 and f16 matmul need AVX-512)");
   if (s != dnnl_success)
     throw Error(std::string("peer onednn: ") + what + " failed (dnnl status " + std::to_string(int(s)) + ")");
 }
@@ -264,6 +264,24 @@ PreparedPeer softmax_prepare(const std::string& sample, const samples::Params& p
   return finish(job, threads);
 }
 
+/// Empty when oneDNN loads and has a matmul kernel for `t` on this CPU (tried on 16×16×16 once
+/// per type, so `tilegen bench --vs onednn` says so before timing anything); else why not.
+std::string matmul_unavailable(DType t) {
+  static std::map<std::string, std::string> known;
+  const std::string key(t.name());
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::string why;
+  try {
+    dnnl_memory_desc_t md = matrix_desc(16, 16, dnnl_type(t), false);
+    dnnl_matmul_desc_t desc;
+    check(dnnl().dnnl_matmul_desc_init(&desc, &md, &md, nullptr, &md), "matmul_desc_init");
+    Primitive probe(&desc, nullptr);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  return known[key] = why;
+}
+
 }  // namespace
 #endif
 
@@ -273,7 +291,7 @@ std::string onednn_unsupported(const std::string& sample, DType t) {
     return "peer onednn has no " + sample + " (it covers gemm, gemm_relu, softmax)";
   if (t != f32 && t != bf16 && t != f16)
     return "peer onednn runs " + sample + " at f32, bf16 or f16, not " + std::string(t.name());
-  return {};
+  return sample == "softmax" ? std::string() : matmul_unavailable(t);
 #else
   (void)sample, (void)t;
   return "peer onednn was not built: this build found no oneDNN 2.x header (install libdnnl-dev)";
