@@ -8,6 +8,8 @@
 //   speedup_vs_openblas=1.092
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iomanip>
@@ -101,14 +103,28 @@ const bench::Peer* pick_peer(const Args& a, const samples::Sample& s, DType t) {
   return peer;
 }
 
+// --threads, else TILEGEN_NUM_THREADS (which caps the cpu target process-wide), else 0: each
+// side's default. The peer gets the same count, so a ratio compares like with like.
+int bench_threads(const Args& a) {
+  if (a.has("threads")) {
+    const int64_t n = a.get_int("threads", 0);
+    if (n < 1 || n > 4096) throw UsageError("--threads takes a count from 1 to 4096, not " + a.get("threads"));
+    return int(n);
+  }
+  const char* env = std::getenv("TILEGEN_NUM_THREADS");
+  return env ? std::max(0, std::atoi(env)) : 0;
+}
+
 }  // namespace
 
 int cmd_bench(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] "
-      "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N]\n";
-  static const std::vector<FlagSpec> flags = {{"target"}, {"device"}, {"set"},    {"dtype"},        {"vs"},
-                                              {"csv"},    {"runs"},   {"warmup"}, {"check", false}, {"seed"}};
+      "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N] [--threads N]\n"
+      "  --threads N  host threads for the cpu target and the peer (default: TILEGEN_NUM_THREADS, else all)\n";
+  static const std::vector<FlagSpec> flags = {{"target"}, {"device"}, {"set"},           {"dtype"},
+                                              {"vs"},     {"csv"},    {"runs"},          {"warmup"},
+                                              {"check", false},       {"seed"},          {"threads"}};
   Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
@@ -127,7 +143,10 @@ int cmd_bench(const std::vector<std::string>& argv) {
             << format_params(params) << "\n"
             << std::setw(9) << "target" << target.name() << ": " << describe_device(target.info())
             << std::endl;
-  const CompiledKernel compiled = target.compile(kernel);
+  const int threads = bench_threads(a);
+  CompileOptions copt;
+  if (threads > 0) copt.params["num_threads"] = std::to_string(threads);  // read by the cpu target
+  const CompiledKernel compiled = target.compile(kernel, copt);
   samples::Problem problem = bench_problem(s, params, dtype, seed, a.has("check"));
   if (a.has("check") && !check_first(compiled, kernel, s, params, dtype, problem, seed)) return 1;
   std::vector<DeviceBuffer> keep;
@@ -145,11 +164,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   std::cout << std::setw(9) << "tilegen" << rate_line(row.t.median_ms, row.t.min_ms, row.t.runs, flops, bytes)
             << std::endl;
   if (peer) {
-    const bench::PeerTiming pt = peer->run(s.name, params, dtype, {prof.warmup, prof.runs});
+    const bench::PeerTiming pt = peer->run(s.name, params, dtype, {prof.warmup, prof.runs, threads});
     row.peer = peer->name;
     row.peer_ms = pt.median_ms;
     std::cout << std::setw(9) << peer->name << rate_line(pt.median_ms, pt.min_ms, pt.runs, flops, bytes)
-              << "\n";
+              << (pt.implementation.empty() ? "" : "  [" + pt.implementation + "]") << "\n";
   }
   if (a.has("csv")) append_csv(a.get("csv"), row);
   if (peer)

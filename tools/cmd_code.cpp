@@ -85,12 +85,15 @@ int cmd_ir(const std::vector<std::string>& argv) {
 }
 
 // `tilegen source gemm --target cuda --arch sm_90a` prints the CUDA C++ the cuda target would
-// compile; `--emit asm` its PTX, `--emit binary -o gemm.cubin` the cubin.
+// compile; `--emit asm` its PTX, `--emit binary -o gemm.cubin` the cubin. `--stats` prints each
+// kernel's resource use where the target reports it (hip: VGPRs, AGPRs, LDS, scratch, spills
+// from the code object's metadata).
 int cmd_source(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] "
-      "[--emit source|asm|binary] [-o FILE]\n";
-  Args a = parse_args(argv, {{"target"}, {"arch"}, {"set"}, {"dtype"}, {"emit"}, {"output", true, 'o'}}, 1);
+      "[--emit source|asm|binary] [--stats] [-o FILE]\n";
+  Args a = parse_args(
+      argv, {{"target"}, {"arch"}, {"set"}, {"dtype"}, {"emit"}, {"stats", false}, {"output", true, 'o'}}, 1);
   if (a.has("help")) return print_usage(usage);
   if (!a.has("target")) throw UsageError(std::string("source needs --target; ") + usage);
   const std::string emit = a.get("emit", "source");
@@ -103,7 +106,10 @@ int cmd_source(const std::vector<std::string>& argv) {
   opt.arch = a.get("arch");
   const Artifact art = Target::codegen_for(plugin, info, sk.kernel.function(), opt);
   const std::string where = " for " + plugin.name() + " " + describe_device(info);
-  if (emit == "source") {
+  if (a.has("stats")) {
+    if (art.stats.empty()) throw Error("target " + plugin.name() + " reports no resource use" + where);
+    write_output(a, "resource use", art.stats.data(), art.stats.size(), false);
+  } else if (emit == "source") {
     write_output(a, "source", art.source.data(), art.source.size(), false);
   } else if (emit == "asm") {
     if (art.assembly.empty()) throw Error("target " + plugin.name() + " gives no assembly" + where);

@@ -16,10 +16,8 @@
 //   }
 //
 // interp itself is registered by the loader directly (no dlopen): it is always present.
-#include <cstdlib>
-#include <cstring>
-
 #include "runtime_internal.h"
+#include "tilegen/host_device_context.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/pipeline.h"
@@ -38,21 +36,11 @@ TargetInfo interp_info() {
 }
 
 /// Device memory is host memory; a launch interprets the lowered function on it.
-class InterpContext final : public DeviceContext {
+class InterpContext final : public HostDeviceContext {
  public:
-  // Host malloc. A zero-byte tensor still gets a distinct, non-null pointer.
-  void* allocate(std::size_t bytes) override {
-    void* p = std::malloc(bytes ? bytes : 1);
-    if (!p) throw Error("interp: out of host memory allocating " + std::to_string(bytes) + " bytes");
-    return p;
-  }
-  void release(void* ptr) override { std::free(ptr); }
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-  }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
-    if (bytes) std::memcpy(dst, src, bytes);
-  }
+  InterpContext() : HostDeviceContext("interp") {}
+  // Interpreted runs are far slower than memory: flushing caches between them would only cost time.
+  void flush_l2() override {}
   // Nothing to load: the interpreter reads the lowered function itself at launch.
   std::shared_ptr<void> load(const Artifact&, const Function&) override { return nullptr; }
 
@@ -74,8 +62,6 @@ class InterpContext final : public DeviceContext {
     }
     interpret(lowered, host);
   }
-  // interpret() returns when the work is done.
-  void synchronize() override {}
 };
 
 class InterpPlugin final : public TargetPlugin {

@@ -139,30 +139,6 @@ std::string arg_label(std::size_t i, const Param& p) {
   return "argument " + std::to_string(i + 1) + " (" + p.name() + ")";
 }
 
-/// The value of a shape expression once sizes are known; nullopt when it needs an unknown one.
-std::optional<int64_t> eval_dim(const Expr& e, const std::map<const ir::VarNode*, int64_t>& sizes) {
-  if (auto c = e.as_int()) return *c;
-  if (auto* v = e.as<ir::VarNode>()) {
-    auto it = sizes.find(v);
-    return it == sizes.end() ? std::nullopt : std::optional<int64_t>(it->second);
-  }
-  auto* b = e.as<ir::Binary>();
-  if (!b) return std::nullopt;
-  auto x = eval_dim(b->a, sizes), y = eval_dim(b->b, sizes);
-  if (!x || !y) return std::nullopt;
-  auto floordiv = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
-  switch (b->op) {
-    case ir::BinOp::Add: return *x + *y;
-    case ir::BinOp::Sub: return *x - *y;
-    case ir::BinOp::Mul: return *x * *y;
-    case ir::BinOp::Div: return *y == 0 ? std::nullopt : std::optional<int64_t>(floordiv(*x, *y));
-    case ir::BinOp::Mod: return *y == 0 ? std::nullopt : std::optional<int64_t>(*x - floordiv(*x, *y) * *y);
-    case ir::BinOp::Min: return std::min(*x, *y);
-    case ir::BinOp::Max: return std::max(*x, *y);
-    default: return std::nullopt;
-  }
-}
-
 /// A tensor argument seen the same way whether it is a DeviceBuffer or a HostTensor.
 struct TensorView {
   const std::vector<int64_t>* shape = nullptr;
@@ -215,8 +191,7 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
 struct CheckedArgs {
   std::vector<const Param*> params;  // non-size params, in order
   std::vector<TensorView> tensors;   // per param (empty view for scalars)
-  std::map<const ir::VarNode*, int64_t> sizes;
-  std::vector<int64_t> size_key;  // values in Function::sizes() order
+  std::vector<int64_t> size_key;     // values in Function::sizes() order
   std::map<std::string, int64_t> size_names;
 };
 
@@ -250,60 +225,18 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
   return c;
 }
 
-/// Sizes come from the dimensions that are exactly a size; then every dimension must agree.
+/// Sizes come from the tensors' shapes (infer_sizes, the rule bind_sizes documents); its errors
+/// name the argument and point at the launch.
 void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& loc) {
-  std::vector<Var> size_vars = f.sizes();
+  std::vector<std::vector<int64_t>> shapes;
+  LaunchSite site{loc, {}};
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     if (!c.tensors[i].shape) continue;
-    const auto& dims = c.params[i]->buffer->shape;
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-      auto* v = dims[d].as<ir::VarNode>();
-      bool is_size =
-          v && std::any_of(size_vars.begin(), size_vars.end(), [&](const Var& s) { return s.get() == v; });
-      if (!is_size || c.sizes.count(v)) continue;
-      int64_t value = (*c.tensors[i].shape)[d];
-      // bind_sizes needs a positive value the size's type holds; say so here, at the launch.
-      if (value <= 0 || wrap_int_to(v->dtype, value) != value)
-        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) + " is " +
-                        std::to_string(value) + ", which binds size '" + v->name +
-                        "': a size must be positive" + " and fit in " + std::string(v->dtype.name()),
-                    loc);
-      c.sizes[v] = value;
-    }
+    shapes.push_back(*c.tensors[i].shape);
+    site.labels.push_back(arg_label(i, *c.params[i]));
   }
-  for (const Var& s : size_vars) {
-    auto it = c.sizes.find(s.node());
-    if (it == c.sizes.end())
-      throw Error("kernel '" + f.name + "': size '" + s.name() +
-                      "' is not a dimension of any tensor parameter, so a launch cannot bind it: use it as a "
-                      "tensor's dimension, or make it a scalar parameter",
-                  loc);
-    c.size_key.push_back(it->second);
-    c.size_names[s.name()] = it->second;
-  }
-  for (std::size_t i = 0; i < c.params.size(); ++i) {
-    if (!c.tensors[i].shape) continue;
-    const auto& dims = c.params[i]->buffer->shape;
-    std::vector<int64_t> want;
-    std::string sym;
-    bool symbolic = false;
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-      auto v = eval_dim(dims[d], c.sizes);
-      if (!v)
-        throw Error(arg_label(i, *c.params[i]) + ": dimension " + std::to_string(d) +
-                        " of the kernel's shape (" + print(dims[d]) +
-                        ") cannot be computed from the sizes at launch",
-                    loc);
-      want.push_back(*v);
-      symbolic |= !dims[d].as_int();
-      sym += (d ? ", " : "") + print(dims[d]);
-    }
-    if (want != *c.tensors[i].shape)
-      throw Error(arg_label(i, *c.params[i]) + ": shape " + shape_str(*c.tensors[i].shape) +
-                      " does not match the kernel's " + (symbolic ? "[" + sym + "] = " : "") +
-                      shape_str(want),
-                  loc);
-  }
+  c.size_names = infer_sizes(f, shapes, site);
+  for (const Var& s : f.sizes()) c.size_key.push_back(c.size_names.at(s.name()));
 }
 
 Scalar scalar_for(const KernelArg& a, DType t) {
@@ -426,6 +359,22 @@ void on_device(const DeviceState& dev, const std::string& kernel, const SourceLo
   }
 }
 
+/// What launch and profile share: check the arguments, specialise, stage host tensors, then
+/// run(dev, variant, launch_args) on the device under its lock, and copy host tensors back.
+template <typename F>
+void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where, F&& run) {
+  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
+  std::shared_ptr<Variant> v = specialise(im, c, where);
+  DeviceState& dev = *im.dev;
+  std::lock_guard<std::mutex> lock(dev.mu);
+  HostStaging staging{dev, {}};
+  on_device(dev, im.generic.name, where, [&] {
+    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    run(dev, *v, la);
+    staging.copy_back();
+  });
+}
+
 const Variant& current(CompiledKernel::Impl& im) {
   std::lock_guard<std::mutex> lock(im.mu);
   if (!im.last) {
@@ -442,17 +391,8 @@ const Variant& current(CompiledKernel::Impl& im) {
 }  // namespace
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
-  SourceLoc where = SourceLoc::from(loc);
-  Impl& im = *impl_;
-  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
-  std::shared_ptr<Variant> v = specialise(im, c, where);
-  DeviceState& dev = *im.dev;
-  std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, {}};
-  on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
-    dev.ctx->launch(v->loaded, v->lowered, la);
-    staging.copy_back();
+  on_launch(*impl_, args, SourceLoc::from(loc), [](DeviceState& dev, const Variant& v, const auto& la) {
+    dev.ctx->launch(v.loaded, v.lowered, la);
   });
 }
 
@@ -462,30 +402,22 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
     throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
-  Impl& im = *impl_;
-  CheckedArgs c = check_args(im.generic, args, *im.dev, where);
-  std::shared_ptr<Variant> v = specialise(im, c, where);
-  DeviceState& dev = *im.dev;
-  std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, {}};
   std::vector<double> ms;
-  on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
-    for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v->loaded, v->lowered, la);
+  on_launch(*impl_, args, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
+    for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);
     dev.ctx->synchronize();
     if (opt.flush_l2) {
       // One timed run at a time, with the caches flushed before each (a no-op where there are none).
       for (int r = 0; r < opt.runs; ++r) {
         dev.ctx->flush_l2();
-        for (double t : dev.ctx->time_launches(v->loaded, v->lowered, la, 1)) ms.push_back(t);
+        for (double t : dev.ctx->time_launches(v.loaded, v.lowered, la, 1)) ms.push_back(t);
       }
     } else {
-      ms = dev.ctx->time_launches(v->loaded, v->lowered, la, opt.runs);
+      ms = dev.ctx->time_launches(v.loaded, v.lowered, la, opt.runs);
     }
-    staging.copy_back();
   });
   if (ms.size() != std::size_t(opt.runs))
-    throw Error("target '" + dev.target + "' timed " + std::to_string(ms.size()) + " runs of the " +
+    throw Error("target '" + impl_->dev->target + "' timed " + std::to_string(ms.size()) + " runs of the " +
                     std::to_string(opt.runs) + " asked for",
                 where);
   std::sort(ms.begin(), ms.end());

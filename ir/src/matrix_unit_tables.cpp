@@ -84,7 +84,7 @@ MatrixUnit wgmma_m64nNk16(int n, DType in) {
 }
 
 // ---- AMD CDNA MFMA, wave64 (AMD matrix instruction calculator / CDNA3 ISA, "Matrix fused
-// multiply-add"). With b = k-values a lane holds (4 for f16/bf16, 8 for fp8):
+// multiply-add"). With b = k-values a lane holds (1 for f32, 4 for f16/bf16, 8 for fp8):
 //   16x16xK: A lane L holds row L%16, k = b·⌊L/16⌋ + i;  B lane L holds col L%16, same k;
 //            C lane L holds col L%16, rows 4·⌊L/16⌋ + i (i < 4).
 //   32x32x8: A lane L holds row L%32, k = 4·⌊L/32⌋ + i;  B col L%32, same k;
@@ -92,7 +92,7 @@ MatrixUnit wgmma_m64nNk16(int n, DType in) {
 MatrixUnit mfma_16x16(int k, DType in, const std::string& type_name) {
   std::string name = "mfma_f32_16x16x" + std::to_string(k) + "_" + type_name;
   MatrixUnit u = unit(name, "mfma", 16, 16, k, 64, in, in, f32);
-  int per_lane = k / 4;  // 4 k-values for x16, 8 for x32
+  int per_lane = k / 4;  // 1 k-value for x4, 4 for x16, 8 for x32
   u.a_layout = table(64, per_lane, [per_lane](int l, int i) {
     return Slot{l % 16, per_lane * (l / 16) + i};
   });
@@ -148,6 +148,7 @@ std::vector<MatrixUnit> builtin_matrix_units() {
   units.push_back(mfma_32x32x8(f16, "f16"));
   units.push_back(mfma_32x32x8(bf16, "bf16"));       // gfx90a v_mfma_f32_32x32x8bf16_1k
   units.push_back(mfma_16x16(32, fp8_e4m3, "fp8"));  // gfx942 v_mfma_f32_16x16x32_fp8_fp8
+  units.push_back(mfma_16x16(4, f32, "f32"));        // v_mfma_f32_16x16x4f32: one k-value a lane
   units.push_back(coopmat(16, f16, f32));
   units.push_back(coopmat(16, f16, f16));
   units.push_back(coopmat(16, bf16, f32));

@@ -251,30 +251,24 @@ Stmt IRMutator::visit(const Reduce* op, const Stmt& self) {
   n->dst = d;
   return Stmt(std::move(n));
 }
-Stmt IRMutator::visit(const Store* op, const Stmt& self) {
-  Buffer b = mutate_buffer(op->buffer);
+namespace {
+// Store and Atomic: buffer[indices] (op)= value.
+template <typename Node>
+Stmt mutate_write(IRMutator& m, const Node* op, const Stmt& self) {
+  Buffer b = m.mutate_buffer(op->buffer);
   std::vector<Expr> idx;
-  for (auto& i : op->indices) idx.push_back(mutate(i));
-  Expr v = mutate(op->value);
+  for (auto& i : op->indices) idx.push_back(m.mutate(i));
+  Expr v = m.mutate(op->value);
   if (b.same_as(op->buffer) && same(idx, op->indices) && v.same_as(op->value)) return self;
-  auto n = std::make_shared<Store>(*op);
+  auto n = std::make_shared<Node>(*op);
   n->buffer = b;
   n->indices = std::move(idx);
   n->value = v;
   return Stmt(std::move(n));
 }
-Stmt IRMutator::visit(const Atomic* op, const Stmt& self) {
-  Buffer b = mutate_buffer(op->buffer);
-  std::vector<Expr> idx;
-  for (auto& i : op->indices) idx.push_back(mutate(i));
-  Expr v = mutate(op->value);
-  if (b.same_as(op->buffer) && same(idx, op->indices) && v.same_as(op->value)) return self;
-  auto n = std::make_shared<Atomic>(*op);
-  n->buffer = b;
-  n->indices = std::move(idx);
-  n->value = v;
-  return Stmt(std::move(n));
-}
+}  // namespace
+Stmt IRMutator::visit(const Store* op, const Stmt& self) { return mutate_write(*this, op, self); }
+Stmt IRMutator::visit(const Atomic* op, const Stmt& self) { return mutate_write(*this, op, self); }
 Stmt IRMutator::visit(const If* op, const Stmt& self) {
   Expr c = mutate(op->cond);
   Stmt t = mutate(op->then_body), e = mutate(op->else_body);

@@ -1,6 +1,7 @@
 // bind_sizes and infer_sizes: from symbolic sizes to the constants of one launch.
 #include "tilegen/passes/bind_sizes.h"
 
+#include "tilegen/ir/printer.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
 
@@ -71,77 +72,116 @@ Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& siz
 
 namespace {
 
-std::string dim_name(const Buffer& t, std::size_t d) {
-  return "tensor " + t->name + " dimension " + std::to_string(d);
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
 }
 
-// Binds sizes from dimensions that are exactly a size; checks constant dimensions.
-void bind_direct(const Function& f, const Buffer& t, const std::vector<int64_t>& shape,
-                 std::map<const VarNode*, std::pair<int64_t, std::string>>& bound) {
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    const Expr& dim = t->shape[d];
-    if (shape[d] < 0)
-      throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + "; dimensions cannot be negative",
-                  t->loc);
-    if (auto c = dim.as_int()) {
-      if (*c != shape[d])
-        throw Error(dim_name(t, d) + " is " + std::to_string(shape[d]) + " but " + f.name +
-                        " was built for " + std::to_string(*c),
-                    t->loc);
-      continue;
+// How infer_sizes names the tensors of one call and where it reports.
+struct Reporter {
+  const Function& f;
+  const LaunchSite& site;
+  std::vector<Buffer> tensors;
+
+  std::string label(std::size_t i) const {
+    return i < site.labels.size() ? site.labels[i] : "tensor " + tensors[i]->name;
+  }
+  SourceLoc at(const SourceLoc& node) const {
+    if (site.loc.known()) return site.loc;
+    return node.known() ? node : f.loc;
+  }
+};
+
+void check_ranks(const Reporter& r, const std::vector<std::vector<int64_t>>& shapes) {
+  const Function& f = r.f;
+  if (shapes.size() != r.tensors.size())
+    throw Error(f.name + " takes " + std::to_string(r.tensors.size()) + " tensors (" + tensor_names(f) +
+                    ") but " + std::to_string(shapes.size()) + " shapes were given",
+                r.at(f.loc));
+  for (std::size_t i = 0; i < r.tensors.size(); ++i) {
+    const Buffer& t = r.tensors[i];
+    if (shapes[i].size() != t.rank())
+      throw Error(r.label(i) + " of " + f.name + " has rank " + std::to_string(t.rank()) +
+                      " but a shape of rank " + std::to_string(shapes[i].size()) + " was given",
+                  r.at(t->loc));
+    for (std::size_t d = 0; d < shapes[i].size(); ++d)
+      if (shapes[i][d] < 0)
+        throw Error(r.label(i) + ": dimension " + std::to_string(d) + " is " + std::to_string(shapes[i][d]) +
+                        "; dimensions cannot be negative",
+                    r.at(t->loc));
+  }
+}
+
+// Each size takes the value of the first dimension that is exactly it.
+std::map<const VarNode*, int64_t> bind_direct(const Reporter& r,
+                                              const std::vector<std::vector<int64_t>>& shapes) {
+  std::map<const VarNode*, int64_t> bound;
+  for (std::size_t i = 0; i < r.tensors.size(); ++i) {
+    const Buffer& t = r.tensors[i];
+    for (std::size_t d = 0; d < shapes[i].size(); ++d) {
+      auto* v = t->shape[d].as<VarNode>();
+      if (!v || !size_param(r.f, v) || bound.count(v)) continue;
+      int64_t value = shapes[i][d];
+      // bind_sizes needs a positive value the size's type holds; say so here, naming the tensor.
+      if (value <= 0 || value > type_range(v->dtype).hi)
+        throw Error(r.label(i) + ": dimension " + std::to_string(d) + " is " + std::to_string(value) +
+                        ", which binds size '" + v->name + "': a size must be positive and fit in " +
+                        std::string(v->dtype.name()),
+                    r.at(t->loc));
+      bound[v] = value;
     }
-    auto* v = dim.as<VarNode>();
-    if (!v || !size_param(f, v)) continue;
-    auto [it, fresh] = bound.try_emplace(v, shape[d], dim_name(t, d));
-    if (!fresh && it->second.first != shape[d])
-      throw Error("size " + v->name + " is " + std::to_string(it->second.first) + " from " +
-                      it->second.second + " but " + std::to_string(shape[d]) + " from " + dim_name(t, d) +
-                      "; the tensors' shapes disagree",
-                  t->loc);
+  }
+  return bound;
+}
+
+// Every dimension, constant or computed from the sizes, must equal the given one.
+void check_shapes(const Reporter& r, const std::vector<std::vector<int64_t>>& shapes,
+                  const std::vector<std::pair<Var, Expr>>& sizes) {
+  for (std::size_t i = 0; i < r.tensors.size(); ++i) {
+    const Buffer& t = r.tensors[i];
+    std::vector<int64_t> want;
+    std::string sym;
+    bool symbolic = false;
+    for (std::size_t d = 0; d < t.rank(); ++d) {
+      const Expr& dim = t->shape[d];
+      auto value = substitute(dim, sizes).as_int();
+      if (!value)
+        throw Error(r.label(i) + ": dimension " + std::to_string(d) + " of the kernel's shape (" +
+                        print(dim) + ") cannot be computed from the sizes at launch",
+                    r.at(t->loc));
+      want.push_back(*value);
+      symbolic |= !dim.as_int();
+      sym += (d ? ", " : "") + print(dim);
+    }
+    if (want != shapes[i])
+      throw Error(r.label(i) + ": shape " + shape_text(shapes[i]) + " does not match the kernel's " +
+                      (symbolic ? "[" + sym + "] = " : "") + shape_text(want),
+                  r.at(t->loc));
   }
 }
 
 }  // namespace
 
 std::map<std::string, int64_t> infer_sizes(const Function& f,
-                                           const std::vector<std::vector<int64_t>>& tensor_shapes) {
-  std::vector<Buffer> tensors = f.tensors();
-  if (tensor_shapes.size() != tensors.size())
-    throw Error(f.name + " takes " + std::to_string(tensors.size()) + " tensors (" + tensor_names(f) +
-                    ") but " + std::to_string(tensor_shapes.size()) + " shapes were given",
-                f.loc);
-  std::map<const VarNode*, std::pair<int64_t, std::string>> bound;
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const Buffer& t = tensors[i];
-    if (tensor_shapes[i].size() != t.rank())
-      throw Error("tensor " + t->name + " of " + f.name + " has rank " + std::to_string(t.rank()) +
-                      " but a shape of rank " + std::to_string(tensor_shapes[i].size()) + " was given",
-                  t->loc);
-    bind_direct(f, t, tensor_shapes[i], bound);
-  }
+                                           const std::vector<std::vector<int64_t>>& tensor_shapes,
+                                           const LaunchSite& site) {
+  Reporter r{f, site, f.tensors()};
+  check_ranks(r, tensor_shapes);
+  std::map<const VarNode*, int64_t> bound = bind_direct(r, tensor_shapes);
   std::map<std::string, int64_t> out;
   std::vector<std::pair<Var, Expr>> subst;
   for (auto& v : f.sizes()) {
     auto it = bound.find(v.node());
     if (it == bound.end())
-      throw Error("size " + v.name() + " is not the dimension of any tensor of " + f.name +
-                      "; make it one tensor dimension, or pass it as a scalar",
-                  v->loc.known() ? v->loc : f.loc);
-    out[v.name()] = it->second.first;
-    subst.emplace_back(v, make_int(it->second.first, v.dtype()));
+      throw Error("kernel '" + f.name + "': size '" + v.name() +
+                      "' is not a dimension of any tensor parameter, so a launch cannot bind it: use it as a "
+                      "tensor's dimension, or make it a scalar parameter",
+                  r.at(v->loc));
+    out[v.name()] = it->second;
+    subst.emplace_back(v, make_int(it->second, v.dtype()));
   }
-  // Dimensions computed from sizes (N * 2, N + 1) must agree once the sizes are known.
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    for (std::size_t d = 0; d < tensors[i].rank(); ++d) {
-      const Expr& dim = tensors[i]->shape[d];
-      if (dim.as_int() || dim.as<VarNode>()) continue;
-      auto value = substitute(dim, subst).as_int();
-      if (value && *value != tensor_shapes[i][d])
-        throw Error(dim_name(tensors[i], d) + " is " + std::to_string(tensor_shapes[i][d]) +
-                        " but its shape gives " + std::to_string(*value) + " for these sizes",
-                    tensors[i]->loc);
-    }
-  }
+  check_shapes(r, tensor_shapes, subst);
   return out;
 }
 

@@ -2,8 +2,7 @@
 // element loads and stores of Global buffers inside loops where it is not (see bounds.h).
 #include "tilegen/passes/bounds.h"
 
-#include "tilegen/ir/visitor.h"
-#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/range_tracking_mutator.h"
 
 namespace tg {
 
@@ -19,16 +18,18 @@ Expr zero_of(DType t) {
 
 Expr conjoin(const Expr& a, const Expr& b) { return a.defined() ? make_binary(BinOp::And, a, b) : b; }
 
-class BoundsInserter : public IRMutator {
+// Scopes (what holds inside kernels, loops, lets, ifs and select arms) come from the base.
+class BoundsInserter : public RangeTrackingMutator {
  public:
-  explicit BoundsInserter(RangeContext ctx) : ctx_(std::move(ctx)) {}
+  using RangeTrackingMutator::RangeTrackingMutator;
+  using RangeTrackingMutator::visit;
 
   // ---- Element accesses
 
   Expr visit(const Load* op, const Expr& self) override {
-    Expr e = IRMutator::visit(op, self);
+    Expr e = RangeTrackingMutator::visit(op, self);
     auto* load = e.as<Load>();
-    if (loops_ == 0 || !load || load->buffer->scope != tg::Scope::Global) return e;
+    if (loop_depth() == 0 || !load || load->buffer->scope != tg::Scope::Global) return e;
     Expr guard = unproven(Buffer(load->buffer), load->indices);
     return guard.defined() ? make_select(guard, e, zero_of(e.dtype())) : e;
   }
@@ -37,90 +38,12 @@ class BoundsInserter : public IRMutator {
   Stmt visit(const Atomic* op, const Stmt& self) override { return guard_write(op, self); }
 
   Stmt visit(const Copy* op, const Stmt& self) override {
-    Stmt s = IRMutator::visit(op, self);
+    Stmt s = RangeTrackingMutator::visit(op, self);
     auto* c = s.as<Copy>();
     if (!c->check_bounds || !in_bounds(c->src) || !in_bounds(c->dst)) return s;
     auto n = std::make_shared<Copy>(*c);
     n->check_bounds = false;
     return Stmt(std::move(n));
-  }
-
-  // ---- Scopes: what holds inside kernels, loops, lets, ifs and select branches
-
-  Stmt visit(const Kernel* op, const Stmt& self) override {
-    RangeContext::Scope s(ctx_);
-    ctx_.enter_kernel(*op);
-    return IRMutator::visit(op, self);
-  }
-
-  Stmt visit(const For* op, const Stmt& self) override {
-    Expr mn = mutate(op->min), ext = mutate(op->extent);
-    Stmt body;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.enter_loop(op->var, mn, ext);
-      ++loops_;
-      body = mutate(op->body);
-      --loops_;
-    }
-    if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
-    auto n = std::make_shared<For>(*op);
-    n->min = mn;
-    n->extent = ext;
-    n->body = body;
-    return Stmt(std::move(n));
-  }
-
-  Stmt visit(const Let* op, const Stmt& self) override {
-    Expr v = mutate(op->value);
-    Stmt body;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.enter_let(op->var, v);
-      body = mutate(op->body);
-    }
-    if (v.same_as(op->value) && body.same_as(op->body)) return self;
-    auto n = std::make_shared<Let>(*op);
-    n->value = v;
-    n->body = body;
-    return Stmt(std::move(n));
-  }
-
-  Stmt visit(const If* op, const Stmt& self) override {
-    Expr c = mutate(op->cond);
-    Stmt t, e;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume(c);
-      t = mutate(op->then_body);
-    }
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume_not(c);
-      e = mutate(op->else_body);
-    }
-    if (c.same_as(op->cond) && t.same_as(op->then_body) && e.same_as(op->else_body)) return self;
-    auto n = std::make_shared<If>(*op);
-    n->cond = c;
-    n->then_body = t;
-    n->else_body = e;
-    return Stmt(std::move(n));
-  }
-
-  Expr visit(const Select* op, const Expr& self) override {
-    Expr c = mutate(op->cond), t, f;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume(c);
-      t = mutate(op->t);
-    }
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume_not(c);
-      f = mutate(op->f);
-    }
-    if (c.same_as(op->cond) && t.same_as(op->t) && f.same_as(op->f)) return self;
-    return make_select(c, t, f);
   }
 
  private:
@@ -156,17 +79,13 @@ class BoundsInserter : public IRMutator {
   // is then evaluated knowing the guard, so loads that share its indices need no guard of their own.
   template <typename Node>
   Stmt guard_write(const Node* op, const Stmt& self) {
-    if (loops_ == 0 || op->buffer->scope != tg::Scope::Global) return IRMutator::visit(op, self);
+    if (loop_depth() == 0 || op->buffer->scope != tg::Scope::Global)
+      return RangeTrackingMutator::visit(op, self);
     Buffer b = mutate_buffer(op->buffer);
     std::vector<Expr> idx;
     for (auto& i : op->indices) idx.push_back(mutate(i));
     Expr guard = unproven(b, idx);
-    Expr v;
-    {
-      RangeContext::Scope s(ctx_);
-      if (guard.defined()) ctx_.assume(guard);
-      v = mutate(op->value);
-    }
+    Expr v = guard.defined() ? mutate_assuming(op->value, guard, true) : mutate(op->value);
     bool same = b.same_as(op->buffer) && v.same_as(op->value);
     for (std::size_t i = 0; i < idx.size(); ++i) same = same && idx[i].same_as(op->indices[i]);
     if (same && !guard.defined()) return self;
@@ -180,9 +99,6 @@ class BoundsInserter : public IRMutator {
     w->then_body = Stmt(std::move(n));
     return Stmt(std::move(w));
   }
-
-  RangeContext ctx_;
-  int loops_ = 0;  // enclosing For statements
 };
 
 }  // namespace

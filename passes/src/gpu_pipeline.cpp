@@ -1,5 +1,6 @@
 #include "tilegen/passes/gpu_pipeline.h"
 
+#include "tilegen/ir/error.h"
 #include "tilegen/passes/infer_fragment_layouts.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/pipeline.h"
@@ -30,6 +31,27 @@ TargetInfo nvidia_target_info(int sm) {
   info.vector_bytes = 16;
   info.async_copy = sm >= 80;
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  return info;
+}
+
+TargetInfo amd_target_info(const std::string& gfx) {
+  if (gfx != "gfx90a" && gfx != "gfx942")
+    throw Error("hip: architecture '" + gfx + "' is not supported; use gfx90a (MI200) or gfx942 (MI300)");
+  TargetInfo info;
+  info.target = "hip";
+  info.arch = gfx;
+  info.device_name = "AMD GPU (" + gfx + ")";
+  info.warp_size = 64;  // CDNA runs wave64; MFMA operand layouts are defined over 64 lanes
+  info.max_threads = 1024;
+  info.shared_mem_bytes = 64 * 1024;  // LDS a workgroup
+  info.vector_bytes = 16;
+  info.async_copy = false;  // no cp.async: global loads go through VGPRs
+  // 16x16 first: its 4 accumulator registers a tile leave more room than 32x32's 16 for small
+  // block tiles. bf16 are the _1k forms (gfx90a and later). f32 keeps f32 accumulators in
+  // registers too (otherwise they live in LDS, which 64 KiB cannot hold at 128x128 tiles).
+  info.matrix_units = {"mfma_f32_16x16x16_f16", "mfma_f32_16x16x16_bf16", "mfma_f32_32x32x8_f16",
+                       "mfma_f32_32x32x8_bf16", "mfma_f32_16x16x4_f32"};
+  if (gfx == "gfx942") info.matrix_units.push_back("mfma_f32_16x16x32_fp8");
   return info;
 }
 

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "stmt_build.h"
-#include "tilegen/ir/visitor.h"
+#include "tilegen/ir/buffer_access.h"
 
 namespace tg {
 
@@ -16,61 +16,26 @@ using BufferKey = const ir::BufferNode*;
 
 // How each buffer is used: inside which loops (by node), and whether some use forbids
 // multi-buffering (a reduce, an atomic).
-struct SharedUses : IRVisitor {
+struct SharedUses : BufferAccessVisitor {
   std::map<BufferKey, std::set<const ir::For*>> loops;  // the outermost loop around each use
-  std::map<BufferKey, int> uses;
   std::set<BufferKey> pinned;
   std::vector<const ir::For*> stack;
 
-  void note(BufferKey b) {
-    ++uses[b];
-    loops[b].insert(stack.empty() ? nullptr : stack.front());
+  void access(const Buffer& b, BufferAccess) override {
+    loops[b.get()].insert(stack.empty() ? nullptr : stack.front());
   }
   void visit(const ir::For* op) override {
     stack.push_back(op);
-    IRVisitor::visit(op);
+    BufferAccessVisitor::visit(op);
     stack.pop_back();
-  }
-  void visit(const ir::Load* op) override {
-    note(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Store* op) override {
-    note(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit_region(const Region& r) override {
-    note(r.buffer.get());
-    IRVisitor::visit_region(r);
   }
   void visit(const ir::Atomic* op) override {
     pinned.insert(op->buffer.get());
-    IRVisitor::visit(op);
+    BufferAccessVisitor::visit(op);
   }
   void visit(const ir::Reduce* op) override {
     pinned.insert(op->src.get()), pinned.insert(op->dst.get());
-    IRVisitor::visit(op);
-  }
-};
-
-// Writes to a buffer in a statement (other than the leading copies).
-struct Writes : IRVisitor {
-  std::set<BufferKey> written;
-  void visit(const ir::Store* op) override {
-    written.insert(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Copy* op) override {
-    written.insert(op->dst.buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Fill* op) override {
-    written.insert(op->dst.buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Gemm* op) override {
-    written.insert(op->c.buffer.get());
-    IRVisitor::visit(op);
+    BufferAccessVisitor::visit(op);
   }
 };
 
@@ -160,10 +125,12 @@ class Pipeline : public IRMutator {
       if (!c || !eligible(*c, *op, leading)) break;
       leading.push_back(c);
     }
-    Writes rest_writes;
-    for (std::size_t j = i; j < stmts.size(); ++j) rest_writes.visit_stmt(stmts[j]);
-    std::erase_if(leading,
-                  [&](const ir::Copy* c) { return rest_writes.written.count(c->dst.buffer.get()) > 0; });
+    std::set<BufferKey> written;  // by the statements after the leading copies
+    for (std::size_t j = i; j < stmts.size(); ++j)
+      for_each_buffer_access(stmts[j], [&](const Buffer& b, BufferAccess how) {
+        if (is_write(how)) written.insert(b.get());
+      });
+    std::erase_if(leading, [&](const ir::Copy* c) { return written.count(c->dst.buffer.get()) > 0; });
     int stages = fit_stages(op->stages, leading);
     if (leading.empty() || stages < 2 || i != leading.size()) return serial(*op);
     return transform(*op, leading, std::vector<Stmt>(stmts.begin() + std::ptrdiff_t(i), stmts.end()), stages);

@@ -4,45 +4,21 @@
 #include <algorithm>
 #include <map>
 
-#include "tilegen/ir/visitor.h"
+#include "tilegen/ir/buffer_access.h"
 
 namespace tg {
 
 namespace {
 
-// The shared buffers one statement reads or writes.
-struct SharedUses : IRVisitor {
+// The shared buffers one statement reads or writes, each once.
+std::vector<const ir::BufferNode*> shared_buffers_used(const Stmt& s) {
   std::vector<const ir::BufferNode*> found;
-  void note(const ir::BufferNode* b) {
-    if (b->scope == Scope::Shared && std::find(found.begin(), found.end(), b) == found.end())
-      found.push_back(b);
-  }
-  void visit(const ir::Load* op) override {
-    note(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Store* op) override {
-    note(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Atomic* op) override {
-    note(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit_region(const Region& r) override {
-    note(r.buffer.get());
-    IRVisitor::visit_region(r);
-  }
-  void visit(const ir::Reduce* op) override {
-    note(op->src.get());
-    note(op->dst.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Mma* op) override {
-    for (auto* o : {&op->a, &op->b, &op->c}) note(o->buffer.get());
-    IRVisitor::visit(op);
-  }
-};
+  for_each_buffer_access(s, [&](const Buffer& b, BufferAccess) {
+    if (b->scope == Scope::Shared && std::find(found.begin(), found.end(), b.get()) == found.end())
+      found.push_back(b.get());
+  });
+  return found;
+}
 
 struct Life {
   Buffer buffer;
@@ -74,9 +50,7 @@ SharedMemoryPlan plan_shared_memory(const ir::Kernel& k,
   std::vector<int> barriers;
   for (int i = 0; i < int(top.size()); ++i) {
     if (top[std::size_t(i)]->kind == ir::StmtKind::Barrier) barriers.push_back(i);
-    SharedUses uses;
-    uses.visit_stmt(top[std::size_t(i)]);
-    for (const ir::BufferNode* b : uses.found) {
+    for (const ir::BufferNode* b : shared_buffers_used(top[std::size_t(i)])) {
       auto it = index.find(b);
       if (it == index.end()) continue;
       Life& l = lives[it->second];

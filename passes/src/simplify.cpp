@@ -5,7 +5,7 @@
 
 #include <numeric>
 
-#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_tracking_mutator.h"
 
 namespace tg {
 
@@ -72,15 +72,17 @@ bool uses(const Stmt& s, const Var& v) {
   return u.found;
 }
 
-class Simplifier : public IRMutator {
+// Scopes (what holds inside kernels, loops, lets, ifs and select arms) come from the base.
+class Simplifier : public RangeTrackingMutator {
  public:
-  explicit Simplifier(RangeContext ctx) : base_(ctx), ctx_(std::move(ctx)) {}
+  explicit Simplifier(RangeContext ctx) : RangeTrackingMutator(ctx), base_(std::move(ctx)) {}
+  using RangeTrackingMutator::visit;
 
   // Buffer shapes live at function level: simplify them without the facts of the first place
   // the buffer happens to be met (they must hold everywhere the buffer is used).
   Buffer mutate_buffer(const Buffer& b) override {
     std::swap(ctx_, base_);
-    Buffer out = IRMutator::mutate_buffer(b);
+    Buffer out = RangeTrackingMutator::mutate_buffer(b);
     std::swap(ctx_, base_);
     return out;
   }
@@ -104,17 +106,7 @@ class Simplifier : public IRMutator {
   Expr visit(const Select* op, const Expr& self) override {
     Expr c = mutate(op->cond);
     if (auto d = ctx_.decide(c)) return mutate(*d ? op->t : op->f);
-    Expr t, f;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume(c);
-      t = mutate(op->t);
-    }
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume_not(c);
-      f = mutate(op->f);
-    }
+    Expr t = mutate_assuming(op->t, c, true), f = mutate_assuming(op->f, c, false);
     Expr r = equal(t, f) ? t : make_select(c, t, f);
     return keep_if_equal(constant_if_known(r), self);
   }
@@ -131,12 +123,6 @@ class Simplifier : public IRMutator {
 
   // ---- Statements
 
-  Stmt visit(const Kernel* op, const Stmt& self) override {
-    RangeContext::Scope s(ctx_);
-    ctx_.enter_kernel(*op);
-    return IRMutator::visit(op, self);
-  }
-
   Stmt visit(const For* op, const Stmt& self) override {
     Expr mn = mutate(op->min), ext = mutate(op->extent);
     Interval e = ctx_.bounds(ext);
@@ -145,19 +131,9 @@ class Simplifier : public IRMutator {
     // without the loop it would become SIMT code run by every thread.
     if (e.is_point() && e.lo == 1 && op->for_kind != ForKind::Parallel)
       return mutate(substitute(op->body, {{op->var, mn}}));
-    Stmt body;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.enter_loop(op->var, mn, ext);
-      body = mutate(op->body);
-    }
+    Stmt body = mutate_loop_body(op, mn, ext);
     if (is_noop(body)) return noop(op->loc);
-    if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
-    auto n = std::make_shared<For>(*op);
-    n->min = mn;
-    n->extent = ext;
-    n->body = body;
-    return Stmt(std::move(n));
+    return rebuilt(op, self, mn, ext, body);
   }
 
   Stmt visit(const If* op, const Stmt& self) override {
@@ -166,17 +142,7 @@ class Simplifier : public IRMutator {
       if (*d) return mutate(op->then_body);
       return op->else_body ? mutate(op->else_body) : noop(op->loc);
     }
-    Stmt t, e;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume(c);
-      t = mutate(op->then_body);
-    }
-    if (op->else_body) {
-      RangeContext::Scope s(ctx_);
-      ctx_.assume_not(c);
-      e = mutate(op->else_body);
-    }
+    Stmt t = mutate_assuming(op->then_body, c, true), e = mutate_assuming(op->else_body, c, false);
     if (is_noop(e)) e = Stmt();
     if (is_noop(t)) {
       if (!e) return noop(op->loc);
@@ -184,31 +150,17 @@ class Simplifier : public IRMutator {
       t = e;
       e = Stmt();
     }
-    if (c.same_as(op->cond) && t.same_as(op->then_body) && e.same_as(op->else_body)) return self;
-    auto n = std::make_shared<If>(*op);
-    n->cond = c;
-    n->then_body = t;
-    n->else_body = e;
-    return Stmt(std::move(n));
+    return rebuilt(op, self, c, t, e);
   }
 
   Stmt visit(const Let* op, const Stmt& self) override {
     Expr v = mutate(op->value);
     bool trivial = v.as<IntImm>() || v.as<FloatImm>() || v.as<VarNode>();
     if (trivial && v.dtype() == op->var.dtype()) return mutate(substitute(op->body, {{op->var, v}}));
-    Stmt body;
-    {
-      RangeContext::Scope s(ctx_);
-      ctx_.enter_let(op->var, v);
-      body = mutate(op->body);
-    }
+    Stmt body = mutate_let_body(op, v);
     if (is_noop(body)) return noop(op->loc);
     if (!uses(body, op->var)) return body;  // values are pure: an unused binding does nothing
-    if (v.same_as(op->value) && body.same_as(op->body)) return self;
-    auto n = std::make_shared<Let>(*op);
-    n->value = v;
-    n->body = body;
-    return Stmt(std::move(n));
+    return rebuilt(op, self, v, body);
   }
 
   Stmt visit(const Seq* op, const Stmt& self) override {
@@ -390,7 +342,6 @@ class Simplifier : public IRMutator {
   }
 
   RangeContext base_;  // what holds at function level
-  RangeContext ctx_;   // what holds at the node being visited
 };
 
 }  // namespace

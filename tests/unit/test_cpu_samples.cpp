@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cpu_test_util.h"
+#include "sample_test_util.h"
 #include "tilegen/samples.h"
 
 using namespace tg;
@@ -30,17 +31,7 @@ void run_sample_on_cpu(const std::string& name) {
       CompiledKernel ck = cpu->compile(k);
       Problem pr = s->make_problem(p, t, rng);
       ck.launch(kernel_args(k.function(), pr));
-      size_t out = 0;
-      for (const HostArray& a : pr.args) {
-        if (!a.is_output) continue;
-        Comparison c = compare(a, pr.expected[out], s->tolerance(p, t));
-        INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch at "
-                       << c.first_mismatch << " (got "
-                       << (c.first_mismatch >= 0 ? a.get(c.first_mismatch) : 0.0) << ", want "
-                       << (c.first_mismatch >= 0 ? pr.expected[out][size_t(c.first_mismatch)] : 0.0) << ")");
-        CHECK(c.mismatches == 0);
-        ++out;
-      }
+      testing::check_outputs(pr, s->tolerance(p, t));
       ++ran;
     }
   }

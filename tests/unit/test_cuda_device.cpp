@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "sample_test_util.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 
@@ -30,13 +31,6 @@ TEST_CASE("cuda device: every sample matches its reference on the GPU") {
         Problem pr = s.make_problem(p, t, rng);
         CompiledKernel ck = gpu.compile(k);
         REQUIRE_NOTHROW(ck.launch(kernel_args(k.function(), pr)));
-        size_t out = 0;
-        for (const HostArray& a : pr.args) {
-          if (!a.is_output) continue;
-          Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-          INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch "
-                         << c.first_mismatch);
-          CHECK(c.mismatches == 0);
-        }
+        testing::check_outputs(pr, s.tolerance(p, t));
       }
 }

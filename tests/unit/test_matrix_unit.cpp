@@ -91,6 +91,48 @@ TEST_CASE("MFMA 16x16x16 f16 layout is AMD's documented one") {
   CHECK(f.col == 31);
 }
 
+// AMD's matrix instruction calculator (gfx90a/gfx942, wave64), every lane and register:
+//   32x32x8:   A lane L: row L%32, k = 4·⌊L/32⌋ + i;  C lane L: col L%32, row 8·⌊i/4⌋ + 4·⌊L/32⌋ + i%4
+//   16x16x32 fp8 (gfx942): A lane L: row L%16, k = 8·⌊L/16⌋ + i (i < 8);  B transposed likewise
+//   bf16 (_1k forms) lay out exactly as f16.
+TEST_CASE("MFMA 32x32x8, 16x16x32 fp8 and bf16 layouts are AMD's documented ones, lane by lane") {
+  const MatrixUnit& w = unit("mfma_f32_32x32x8_f16");
+  const MatrixUnit& f = unit("mfma_f32_16x16x32_fp8");
+  for (int L = 0; L < 64; ++L) {
+    for (int i = 0; i < 4; ++i) {
+      auto a = slot(w.a_layout, 4, L, i), b = slot(w.b_layout, 4, L, i);
+      CHECK((a.row == L % 32 && a.col == 4 * (L / 32) + i));
+      CHECK((b.col == L % 32 && b.row == 4 * (L / 32) + i));
+    }
+    for (int i = 0; i < 16; ++i) {
+      auto c = slot(w.c_layout, 16, L, i);
+      CHECK((c.col == L % 32 && c.row == 8 * (i / 4) + 4 * (L / 32) + i % 4));
+    }
+    for (int i = 0; i < 8; ++i) {
+      auto a = slot(f.a_layout, 8, L, i), b = slot(f.b_layout, 8, L, i);
+      CHECK((a.row == L % 16 && a.col == 8 * (L / 16) + i));
+      CHECK((b.col == L % 16 && b.row == 8 * (L / 16) + i));
+    }
+  }
+  for (auto [bf, fp] : {std::pair{"mfma_f32_16x16x16_bf16", "mfma_f32_16x16x16_f16"},
+                        std::pair{"mfma_f32_32x32x8_bf16", "mfma_f32_32x32x8_f16"}}) {
+    const MatrixUnit &x = unit(bf), &y = unit(fp);
+    CHECK(x.a_type == bf16);
+    for (std::size_t e = 0; e < y.c_layout.size(); ++e)
+      CHECK((x.c_layout[e].row == y.c_layout[e].row && x.c_layout[e].col == y.c_layout[e].col));
+    for (std::size_t e = 0; e < y.a_layout.size(); ++e)
+      CHECK((x.a_layout[e].row == y.a_layout[e].row && x.a_layout[e].col == y.a_layout[e].col));
+  }
+  CHECK(f.a_type == fp8_e4m3);
+  const MatrixUnit& s = unit("mfma_f32_16x16x4_f32");  // one k-value a lane: k = ⌊L/16⌋
+  for (int L = 0; L < 64; ++L) {
+    CHECK((slot(s.a_layout, 1, L, 0).row == L % 16 && slot(s.a_layout, 1, L, 0).col == L / 16));
+    CHECK((slot(s.b_layout, 1, L, 0).col == L % 16 && slot(s.b_layout, 1, L, 0).row == L / 16));
+    for (int i = 0; i < 4; ++i)
+      CHECK((slot(s.c_layout, 4, L, i).col == L % 16 && slot(s.c_layout, 4, L, i).row == 4 * (L / 16) + i));
+  }
+}
+
 TEST_CASE("mma.sync m16n8k16 layout matches the PTX fragment figures") {
   const MatrixUnit& u = unit("mma_m16n8k16_f16_f32");
   // A: lane 0 a0 = (0,0); lane 5 (group 1, tid 1) a3 = (9,3); lane 31 a7 = (15,15); lane 6 a4 = (1,12).

@@ -173,6 +173,35 @@ TEST_CASE("misuse: a float index") {
   }, line, "index 0 into X has type f32; indices must be integers");
 }
 
+// operator[] cannot take a source_location default argument; its Index parameter captures the
+// line where the index is converted, which must be this file's, not builder.h's.
+TEST_CASE("misuse: operator[] errors name the indexing line, not builder.h") {
+  int line = 0;
+  expect_misuse([&] {
+    KernelBuilder k("bad");
+    auto X = k.tensor("X", {64}, f32);
+    Expr x = k.scalar("x", f32);
+    k.grid(1).threads(64).body([&](Expr) {
+      line = __LINE__; X[x] = 1.0f;
+    });
+  }, line, "index 0 into X has type f32; indices must be integers");
+  expect_misuse([&] {
+    KernelBuilder k("bad");
+    k.grid(1).threads(128).body([&](Expr) {
+      auto Cf = k.fragment({64, 64}, f32, "Cf");
+      line = __LINE__; k.parallel({64}, [&](Expr i) { Cf[i] = 0.0f; });
+    });
+  }, line, "fragment Cf has 2 dimensions but 1 index was given; give one index per dimension");
+  try {
+    KernelBuilder k("bad");
+    auto X = k.tensor("X", {64}, f32);
+    k.grid(1).threads(64).body([&](Expr) { X[1.5] = 1.0f; });
+    FAIL("no tg::Error for a float index");
+  } catch (const Error& e) {
+    CHECK(e.where().file.find("builder.h") == std::string::npos);
+  }
+}
+
 TEST_CASE("misuse: duplicate tensor name") {
   int line = 0;
   expect_misuse([&] {

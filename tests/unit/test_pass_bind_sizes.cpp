@@ -98,33 +98,51 @@ TEST_CASE("infer_sizes: from tensor shapes") {
 TEST_CASE("infer_sizes: errors name the tensor and dimension") {
   AddKernel t;
   std::string mismatch = error_of([&] { infer_sizes(t.f, {{1000, 64}, {999}}); });
-  CHECK(mismatch.find("size N is 1000 from tensor A dimension 0 but 999 from tensor C dimension 0") !=
-        std::string::npos);
+  CHECK(mismatch.find("tensor C: shape [999] does not match the kernel's [N] = [1000]") != std::string::npos);
   std::string count = error_of([&] { infer_sizes(t.f, {{1000, 64}}); });
   CHECK(count.find("takes 2 tensors (A, C) but 1 shapes") != std::string::npos);
   std::string rank = error_of([&] { infer_sizes(t.f, {{1000}, {1000}}); });
   CHECK(rank.find("tensor A of add has rank 2 but a shape of rank 1") != std::string::npos);
   CHECK(error_of([&] {
           infer_sizes(t.f, {{1000, -1}, {1000}});
-        }).find("tensor A dimension 1 is -1") != std::string::npos);
+        }).find("tensor A: dimension 1 is -1; dimensions cannot be negative") != std::string::npos);
 
   // A constant dimension must match.
   Var m("M");
   Buffer w = global("W", {m, Expr(32)});
   Function fixed = function("fixed", {tensor_param(w), size_param(m)}, seq({}));
   std::string constant = error_of([&] { infer_sizes(fixed, {{10, 16}}); });
-  CHECK(constant.find("tensor W dimension 1 is 16 but fixed was built for 32") != std::string::npos);
+  CHECK(constant.find("tensor W: shape [10, 16] does not match the kernel's [M, 32] = [10, 32]") !=
+        std::string::npos);
 
   // A dimension computed from sizes must match once they are known.
   Buffer x = global("X", {m}), y = global("Y", {m * 2});
   Function twice = function("twice", {tensor_param(x), tensor_param(y), size_param(m)}, seq({}));
   CHECK(infer_sizes(twice, {{5}, {10}})["M"] == 5);
   std::string computed = error_of([&] { infer_sizes(twice, {{5}, {11}}); });
-  CHECK(computed.find("tensor Y dimension 0 is 11 but its shape gives 10") != std::string::npos);
+  CHECK(computed.find("tensor Y: shape [11] does not match the kernel's [M*2] = [10]") != std::string::npos);
 
   // A size that no tensor dimension is.
   Var unused("U");
   Function lonely = function("lonely", {tensor_param(x), size_param(m), size_param(unused)}, seq({}));
   std::string unbound = error_of([&] { infer_sizes(lonely, {{5}}); });
-  CHECK(unbound.find("size U is not the dimension of any tensor") != std::string::npos);
+  CHECK(unbound.find("kernel 'lonely': size 'U' is not a dimension of any tensor parameter") !=
+        std::string::npos);
+
+  // A size bound to a value that is not positive names the tensor and the size.
+  std::string zero = error_of([&] { infer_sizes(t.f, {{0, 64}, {0}}); });
+  CHECK(zero.find("tensor A: dimension 0 is 0, which binds size 'N': a size must be positive") !=
+        std::string::npos);
+}
+
+TEST_CASE("infer_sizes: a launch site names the arguments and is where errors point") {
+  AddKernel t;
+  LaunchSite site{SourceLoc("user.cpp", 42), {"argument 1 (A)", "argument 2 (C)"}};
+  try {
+    infer_sizes(t.f, {{1000, 64}, {999}}, site);
+    FAIL("no error for a shape that does not match");
+  } catch (const Error& e) {
+    CHECK(e.where().line == 42);
+    CHECK(e.message() == "argument 2 (C): shape [999] does not match the kernel's [N] = [1000]");
+  }
 }

@@ -3,6 +3,7 @@
 // code, the barriers and the matrix-unit layouts must reproduce the float64 reference.
 #include <doctest/doctest.h>
 
+#include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -14,14 +15,6 @@ using namespace tg::samples;
 
 namespace {
 
-std::vector<std::vector<int64_t>> shapes_of(const Function& f, const Problem& p) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const Buffer& t : f.tensors())
-    for (const HostArray& a : p.args)
-      if (a.name == t->name) shapes.push_back(a.shape);
-  return shapes;
-}
-
 void check_sample(const Sample& s, DType t) {
   std::mt19937_64 rng(7);
   PassManager pm(gpu_pipeline());
@@ -31,17 +24,10 @@ void check_sample(const Sample& s, DType t) {
     Params p = resolve(s, s.test_shapes[i]);
     Function f = s.build(p, t).function();
     Problem pr = s.make_problem(p, t, rng);
-    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, shapes_of(f, pr))), nvidia_target_info(80));
+    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), nvidia_target_info(80));
     INFO(print(lowered));
     interpret(lowered, host_args(lowered, pr));
-    size_t out = 0;
-    for (const HostArray& a : pr.args) {
-      if (!a.is_output) continue;
-      Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-      INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch "
-                     << c.first_mismatch);
-      CHECK(c.mismatches == 0);
-    }
+    testing::check_outputs(pr, s.tolerance(p, t));
   }
 }
 

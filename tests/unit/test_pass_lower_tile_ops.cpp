@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "sample_test_util.h"
 #include "test_pass_ir.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
@@ -70,12 +71,7 @@ void run_sample_through(const std::string& name, const std::vector<std::pair<std
         CHECK_NOTHROW(verify(f));
         Problem pr = s->make_problem(p, t, rng);
         interpret(f, host_args(f, pr));
-        size_t out = 0;
-        for (const HostArray& a : pr.args) {
-          if (!a.is_output) continue;
-          Comparison c = compare(a, pr.expected[out++], s->tolerance(p, t));
-          CHECK(c.mismatches == 0);
-        }
+        testing::check_outputs(pr, s->tolerance(p, t));
       }
     }
   }

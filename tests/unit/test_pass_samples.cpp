@@ -3,6 +3,7 @@
 // pass, must still compute its float64 reference in the interpreter.
 #include <doctest/doctest.h>
 
+#include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -15,15 +16,6 @@ using namespace tg::samples;
 
 namespace {
 
-std::vector<std::vector<int64_t>> tensor_shapes(const Function& f, const Problem& p) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const Buffer& t : f.tensors()) {
-    for (const HostArray& a : p.args)
-      if (a.name == t->name) shapes.push_back(a.shape);
-  }
-  return shapes;
-}
-
 void run_lowered(const Sample& s) {
   std::mt19937_64 rng(99);
   PassManager pm(default_pipeline());
@@ -35,19 +27,11 @@ void run_lowered(const Sample& s) {
     Params p = resolve(s, s.test_shapes[i]);
     Function f = s.build(p, t).function();
     Problem pr = s.make_problem(p, t, rng);
-    Function bound = bind_sizes(f, infer_sizes(f, tensor_shapes(f, pr)));
+    Function bound = bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr)));
     Function lowered = pm.run(bound, TargetInfo{});
     INFO(print(lowered));
     interpret(lowered, host_args(lowered, pr));
-    Tolerance tol = s.tolerance(p, t);
-    size_t out = 0;
-    for (const HostArray& a : pr.args) {
-      if (!a.is_output) continue;
-      Comparison c = compare(a, pr.expected.at(out++), tol);
-      INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch at "
-                     << c.first_mismatch);
-      CHECK(c.mismatches == 0);
-    }
+    testing::check_outputs(pr, s.tolerance(p, t));
     ++ran;
   }
   CHECK(ran > 0);

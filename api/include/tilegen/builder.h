@@ -75,6 +75,18 @@ struct Tile {
   SourceLoc loc;
 };
 
+/// An index and the line it is written on. operator[] cannot take a std::source_location
+/// default argument, so it takes an Index instead: converting the index expression to an Index
+/// (implicitly, in the user's `X[i]`) evaluates Loc::current() at that call, and errors in the
+/// indexing name the user's line rather than builder.h.
+struct Index {
+  template <typename T>
+    requires std::is_convertible_v<T, Expr>
+  Index(T&& e, Loc at = Loc::current()) : expr(std::forward<T>(e)), loc(at) {}
+  Expr expr;
+  Loc loc;
+};
+
 /// A buffer as the builder hands it out: tensors, shared tiles, fragments, locals.
 class Tensor {
  public:
@@ -90,7 +102,8 @@ class Tensor {
   ElementRef operator()(Expr i0, Expr i1, Loc loc = Loc::current()) const;
   ElementRef operator()(Expr i0, Expr i1, Expr i2, Loc loc = Loc::current()) const;
   ElementRef operator()(Expr i0, Expr i1, Expr i2, Expr i3, Loc loc = Loc::current()) const;
-  ElementRef operator[](Expr i0) const { return (*this)(std::move(i0)); }
+  /// X[i] is X(i), for one-dimensional buffers; errors name the line of the index.
+  ElementRef operator[](Index i0) const { return (*this)(std::move(i0.expr), i0.loc); }
 
   /// A tile starting at these offsets; extents inferred by the operation that uses it.
   Tile at(Expr i0, Loc loc = Loc::current()) const;

@@ -36,6 +36,7 @@ struct Artifact {
   std::string assembly;        // PTX/SASS, GCN, x86, ... where the target has one
   std::vector<uint8_t> binary; // cubin, code object, object file, SPIR-V words
   std::string entry;           // symbol to launch
+  std::string stats;           // per-kernel resource use (registers, shared memory, scratch), where reported
   std::shared_ptr<void> state; // target-private (a JIT'd function, a loaded module...)
 };
 

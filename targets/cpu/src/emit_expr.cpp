@@ -2,7 +2,7 @@
 //
 //   tile IR:  Xf[i, j] = exp(Xf[i, j] - row_max[i])          (Xf, row_max f32 fragments)
 //   LLVM IR:  %a = load float, ptr %xf.ij ; %m = load float, ptr %rm.i
-//             %d = fsub float %a, %m ; %e = call float @llvm.exp.f32(float %d)
+//             %d = fsub float %a, %m ; %e = <exp of %d inline, emit_math.cpp>
 //             store float %e, ptr %xf.ij
 #include <llvm/IR/Intrinsics.h>
 
@@ -337,10 +337,15 @@ Value* Emitter::call(const ir::Call* op) {
     return B.CreateCall(fn, {args[0]});
   };
   Value* one = llvm::ConstantFP::get(ty, 1.0);
+  // f32 exp inline (emit_math.cpp); narrow types keep the library's, whose rounding the
+  // interpreter's double-then-round matches exactly more often.
+  auto exp = [&](Value* x, bool base2) {
+    return t == f32 ? exp_f32(x, base2) : B.CreateUnaryIntrinsic(base2 ? llvm::Intrinsic::exp2 : llvm::Intrinsic::exp, x);
+  };
   Value* r = nullptr;
   switch (op->fn) {
-    case Intrinsic::Exp: r = un(llvm::Intrinsic::exp); break;
-    case Intrinsic::Exp2: r = un(llvm::Intrinsic::exp2); break;
+    case Intrinsic::Exp: r = exp(args[0], false); break;
+    case Intrinsic::Exp2: r = exp(args[0], true); break;
     case Intrinsic::Log: r = un(llvm::Intrinsic::log); break;
     case Intrinsic::Log2: r = un(llvm::Intrinsic::log2); break;
     case Intrinsic::Sqrt: r = un(llvm::Intrinsic::sqrt); break;
@@ -354,7 +359,7 @@ Value* Emitter::call(const ir::Call* op) {
     case Intrinsic::Round: r = un(llvm::Intrinsic::roundeven); break;
     case Intrinsic::Erf: r = libm("erff", "erf"); break;
     case Intrinsic::Sigmoid: {
-      Value* e = B.CreateUnaryIntrinsic(llvm::Intrinsic::exp, B.CreateFNeg(args[0]));
+      Value* e = exp(B.CreateFNeg(args[0]), false);
       r = B.CreateFDiv(one, B.CreateFAdd(one, e));
       break;
     }
@@ -374,22 +379,41 @@ Value* Emitter::base(const Buffer& b) {
   return it->second;
 }
 
-// Row-major flat index in i64: Σ idx[d] · stride[d], strides from the buffer's constant shape.
-Value* Emitter::flat_index(const Buffer& b, const std::vector<Expr>& idx) {
+// Element strides of a buffer: row-major from its constant shape, the last dimension's rows
+// padded where gemm_b_row_padding chose to (emit_kernel.cpp).
+const std::vector<int64_t>& Emitter::strides(const Buffer& b) {
   auto it = strides_.find(b.get());
-  if (it == strides_.end()) {
-    std::vector<int64_t> st(b->shape.size(), 1);
-    for (std::size_t d = b->shape.size(); d-- > 1;) {
-      auto n = b->shape[d].as_int();
-      if (!n) throw Error("cpu: buffer " + b->name + " has a symbolic shape after size binding", b->loc);
-      st[d - 1] = st[d] * *n;
-    }
-    it = strides_.emplace(b.get(), std::move(st)).first;
+  if (it != strides_.end()) return it->second;
+  std::vector<int64_t> st(b->shape.size(), 1);
+  for (std::size_t d = b->shape.size(); d-- > 1;) {
+    auto n = b->shape[d].as_int();
+    if (!n) throw Error("cpu: buffer " + b->name + " has a symbolic shape after size binding", b->loc);
+    st[d - 1] = st[d] * (*n + (d + 1 == b->shape.size() ? row_pad(b) : 0));
   }
+  return strides_.emplace(b.get(), std::move(st)).first->second;
+}
+
+int64_t Emitter::row_pad(const Buffer& b) const {
+  auto it = row_padding_.find(b.get());
+  return it == row_padding_.end() ? 0 : it->second;
+}
+
+int64_t Emitter::storage_size(const Buffer& b) const {
+  int64_t n = *b.const_numel();
+  if (int64_t pad = row_pad(b)) {
+    const int64_t row = *b->shape.back().as_int();
+    n = n / row * (row + pad);
+  }
+  return int64_t(storage_bytes(b->dtype, n));
+}
+
+// Row-major flat index in i64: Σ idx[d] · stride[d].
+Value* Emitter::flat_index(const Buffer& b, const std::vector<Expr>& idx) {
+  const std::vector<int64_t>& st = strides(b);
   Value* flat = B.getInt64(0);
   for (std::size_t d = 0; d < idx.size(); ++d) {
     Value* i = B.CreateIntCast(expr(idx[d]), B.getInt64Ty(), idx[d].dtype().is_signed_int());
-    flat = B.CreateAdd(flat, B.CreateMul(i, B.getInt64(it->second[d]), "", false, true), "", false, true);
+    flat = B.CreateAdd(flat, B.CreateMul(i, B.getInt64(st[d]), "", false, true), "", false, true);
   }
   return flat;
 }

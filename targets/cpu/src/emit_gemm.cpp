@@ -2,12 +2,15 @@
 //
 //   gemm As, Bs -> Cf          (As f16[128, 32], Bs f16[32, 128], Cf f32[128, 128]; AVX2: VL = 8)
 // becomes, with MR = 6 rows and NV = 2 vectors (NR = 16 columns) per micro-tile:
-//   Bp = f32 copy of op(B) as K×N rows            (only when B is not f32 or is transposed)
-//   P  = op(B) in panels [N/16][K][16]             ; each micro-tile streams one contiguous panel
-//   for j0 in [0, 128) step 16 {                   ; a B panel stays in L1 over all rows
+//   Aw = f32 copy of As, same layout               (only when A is not f32)
+//   Bp = f32 copy of op(B) as K×N rows            (only when B is not f32 or is transposed),
+//        rows an odd number of cache lines apart (N = 128: 144 floats), as emit_kernel pads
+//        an f32 Bs: a 16-column strip's K rows then fall in distinct L1 sets
+//   P  = op(B) in panels [N/16][K][16]             (only when B's rows are not so spread)
+//   for j0 in [0, 128) step 16 {                   ; a B strip (or panel) stays in L1 over all rows
 //     for i0 in [0, 126) step 6 {                  ; 12 accumulators <8 x float> in registers
 //       acc[r][v] = Cf[i0 + r, j0 + 8v : +8]
-//       for k in [0, 32) { b[v] = P[j0 / 16, k, 8v : +8]; a = splat(fpext As[i0 + r, k]);
+//       for k in [0, 32) { b[v] = Bp[k, j0 + 8v : +8]; a = splat(Aw[i0 + r, k]);
 //                          acc[r][v] = fma(a, b[v], acc[r][v]) }
 //       Cf[i0 + r, j0 + 8v : +8] = acc[r][v]
 //     }
@@ -59,12 +62,18 @@ class GemmEmitter {
   }
 
   void run() {
+    widen_a();
     pack_rows();
     pack_panels();
     if (n_main_ > 0)
       e_.loop(i64(0), i64(n_main_ / NR_), nullptr, [&](Value* jb) {
+        Value* j0 = B.CreateMul(jb, i64(NR_));
+        if (!panels_) {
+          rows(j0, nv_, [&](Value* k, int v) { return b_ptr(k, B.CreateAdd(j0, i64(v * VL_))); });
+          return;
+        }
         Value* start = B.CreateMul(jb, i64(K_ * NR_));
-        rows(B.CreateMul(jb, i64(NR_)), nv_, [&](Value* k, int v) {
+        rows(j0, nv_, [&](Value* k, int v) {
           return B.CreateInBoundsGEP(f32t_, panels_,
                                      B.CreateAdd(start, B.CreateAdd(B.CreateMul(k, i64(NR_)), i64(v * VL_))));
         });
@@ -84,7 +93,7 @@ class GemmEmitter {
   Mat mat(const Region& r) {
     std::size_t n = r.extents.size();
     return Mat{e_.flat_index(r.buffer, r.offsets),
-               *r.buffer->shape[n - 1].as_int(),
+               e_.strides(r.buffer)[n - 2],
                extent(r.extents[n - 2]),
                extent(r.extents[n - 1]),
                r.buffer->dtype,
@@ -97,27 +106,54 @@ class GemmEmitter {
     return a;
   }
 
+  // A narrower than f32 (f16, bf16) as an f32 copy in the same layout, so that the micro-kernel
+  // broadcasts with one vbroadcastss per row instead of a load, a shift (bf16) or vcvtph2ps
+  // (f16), a move and a shuffle; the conversion loop is contiguous and vectorises.
+  void widen_a() {
+    abase_ = nullptr;
+    if (A_.t == f32) return;
+    const int64_t rows = g_.trans_a ? K_ : M_, cols = g_.trans_a ? M_ : K_;
+    Value* wide = scratch(rows * cols);
+    e_.loop(i64(0), i64(rows), nullptr, [&](Value* r) {
+      e_.loop(i64(0), i64(cols), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* c) {
+        Value* src = B.CreateAdd(A_.off, B.CreateAdd(B.CreateMul(r, i64(A_.row_stride)), c));
+        Value* v = e_.convert(e_.load(A_.buf, src), A_.t, f32);
+        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, wide, B.CreateAdd(B.CreateMul(r, i64(cols)), c)));
+      });
+    });
+    abase_ = wide, astride_ = cols;
+  }
+
   // op(B) as f32 K×N rows, unless B already is exactly that.
   void pack_rows() {
     bbase_ = e_.base(Bm_.buf), boff_ = Bm_.off, bstride_ = Bm_.row_stride;
     if (!g_.trans_b && Bm_.t == f32) return;
-    Value* packed = scratch(K_ * N_);
+    const int64_t stride = spread_stride(N_);
+    Value* packed = scratch(K_ * stride);
     e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
       e_.loop(i64(0), i64(N_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
         Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(bstride_)), k)
                                 : B.CreateAdd(B.CreateMul(k, i64(bstride_)), j);
         Value* v = e_.convert(e_.load(Bm_.buf, B.CreateAdd(boff_, src)), Bm_.t, f32);
-        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, packed, B.CreateAdd(B.CreateMul(k, i64(N_)), j)));
+        B.CreateStore(v, B.CreateInBoundsGEP(f32t_, packed, B.CreateAdd(B.CreateMul(k, i64(stride)), j)));
       });
     });
-    bbase_ = packed, boff_ = i64(0), bstride_ = N_;
+    bbase_ = packed, boff_ = i64(0), bstride_ = stride;
   }
+
+  // A row stride of at least n floats whose rows start on cache lines and spread over every L1
+  // set: an odd number of 64-byte lines (576 bytes for 128 floats, not 512).
+  static int64_t spread_stride(int64_t n) {
+    int64_t lines = (n + 15) / 16;
+    return (lines % 2 ? lines : lines + 1) * 16;
+  }
+  bool rows_spread() const { return bstride_ % 16 == 0 && (bstride_ / 16) % 2 == 1; }
 
   // The whole panels of op(B), packed panel after panel as [N/NR][K][NR]: a micro-tile then
   // streams one contiguous block (row-major B with a power-of-two row stride would map a
   // panel's K rows onto a few L1 sets).
   void pack_panels() {
-    if (n_main_ == 0) return;
+    if (n_main_ == 0 || rows_spread()) return;  // the micro-kernel streams B's rows in place
     panels_ = scratch(K_ * n_main_);
     e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
       e_.loop(i64(0), i64(n_main_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
@@ -133,8 +169,9 @@ class GemmEmitter {
                                B.CreateAdd(boff_, B.CreateAdd(B.CreateMul(k, i64(bstride_)), j)));
   }
   Value* a_val(Value* i, Value* k) {
-    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
-                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
+    const int64_t stride = abase_ ? astride_ : A_.row_stride;
+    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(stride)), i) : B.CreateAdd(B.CreateMul(i, i64(stride)), k);
+    if (abase_) return B.CreateLoad(f32t_, B.CreateInBoundsGEP(f32t_, abase_, idx));
     return e_.convert(e_.load(A_.buf, B.CreateAdd(A_.off, idx)), A_.t, f32);
   }
   Value* c_ptr(Value* i, Value* j) {
@@ -212,6 +249,8 @@ class GemmEmitter {
   llvm::FixedVectorType* vty_ = nullptr;
   Value *bbase_ = nullptr, *boff_ = nullptr, *panels_ = nullptr;
   int64_t bstride_ = 0;
+  Value* abase_ = nullptr;  // A widened to f32 (widen_a), or nullptr: read A_ itself
+  int64_t astride_ = 0;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "emitter.h"
+#include "tilegen/ir/visitor.h"
 
 namespace tg::cpu {
 
@@ -74,16 +75,34 @@ Emitter::Emitter(llvm::Module& m, const EmitOptions& o)
 
 namespace {
 
+/// The f32 B operands of micro-kernel gemms (row-major, not transposed) whose rows are a whole,
+/// even number of cache lines long: their storage rows get one line of padding, so the K rows
+/// of a 16-column strip fall in different L1 sets and the micro-kernel streams them in place,
+/// without copying them into panels (emit_gemm.cpp).
+//   shared B_shared: f32[128, 128]   → rows 576 bytes apart instead of 512
+std::unordered_map<const ir::BufferNode*, int64_t> gemm_b_row_padding(const Kernel& k) {
+  struct Find : IRVisitor {
+    std::unordered_map<const ir::BufferNode*, int64_t> pad;
+    void visit(const Gemm* g) override {
+      const Buffer& b = g->b.buffer;
+      if (g->trans_b || b->dtype != f32 || b->scope == Scope::Global || !gemm_has_microkernel(*g)) return;
+      const int64_t row = *b->shape.back().as_int();
+      if (row * 4 % kScratchAlign == 0 && (row * 4 / kScratchAlign) % 2 == 0) pad[b.get()] = kScratchAlign / 4;
+    }
+  } find;
+  find.visit_stmt(k.body);
+  return find.pad;
+}
+
 /// Scratch: every Shared, Fragment and Local buffer, 64-byte aligned slices of the task's arena.
 /// Returns (buffer, offset) pairs and sets `bytes` to the arena size.
-std::vector<std::pair<Buffer, int64_t>> scratch_layout(const Kernel& k, int64_t& bytes) {
+std::vector<std::pair<Buffer, int64_t>> scratch_layout(const Kernel& k, const Emitter& e, int64_t& bytes) {
   std::vector<std::pair<Buffer, int64_t>> scratch;
   bytes = 0;
   for (const Buffer& b : k.buffers) {
-    auto n = b.const_numel();
-    if (!n) throw Error("cpu: buffer " + b->name + " needs a constant shape", b->loc);
+    if (!b.const_numel()) throw Error("cpu: buffer " + b->name + " needs a constant shape", b->loc);
     scratch.emplace_back(b, bytes);
-    bytes += (int64_t(storage_bytes(b->dtype, *n)) + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+    bytes += (e.storage_size(b) + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
     // Skew the next buffer off a 4 KiB multiple: tiles at equal offsets modulo 4 KiB alias in
     // the load/store unit (a store to one stalls loads from the other).
     bytes += 5 * kScratchAlign;
@@ -94,8 +113,9 @@ std::vector<std::pair<Buffer, int64_t>> scratch_layout(const Kernel& k, int64_t&
 }  // namespace
 
 void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
+  row_padding_ = gemm_b_row_padding(k);
   int64_t bytes = 0;
-  std::vector<std::pair<Buffer, int64_t>> scratch = scratch_layout(k, bytes);
+  std::vector<std::pair<Buffer, int64_t>> scratch = scratch_layout(k, *this, bytes);
   std::vector<llvm::Type*> body_params;
   for (const Param& p : f.params) {
     if (p.kind == Param::Kind::Size)
@@ -130,7 +150,7 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
   Value* end = body_fn->getArg(a++);
   for (auto& [b, off] : scratch) {
     bases_[b.get()] = body_fn->getArg(a++);
-    scratch_.emplace_back(bases_[b.get()], int64_t(storage_bytes(b->dtype, *b.const_numel())));
+    scratch_.emplace_back(bases_[b.get()], storage_size(b));
   }
   emit_block_loop(k, begin, end);
   B.CreateRetVoid();

@@ -69,9 +69,15 @@ class Emitter {
   /// A float register value rounded to t (bf16, fp8, fp4 held in float); others unchanged.
   llvm::Value* round_to(llvm::Value* v, DType t);
   llvm::Value* constant(DType t, double v);
+  /// e^x (or 2^x) of an f32 value, inline and vectorisable (emit_math.cpp).
+  llvm::Value* exp_f32(llvm::Value* x, bool base2);
 
   // ---- Memory (emit_expr.cpp)
   llvm::Value* flat_index(const Buffer& b, const std::vector<Expr>& idx);
+  /// Element strides of b's dimensions (a padded row where emit_kernel chose one).
+  const std::vector<int64_t>& strides(const Buffer& b);
+  /// Bytes of b's storage, padding included.
+  int64_t storage_size(const Buffer& b) const;
   llvm::Value* load(const Buffer& b, llvm::Value* flat);
   void store(const Buffer& b, llvm::Value* flat, llvm::Value* v);
   void atomic(AtomicOp op, const Buffer& b, llvm::Value* flat, llvm::Value* v, const SourceLoc& loc);
@@ -114,6 +120,8 @@ class Emitter {
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
   std::unordered_map<const ir::BufferNode*, llvm::Value*> bases_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
+  std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row
+  int64_t row_pad(const Buffer& b) const;
   std::vector<llvm::MDNode*> access_groups_;               // of the enclosing parallel loops
   std::vector<std::pair<llvm::Value*, int64_t>> scratch_;  // pointer, bytes: cleared per block
 };

@@ -1,5 +1,5 @@
-// LLVM machinery of the cpu target: the host's target machine, the O3 pipeline, assembly and
-// object emission, and ORC LLJIT instances that load a compiled kernel (private to the plugin).
+// LLVM machinery of the cpu target: the host's target machine, the O3 pipeline, object emission
+// and its disassembly, and ORC LLJIT instances that load a compiled kernel (private to the plugin).
 #pragma once
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
@@ -32,14 +32,12 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& t);
 /// Function attributes for the target (cpu, features, prefer-vector-width) and the O3 pipeline.
 void optimize(llvm::Module& m, llvm::TargetMachine& tm, const CpuTarget& t);
 std::string module_text(const llvm::Module& m);
-std::string emit_assembly(const llvm::Module& m, llvm::TargetMachine& tm);
-std::vector<uint8_t> emit_object(const llvm::Module& m, llvm::TargetMachine& tm);
+/// The module as an ELF object; the module is lowered in place (print it before).
+std::vector<uint8_t> emit_object(llvm::Module& m, llvm::TargetMachine& tm);
 
-/// Optimised module → (assembly, object), the two back-end runs in parallel: the assembly from
-/// a bitcode copy in its own LLVMContext on a second thread (each run is ~40% of a cold compile).
-std::pair<std::string, std::vector<uint8_t>> emit_assembly_and_object(const llvm::Module& m,
-                                                                      llvm::TargetMachine& tm,
-                                                                      const CpuTarget& t);
+/// The object's text sections as AT&T assembly, read back by LLVM's disassembler
+/// (disassemble.cpp): one back-end run gives both the object and the assembly.
+std::string disassemble_object(const std::vector<uint8_t>& object, const CpuTarget& t);
 
 /// A loaded kernel module: look symbols up by name.
 class JitModule {

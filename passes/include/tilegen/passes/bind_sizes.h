@@ -25,12 +25,24 @@ namespace tg {
 /// Throws tg::Error for a name that is not a size parameter or a value that is not positive.
 Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& sizes);
 
+/// Where infer_sizes' errors point and how they name each tensor. By default an error names
+/// "tensor A" and points at the node it is about (the tensor's or the size's declaration); the
+/// runtime passes the user's launch call site and labels like "argument 2 (B)", so a bad launch
+/// is reported at the user's line, naming the argument.
+struct LaunchSite {
+  SourceLoc loc;                    // unknown: at the node's own declaration
+  std::vector<std::string> labels;  // one per tensor parameter, in order; empty: "tensor <name>"
+};
+
 /// The size values a launch implies: `tensor_shapes` holds one shape per tensor parameter, in
-/// parameter order. A dimension that is exactly a size binds it; a constant dimension must
-/// match; a dimension computed from sizes (N * 2) must match once they are bound.
-/// Throws tg::Error naming the tensor and dimension on a mismatch, and for a size that no
-/// tensor dimension binds ("size N is not the dimension of any tensor").
+/// parameter order. A dimension that is exactly a size binds it (the first such dimension, in
+/// parameter order); then every dimension, constant or computed from sizes (N * 2), must equal
+/// the given one. Throws tg::Error naming the tensor (and dimension) for a bad count, rank or
+/// dimension, a size bound to a value that is not positive or does not fit its type, a shape
+/// that does not match ("tensor B: shape [6, 5] does not match the kernel's [K, N] = [8, 5]"),
+/// and a size that no tensor dimension binds.
 std::map<std::string, int64_t> infer_sizes(const Function& f,
-                                           const std::vector<std::vector<int64_t>>& tensor_shapes);
+                                           const std::vector<std::vector<int64_t>>& tensor_shapes,
+                                           const LaunchSite& site = {});
 
 }  // namespace tg

@@ -29,14 +29,14 @@ uint32_t component_type(ModuleLowering& M, DType t, const SourceLoc& loc) {
   switch (t.code) {
     case TypeCode::F16:
       if (!M.features.float16_arith)
-        throw Error("cooperative matrices of f16 need shaderFloat16, which this Vulkan device lacks", loc);
+        throw Error("unsupported: cooperative matrices of f16 need shaderFloat16, which this Vulkan device lacks", loc);
       M.m.capability(spv::CapFloat16);
       return M.m.type_float(16);
     case TypeCode::F32: return M.t_f32;
     case TypeCode::I32: return M.t_i32;
     case TypeCode::I8: M.m.capability(spv::CapInt8); return M.m.type_int(8, true);
     default:
-      throw Error("the vulkan target has no cooperative-matrix component type for " + std::string(t.name()) +
+      throw Error("unsupported: the vulkan target has no cooperative-matrix component type for " + std::string(t.name()) +
                       "; use an f16 or i8 unit",
                   loc);
   }
@@ -72,7 +72,7 @@ void KernelLowering::mma(const ir::Mma& op) {
                     std::to_string(M.features.subgroup_size) + "); compile for the device's own features",
                 op.loc);
   if (k_.threads % 32 != 0)
-    throw Error("cooperative matrices need a multiple of 32 threads a workgroup; this kernel has " +
+    throw Error("unsupported: cooperative matrices need a multiple of 32 threads a workgroup; this kernel has " +
                     std::to_string(k_.threads),
                 op.loc);
   M.coopmat_used = true;

@@ -60,13 +60,18 @@ void KernelLowering::declare_buffers() {
     s.strides = row_major_strides(*b.get());
     s.element_type = M.value_type(b->dtype, b->loc);
     if (M.float_bits_buffers.count(b.get())) s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
+    if (b->scope == Scope::Shared && b->dtype == f16 && M.features.float16_arith &&
+        s.form == BufferStorage::Form::Value) {  // f16 tiles as f16: half the memory, coopmat-loadable
+      m.capability(spv::CapFloat16);
+      s.element_type = m.type_float(16), s.form = BufferStorage::Form::Narrow;
+    }
     s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
     s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
     uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(*n)));
     if (b->scope == Scope::Shared) {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
       workgroup_vars_.push_back(s.variable);
-      workgroup_bytes += *n * (b->dtype.bits() > 32 ? 8 : 4);
+      workgroup_bytes += *n * (s.form == BufferStorage::Form::Narrow ? 2 : b->dtype.bits() > 32 ? 8 : 4);
       names += (names.empty() ? "" : ", ") + b->name;
     } else {
       s.variable = m.function_variable(arr);
@@ -75,8 +80,9 @@ void KernelLowering::declare_buffers() {
     buffers_[b.get()] = s;
   }
   if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
-    throw Error("shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
-                    " bytes of Workgroup memory (held as 32-bit values); this Vulkan device has " +
+    throw Error("unsupported: shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
+                    " bytes of Workgroup memory (f16 as f16 with shaderFloat16, other formats below 32 bits as 32-bit "
+                    "values); this Vulkan device has " +
                     std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
                 k_.loc);
 }
@@ -167,7 +173,7 @@ void KernelLowering::atomic(const ir::Atomic& op) {
   const BufferStorage& b = storage_of(op.buffer.get(), op.loc);
   DType t = b.dtype;
   if (t != f32 && t != i32 && t != u32)
-    throw Error(std::string("atomic ") + name_of(op.op) + " on " + std::string(t.name()) +
+    throw Error("unsupported: " + std::string("atomic ") + name_of(op.op) + " on " + std::string(t.name()) +
                     ": the vulkan target performs atomics on f32, i32 and u32 only; accumulate in one of those",
                 op.loc);
   uint32_t v = convert(expr(op.value), op.value.dtype(), t, op.loc);

@@ -61,7 +61,7 @@ uint32_t KernelLowering::round_to(DType t, uint32_t v, const SourceLoc& loc) {
   }
   if (t == bf16) return round_bf16(v);
   if (t.is_float() && t.bits() < 16)
-    throw Error("the vulkan target cannot compute in " + std::string(t.name()) +
+    throw Error("unsupported: the vulkan target cannot compute in " + std::string(t.name()) +
                     " (it decodes such elements when loading them); compute in f16 or f32",
                 loc);
   return v;
@@ -219,7 +219,7 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
   };
   auto to_byte = [&](uint32_t w) { return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})}); };
   if (b.dtype.is_float() && b.dtype.bits() < 16)
-    throw Error("the vulkan target cannot store " + std::string(b.dtype.name()) +
+    throw Error("unsupported: the vulkan target cannot store " + std::string(b.dtype.name()) +
                     " elements (it decodes them on load only); store f16 or f32",
                 loc);
   if (b.form == BufferStorage::Form::Packed) {  // read-modify-write of the byte, as the cuda target does

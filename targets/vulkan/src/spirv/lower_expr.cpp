@@ -217,7 +217,7 @@ uint32_t KernelLowering::call(const ir::Call& op) {
   const bool dbl = t == f64;
   auto f32_only = [&]() {
     if (dbl)
-      throw Error(std::string("the vulkan target computes ") + ir::name_of(op.fn) +
+      throw Error("unsupported: " + std::string("the vulkan target computes ") + ir::name_of(op.fn) +
                       " in f32 only (GLSL.std.450 has no f64 form); cast the argument to f32",
                   loc);
   };

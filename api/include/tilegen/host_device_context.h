@@ -1,0 +1,36 @@
+// A DeviceContext whose device memory is host memory: the interpreter target and the cpu plugin
+// share it, and so can any target that runs on the host. A subclass adds load() and launch().
+//
+//   class MyCpuContext final : public tg::HostDeviceContext {
+//     std::shared_ptr<void> load(const Artifact&, const Function&) override;
+//     void launch(const std::shared_ptr<void>&, const Function&, const std::vector<LaunchArg>&) override;
+//   };
+#pragma once
+#include <string>
+
+#include "tilegen/plugin.h"
+
+namespace tg {
+
+class HostDeviceContext : public DeviceContext {
+ public:
+  /// `target` names the target in error messages ("cpu: out of host memory ...").
+  explicit HostDeviceContext(std::string target) : target_(std::move(target)) {}
+
+  /// 64-byte aligned (a cache line, an AVX-512 vector), rounded up to whole lines. A zero-byte
+  /// tensor still gets a distinct, non-null pointer.
+  void* allocate(std::size_t bytes) override;
+  void release(void* ptr) override;
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  /// Launches return when the work is done.
+  void synchronize() override {}
+  /// Overwrites a buffer larger than the last-level cache, so a timed run reads its inputs from
+  /// memory.
+  void flush_l2() override;
+
+ private:
+  std::string target_;
+};
+
+}  // namespace tg

@@ -1,0 +1,345 @@
+// bench_cpu: the cpu target against its peers in one run — the table of docs/PERF.md's CPU
+// section (issue 3), printed as markdown:
+//   fp32 GEMM 512..4096 on 1 and 2 threads vs OpenBLAS (cblas_sgemm) and oneDNN (matmul)
+//   bf16 GEMM vs oneDNN's bf16 matmul
+//   softmax 4096×4096 f32 vs oneDNN's softmax, in GB/s
+//   flash_attention B1 H8 S2048 D128 in TFLOP/s beside the GEMM rate of the same run
+//   the cold JIT latency of gemm, per compile
+//
+//   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
+//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]
+//
+// Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
+// tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
+// tilegen median (> 1: tilegen faster). On a shared machine a disturbance then slows both alike.
+// Peers come from bench/peers.cpp (dlopen'd libopenblas.so.0 and libdnnl.so.2).
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "peers.h"
+#include "tilegen/samples.h"
+#include "tilegen/tilegen.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tg::samples::Params;
+
+// --clock cpu: the process's CPU time instead of wall time. On a machine busy with other work
+// it is far steadier for single-thread runs (time slices lost to other processes do not count);
+// with more threads it also counts the time pool threads spin waiting for work, so use it for
+// 1-thread comparisons only.
+bool g_cpu_clock = false;
+
+double now_ms() {
+  if (!g_cpu_clock) return std::chrono::duration<double, std::milli>(Clock::now().time_since_epoch()).count();
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+double time_ms(const std::function<void()>& f) {
+  const double s = now_ms();
+  f();
+  return now_ms() - s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+std::string first_line_of(const char* path, const char* key) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return line.substr(std::min(line.size(), line.find(':') + 2));
+  return {};
+}
+
+std::string loadavg() {
+  std::ifstream in("/proc/loadavg");
+  double a = 0, b = 0, c = 0;
+  in >> a >> b >> c;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f %.2f %.2f", a, b, c);
+  return buf;
+}
+
+struct Options {
+  std::vector<int64_t> sizes{512, 1024, 2048, 4096}, threads{1, 2}, block{96, 128, 128};
+  std::vector<int64_t> softmax_block;  // block_M, block_N of the softmax sample (empty: its defaults)
+  int rounds = 7;
+  bool quick = false;  // one size per table, fewer rounds: a smoke run
+  std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
+  bool wants(const char* table) const { return only.empty() || only.find(std::string(",") + table + ",") != std::string::npos; }
+};
+
+/// One sample compiled for the cpu target on `threads` threads, its inputs on the device.
+struct TilegenRun {
+  explicit TilegenRun(tg::CompiledKernel k) : kernel(std::move(k)) {}
+  tg::CompiledKernel kernel;
+  std::vector<tg::DeviceBuffer> keep;
+  std::vector<tg::KernelArg> args;
+  tg::samples::Problem problem;
+  void call() const { kernel.launch(args); }
+};
+
+std::unique_ptr<TilegenRun> prepare_tilegen(const tg::Target& cpu, const std::string& sample, const Params& p,
+                                             tg::DType t, int64_t threads) {
+  const tg::samples::Sample& s = *tg::samples::find(sample);
+  tg::Kernel k = s.build(p, t);
+  tg::CompileOptions opt;
+  opt.params["num_threads"] = std::to_string(threads);
+  auto r = std::make_unique<TilegenRun>(cpu.compile(k, opt));
+  std::mt19937_64 rng(1);
+  r->problem = s.make_inputs(p, t, rng);
+  r->args = tg::samples::kernel_args(k.function(), r->problem);
+  r->keep.reserve(r->args.size());
+  for (auto& a : r->args)
+    if (auto* h = std::get_if<tg::HostTensor>(&a)) {
+      r->keep.push_back(cpu.upload(*h));
+      a = &r->keep.back();
+    }
+  return r;
+}
+
+/// Medians of tilegen and of the peer, timed in alternation.
+struct Pair {
+  double ours_ms = 0, theirs_ms = 0;
+  std::string impl, error;
+};
+
+Pair interleave(const TilegenRun& ours, const tg::bench::Peer* peer, const std::string& sample, const Params& p,
+                tg::DType t, int threads, int rounds) {
+  Pair out;
+  tg::bench::PreparedPeer theirs;
+  if (peer) {
+    try {
+      if (auto why = peer->unsupported(sample, t); !why.empty()) throw tg::Error(why);
+      theirs = peer->prepare(sample, p, t, threads);
+      out.impl = theirs.implementation;
+    } catch (const std::exception& e) {
+      out.error = e.what();
+    }
+  }
+  std::vector<double> a, b;
+  ours.call();
+  if (theirs.call) theirs.call();
+  for (int r = 0; r < rounds; ++r) {
+    a.push_back(time_ms([&] { ours.call(); }));
+    if (theirs.call) b.push_back(time_ms(theirs.call));
+  }
+  out.ours_ms = median(a);
+  out.theirs_ms = median(b);
+  return out;
+}
+
+std::string ratio(double ours_ms, double theirs_ms) {
+  if (ours_ms <= 0 || theirs_ms <= 0) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", theirs_ms / ours_ms);
+  return buf;
+}
+
+std::string rate(double work, double ms, double unit) {
+  if (ms <= 0) return "—";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", work / ms / unit);
+  return buf;
+}
+
+Params gemm_params(int64_t n, const Options& o) {
+  return tg::samples::resolve(*tg::samples::find("gemm"), {{"M", n},
+                                                           {"N", n},
+                                                           {"K", n},
+                                                           {"block_M", o.block[0]},
+                                                           {"block_N", o.block[1]},
+                                                           {"block_K", o.block[2]}});
+}
+
+/// fp32 GEMM against OpenBLAS and oneDNN; returns the 2048 (or last) tilegen GFLOP/s per thread count.
+std::vector<double> fp32_gemm_table(const tg::Target& cpu, const Options& o) {
+  std::printf("\n| fp32 GEMM M=N=K | threads | tilegen GFLOP/s | OpenBLAS GFLOP/s | ratio | oneDNN GFLOP/s | ratio |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  std::vector<double> rate_at(o.threads.size(), 0);
+  for (int64_t n : o.sizes) {
+    const Params p = gemm_params(n, o);
+    const double flops = 2.0 * double(n) * double(n) * double(n);
+    for (std::size_t ti = 0; ti < o.threads.size(); ++ti) {
+      const int t = int(o.threads[ti]);
+      auto ours = prepare_tilegen(cpu, "gemm", p, tg::f32, t);
+      Pair blas = interleave(*ours, tg::bench::find_peer("openblas"), "gemm", p, tg::f32, t, o.rounds);
+      Pair dnnl = interleave(*ours, tg::bench::find_peer("onednn"), "gemm", p, tg::f32, t, o.rounds);
+      const double mine = median({blas.ours_ms, dnnl.ours_ms});
+      std::printf("| %lld | %d | %s | %s | %s | %s | %s |\n", (long long)n, t, rate(flops, mine, 1e6).c_str(),
+                  rate(flops, blas.theirs_ms, 1e6).c_str(), ratio(blas.ours_ms, blas.theirs_ms).c_str(),
+                  rate(flops, dnnl.theirs_ms, 1e6).c_str(), ratio(dnnl.ours_ms, dnnl.theirs_ms).c_str());
+      std::fflush(stdout);
+      if (n == 2048 || rate_at[ti] == 0) rate_at[ti] = flops / mine / 1e6;
+    }
+  }
+  return rate_at;
+}
+
+void bf16_gemm_table(const tg::Target& cpu, const Options& o) {
+  std::printf("\n| bf16 GEMM M=N=K (f32 accumulate) | threads | tilegen GFLOP/s | oneDNN GFLOP/s | ratio | oneDNN kernel |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (int64_t n : o.sizes) {
+    if (n < 1024 && !o.quick) continue;
+    const Params p = gemm_params(n, o);
+    const double flops = 2.0 * double(n) * double(n) * double(n);
+    for (int64_t t : o.threads) {
+      auto ours = prepare_tilegen(cpu, "gemm", p, tg::bf16, t);
+      Pair d = interleave(*ours, tg::bench::find_peer("onednn"), "gemm", p, tg::bf16, int(t), o.rounds);
+      std::printf("| %lld | %lld | %s | %s | %s | %s |\n", (long long)n, (long long)t,
+                  rate(flops, d.ours_ms, 1e6).c_str(), rate(flops, d.theirs_ms, 1e6).c_str(),
+                  ratio(d.ours_ms, d.theirs_ms).c_str(), d.error.empty() ? d.impl.c_str() : d.error.c_str());
+      std::fflush(stdout);
+    }
+  }
+}
+
+void softmax_table(const tg::Target& cpu, const Options& o) {
+  const tg::samples::Sample& s = *tg::samples::find("softmax");
+  Params set = {{"M", 4096}, {"N", 4096}};
+  if (o.softmax_block.size() == 2) set["block_M"] = o.softmax_block[0], set["block_N"] = o.softmax_block[1];
+  const Params p = tg::samples::resolve(s, set);
+  const double bytes = s.bytes(p, tg::f32);
+  std::printf("\n| softmax 4096×4096 f32 (read + write) | threads | tilegen GB/s | oneDNN GB/s | ratio | oneDNN kernel |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (int64_t t : o.threads) {
+    auto ours = prepare_tilegen(cpu, "softmax", p, tg::f32, t);
+    Pair d = interleave(*ours, tg::bench::find_peer("onednn"), "softmax", p, tg::f32, int(t), o.rounds * 2);
+    std::printf("| | %lld | %s | %s | %s | %s |\n", (long long)t, rate(bytes, d.ours_ms, 1e6).c_str(),
+                rate(bytes, d.theirs_ms, 1e6).c_str(), ratio(d.ours_ms, d.theirs_ms).c_str(),
+                d.error.empty() ? d.impl.c_str() : d.error.c_str());
+    std::fflush(stdout);
+  }
+}
+
+void attention_table(const tg::Target& cpu, const Options& o, const std::vector<double>& gemm_rate) {
+  const tg::samples::Sample& s = *tg::samples::find("flash_attention");
+  const Params p = tg::samples::resolve(
+      s, {{"B", 1}, {"H", 8}, {"HKV", 8}, {"S", o.quick ? 512 : 2048}, {"D", 128}});
+  const double flops = s.flops(p, tg::bf16);
+  std::printf("\n| flash_attention bf16 B1 H8 S%lld D128 | threads | tilegen GFLOP/s | fp32 GEMM GFLOP/s, same run | ratio |\n",
+              (long long)p.at("S"));
+  std::printf("|---|---|---|---|---|\n");
+  for (std::size_t ti = 0; ti < o.threads.size(); ++ti) {
+    auto ours = prepare_tilegen(cpu, "flash_attention", p, tg::bf16, o.threads[ti]);
+    std::vector<double> ms;
+    ours->call();
+    for (int r = 0; r < std::max(3, o.rounds / 2); ++r) ms.push_back(time_ms([&] { ours->call(); }));
+    const double g = flops / median(ms) / 1e6;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", gemm_rate[ti] > 0 ? g / gemm_rate[ti] : 0.0);
+    std::printf("| | %lld | %.1f | %.1f | %s |\n", (long long)o.threads[ti], g, gemm_rate[ti], buf);
+    std::fflush(stdout);
+  }
+}
+
+void jit_table(const tg::Target& cpu) {
+  std::printf("\n| JIT latency, cold (gemm f32 2048, kernel cache off: passes + LLVM + object + load) | wall ms | process CPU ms |\n");
+  std::printf("|---|---|---|\n");
+  const tg::samples::Sample& gemm = *tg::samples::find("gemm");
+  const bool saved = g_cpu_clock;
+  for (int r = 0; r < 5; ++r) {
+    // A new shape each time: nothing of the previous compile can be reused.
+    Params p = tg::samples::resolve(gemm, {{"M", 2048 + 64 * r}, {"N", 2048}, {"K", 2048}});
+    tg::Kernel k = gemm.build(p, tg::f32);
+    g_cpu_clock = true;
+    const double c0 = now_ms();
+    g_cpu_clock = false;
+    const double w = time_ms([&] { tg::CompiledKernel ck = cpu.compile(k); });
+    g_cpu_clock = true;
+    const double c = now_ms() - c0;
+    std::printf("| compile %d | %.1f | %.1f |\n", r, w, c);
+  }
+  g_cpu_clock = saved;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--sizes" && has_value)
+      o.sizes = parse_list(argv[++i]);
+    else if (a == "--threads" && has_value)
+      o.threads = parse_list(argv[++i]);
+    else if (a == "--block" && has_value)
+      o.block = parse_list(argv[++i]);
+    else if (a == "--softmax-block" && has_value)
+      o.softmax_block = parse_list(argv[++i]);
+    else if (a == "--rounds" && has_value)
+      o.rounds = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--clock" && has_value)
+      g_cpu_clock = std::string(argv[++i]) == "cpu";
+    else if (a == "--only" && has_value)
+      o.only = std::string(",") + argv[++i] + ",";
+    else if (a == "--quick")
+      o.quick = true, o.sizes = {512}, o.rounds = 3;
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
+                   "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]\n");
+      return 2;
+    }
+  }
+  if (o.block.size() != 3) {
+    std::fprintf(stderr, "bench_cpu: --block takes three sizes, M,N,K\n");
+    return 2;
+  }
+  setenv("TILEGEN_CACHE", "0", 1);  // cold compiles: the JIT latency is part of the report
+  try {
+    tg::Target cpu = tg::Target::get("cpu");
+    char date[32];
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    std::printf("date: %s\nmachine: %s (LLVM CPU %s), %u hardware threads, load average %s\n", date,
+                first_line_of("/proc/cpuinfo", "model name").c_str(), cpu.info().arch.c_str(),
+                std::thread::hardware_concurrency(), loadavg().c_str());
+    const std::string core = tg::bench::openblas_core();  // loads OpenBLAS, choosing its core type
+    const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+    std::printf("peers: OpenBLAS core %s (OPENBLAS_CORETYPE=%s); oneDNN 2 (libdnnl.so.2, OpenMP)\n", core.c_str(),
+                coretype ? coretype : "unset");
+    std::printf("tilegen gemm blocks %lld×%lld×%lld; medians of %d interleaved rounds (%s time); ratio = peer / tilegen time\n",
+                (long long)o.block[0], (long long)o.block[1], (long long)o.block[2], o.rounds,
+                g_cpu_clock ? "process CPU" : "wall");
+    std::vector<double> gemm_rate(o.threads.size(), 0);
+    if (o.wants("gemm") || o.wants("attention")) gemm_rate = fp32_gemm_table(cpu, o);
+    if (o.wants("bf16")) bf16_gemm_table(cpu, o);
+    if (o.wants("softmax")) softmax_table(cpu, o);
+    if (o.wants("attention")) attention_table(cpu, o, gemm_rate);
+    if (o.wants("jit")) jit_table(cpu);
+    std::printf("\nload average at the end: %s\n", loadavg().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_cpu: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,70 @@
+// BufferAccessVisitor (see the header).
+#include "tilegen/ir/buffer_access.h"
+
+namespace tg {
+
+using namespace ir;
+
+void BufferAccessVisitor::visit(const Load* op) {
+  access(Buffer(op->buffer), BufferAccess::Read);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Store* op) {
+  access(op->buffer, BufferAccess::Write);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Atomic* op) {
+  access(op->buffer, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Copy* op) {
+  access(op->src.buffer, BufferAccess::Read);
+  access(op->dst.buffer, BufferAccess::Write);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Fill* op) {
+  access(op->dst.buffer, BufferAccess::Write);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Gemm* op) {
+  access(op->a.buffer, BufferAccess::Read);
+  access(op->b.buffer, BufferAccess::Read);
+  access(op->c.buffer, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Reduce* op) {
+  access(op->src, BufferAccess::Read);
+  access(op->dst, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const Mma* op) {
+  access(op->a.buffer, BufferAccess::Read);
+  access(op->b.buffer, BufferAccess::Read);
+  access(op->c.buffer, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
+namespace {
+class CallbackAccess : public BufferAccessVisitor {
+ public:
+  explicit CallbackAccess(const std::function<void(const Buffer&, BufferAccess)>& f) : f_(f) {}
+  void access(const Buffer& b, BufferAccess how) override { f_(b, how); }
+
+ private:
+  const std::function<void(const Buffer&, BufferAccess)>& f_;
+};
+}  // namespace
+
+void for_each_buffer_access(const Stmt& s, const std::function<void(const Buffer&, BufferAccess)>& f) {
+  CallbackAccess v(f);
+  v.visit_stmt(s);
+}
+
+}  // namespace tg

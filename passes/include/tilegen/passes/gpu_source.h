@@ -1,0 +1,145 @@
+// The dialect-neutral part of the GPU source targets (CUDA C++ and HIP C++ are one C++ dialect
+// with different intrinsics): kernel planning, shared-memory layout, and the emission of
+// expressions and statements of lowered IR (the output of gpu_pipeline(): per-thread code only).
+// A target subclasses SourceEmitter and fills in the hooks where its dialect differs.
+//
+//   kernel grid(2, 2) threads(128) -> (bx, by; tx) { shared A_shared: f16[32, 16]; local C_local: f32[8]; ...
+//   }
+// becomes (cuda's hooks; hip's differ in the marked lines)
+//   extern "C" __global__ void __launch_bounds__(128) gemm(tg_u16* __restrict__ A, ...) {   // kernel_head
+//     extern __shared__ __align__(16) tg_u8 tg_smem[];                                       //
+//     declare_shared tg_u16* A_shared = reinterpret_cast<tg_u16*>(tg_smem + 0);
+//     __align__(16) float C_local[8];
+//     const int bx = blockIdx.x; ...                                                         // block_index
+//     ... __syncthreads(); ... tg_mma_m16n8k16_f16_f32(&C_local[0], ...);                     // barrier, mma
+//   }
+// Expressions are emitted in "value" types (float for every float format up to f32, double, int,
+// long long, bool); buffers hold "storage" types (the formats' bits), converted at each load and
+// store by the device header's helpers (gpu_device_header_common()).
+#pragma once
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tilegen/ir/function.h"
+#include "tilegen/passes/target_info.h"
+
+namespace tg::gpu {
+
+/// Where each shared buffer of a kernel lives in its shared memory (CUDA shared, AMD LDS).
+struct SharedPlan {
+  std::vector<std::pair<Buffer, int64_t>> offsets;  // buffer → byte offset
+  int64_t bytes = 0;
+};
+
+/// One kernel function a launch runs, in order.
+struct KernelPlan {
+  std::string name;
+  const ir::Kernel* kernel = nullptr;
+  SharedPlan shared;
+};
+
+/// The kernels of f with their names and shared-memory layouts. Throws tg::Error when a kernel
+/// needs more shared memory than info.shared_mem_bytes, naming the buffers to shrink.
+std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
+
+/// Element strides of each dimension in storage: row-major, and shared tiles whose rows are a
+/// multiple of 32 bytes padded by 16 bytes a row (distinct banks for a column-slice read).
+std::vector<int64_t> strides_of(const ir::BufferNode& b);
+/// Elements of storage a buffer occupies (padding included).
+int64_t stored_elements(const ir::BufferNode& b);
+/// C++ type of an expression of type t ("float" for f16 too) and of a stored element ("tg_u16").
+std::string value_type(DType t);
+std::string storage_type(DType t);
+
+/// The device-header text both GPU source targets share: integer types, f16/bf16/fp8/fp4
+/// decoding, packed 4-bit access, floor division and modulo, min/max, sigmoid, float atomics by
+/// compare-and-swap. Each target's header defines, before including this text, TG_DEVICE (its
+/// inline device-function qualifier) and the primitives it builds on: tg_f16_to_f32,
+/// tg_f32_to_f16, tg_f32_to_bf16, tg_f32_from_bits, tg_f64_from_bits, tg_f32_bits, tg_atomic_cas,
+/// ldexpf, expf, floorf, floor.
+const char* gpu_device_header_common();
+
+/// Emits one kernel function of lowered IR. Not thread-safe; one object per kernel.
+class SourceEmitter {
+ public:
+  SourceEmitter(const Function& f, const KernelPlan& plan) : f_(f), p_(plan) {}
+  virtual ~SourceEmitter() = default;
+  SourceEmitter(const SourceEmitter&) = delete;
+  SourceEmitter& operator=(const SourceEmitter&) = delete;
+
+  /// The kernel's whole definition.
+  std::string emit();
+
+ protected:
+  // ---- hooks: what differs between dialects.
+  /// "cuda", "hip": named in error messages.
+  virtual std::string target_name() const = 0;
+  /// The function's head up to ")" given its parameter list: linkage, kernel and launch-bound
+  /// attributes.
+  virtual std::string kernel_head(const std::string& params) = 0;
+  /// Declares `tg_smem`, the kernel's shared memory of p_.shared.bytes bytes (> 0).
+  virtual void declare_shared(int64_t bytes) = 0;
+  /// Index of the block in dimension d (0..2) and of the thread in the block, as int expressions.
+  virtual std::string block_index(int d) const = 0;
+  virtual std::string thread_index() const = 0;
+  /// A block-wide barrier with shared-memory visibility.
+  virtual void barrier() { line("__syncthreads();"); }
+  /// One matrix-unit operation: every lane of a group multiplies its fragments (ir::Mma).
+  virtual void mma(const ir::Mma& op) = 0;
+  /// A loop the target emits in its own way (cuda: ldmatrix, cp.async pipelines); false: the
+  /// generic emission follows.
+  virtual bool special_for(const ir::For&) { return false; }
+  /// The body of a loop whose head is already emitted, in the target's own way (cuda: a
+  /// pipelined body's cp.async groups); false: the body is emitted as a block.
+  virtual bool loop_body(const ir::For&) { return false; }
+  /// A `bytes`-wide global→shared vector move the target performs asynchronously (cp.async);
+  /// false: a plain vector move follows. dst and src are address expressions.
+  virtual bool async_move(int64_t /*bytes*/, const ir::Store&, const ir::Load&, const std::string& /*dst*/,
+                          const std::string& /*src*/) {
+    return false;
+  }
+  /// Called before a Let's declaration is emitted (cuda recognises the lane index here).
+  virtual void on_let(const ir::Let&) {}
+
+  // ---- services for the hooks.
+  void line(const std::string& s);
+  void stmt(const Stmt& s);
+  void block(const Stmt& s);
+  std::string expr(const Expr& e);
+  /// The emitted name of a declared buffer or variable (keyed by its node).
+  std::string name(const void* key, const std::string& fallback);
+  /// "&C_local[offset]" of an mma operand.
+  std::string operand_address(const ir::MmaOperand& o);
+
+  const Function& f_;
+  const KernelPlan& p_;
+  int indent_ = 0;
+
+ private:
+  std::string declare(const std::string& want, const void* key);
+  std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx);
+  bool vector_move(const ir::For& op);
+  std::string load(const ir::Load& op);
+  std::string cast(DType to, const Expr& a);
+  std::string binary(const ir::Binary& op);
+  std::string call(const ir::Call& op);
+  void store(const ir::Store& op);
+  void atomic(const ir::Atomic& op);
+  void let(const ir::Let& op);
+  void loop(const ir::For& op);
+  void declare_buffers();
+
+  std::ostringstream os_;
+  std::map<const void*, std::string> names_;
+  std::set<std::string> used_;
+  std::set<const void*> bound_;
+};
+
+/// Whether s stores a global load into a shared buffer: the first statement of a pipelined body's
+/// copy phase (pipeline_shared's guarded fill of a later iteration's slot).
+bool fills_shared_from_global(const Stmt& s);
+
+}  // namespace tg::gpu

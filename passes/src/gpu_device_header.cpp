@@ -1,0 +1,67 @@
+// The part of the device-header library that the GPU source targets share (see gpu_source.h):
+// plain C++ over a few primitives each target's header provides first. Values of f16/bf16/fp8/fp4
+// are computed as float rounded to the format after every operation (the interpreter's
+// semantics); buffers hold the formats' bits.
+#include "tilegen/passes/gpu_source.h"
+
+namespace tg::gpu {
+
+const char* gpu_device_header_common() {
+  return R"TGDEV(
+// ---- f16 / bf16 rounding through the target's exact conversions (round to nearest even).
+TG_DEVICE float tg_bf16_to_f32(tg_u16 h) { return tg_f32_from_bits(tg_u32(h) << 16); }
+TG_DEVICE float tg_round_f16(float f) { return tg_f16_to_f32(tg_f32_to_f16(f)); }
+TG_DEVICE float tg_round_bf16(float f) { return tg_bf16_to_f32(tg_f32_to_bf16(f)); }
+TG_DEVICE float tg_round_f16(double f) { return tg_round_f16(float(f)); }
+TG_DEVICE float tg_round_bf16(double f) { return tg_round_bf16(float(f)); }
+
+// ---- fp8 and fp4 decoding (OCP formats. e4m3: bias 7, no infinities, 0x7f/0xff NaN;
+// e5m2: bias 15, IEEE-like, the high byte of an f16).
+TG_DEVICE float tg_e4m3_to_f32(tg_u8 b) {
+  int s = b >> 7, e = (b >> 3) & 15, m = b & 7;
+  float v = (e == 15 && m == 7) ? tg_f32_from_bits(0x7fc00000u)
+            : e == 0 ? ldexpf(float(m), -9) : ldexpf(float(8 + m), e - 10);
+  return s ? -v : v;
+}
+TG_DEVICE float tg_e5m2_to_f32(tg_u8 b) { return tg_f16_to_f32(tg_u16(tg_u16(b) << 8)); }
+TG_DEVICE float tg_e2m1_to_f32(tg_u8 nib) {
+  const float mag[8] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f};
+  float v = mag[nib & 7];
+  return (nib & 8) ? -v : v;
+}
+
+// ---- packed 4-bit elements: element i in the low nibble of byte i/2 when i is even.
+TG_DEVICE int tg_ld_u4(const tg_u8* p, tg_i64 i) { return (p[i >> 1] >> ((i & 1) * 4)) & 15; }
+TG_DEVICE int tg_ld_i4(const tg_u8* p, tg_i64 i) { int v = tg_ld_u4(p, i); return v >= 8 ? v - 16 : v; }
+TG_DEVICE void tg_st_4(tg_u8* p, tg_i64 i, int v) {
+  int sh = (i & 1) * 4;
+  p[i >> 1] = tg_u8((p[i >> 1] & ~(15 << sh)) | ((v & 15) << sh));
+}
+
+// ---- floor division and modulo (the IR's integer Div/Mod).
+template <typename T> TG_DEVICE T tg_floordiv(T a, T b) {
+  T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T> TG_DEVICE T tg_floormod(T a, T b) {
+  T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+TG_DEVICE float tg_floormod(float a, float b) { return a - b * floorf(a / b); }
+TG_DEVICE double tg_floormod(double a, double b) { return a - b * floor(a / b); }
+template <typename T> TG_DEVICE T tg_min(T a, T b) { return b < a ? b : a; }
+template <typename T> TG_DEVICE T tg_max(T a, T b) { return a < b ? b : a; }
+TG_DEVICE float tg_sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
+TG_DEVICE double tg_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+// ---- atomics: max/min on floats through compare-and-swap of their bits.
+TG_DEVICE void tg_atomic_max(float* p, float v) {
+  int* q = (int*)p; int old = *q, assumed;
+  do { assumed = old; if (tg_f32_from_bits(tg_u32(assumed)) >= v) return; old = tg_atomic_cas(q, assumed, int(tg_f32_bits(v))); } while (old != assumed);
+}
+TG_DEVICE void tg_atomic_min(float* p, float v) {
+  int* q = (int*)p; int old = *q, assumed;
+  do { assumed = old; if (tg_f32_from_bits(tg_u32(assumed)) <= v) return; old = tg_atomic_cas(q, assumed, int(tg_f32_bits(v))); } while (old != assumed);
+}
+)TGDEV";
+}
+
+}  // namespace tg::gpu

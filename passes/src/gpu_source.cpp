@@ -1,0 +1,453 @@
+// The shared emitter of GPU source targets (see gpu_source.h): names, expressions, statements.
+#include "tilegen/passes/gpu_source.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
+
+namespace tg::gpu {
+
+namespace {
+
+std::string round_to(DType t, const std::string& v) {
+  if (t == f16) return "tg_round_f16(" + v + ")";
+  if (t == bf16) return "tg_round_bf16(" + v + ")";
+  return v;
+}
+
+std::string float_literal(double v, DType t) {
+  const bool dbl = t == f64;
+  if (std::isnan(v)) return dbl ? "tg_f64_from_bits(0x7ff8000000000000ULL)" : "tg_f32_from_bits(0x7fc00000u)";
+  if (std::isinf(v)) {
+    std::string inf = dbl ? "tg_f64_from_bits(0x7ff0000000000000ULL)" : "tg_f32_from_bits(0x7f800000u)";
+    return v < 0 ? "(-" + inf + ")" : inf;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, dbl ? "%.17g" : "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return dbl ? s : s + "f";
+}
+
+bool is_zero(const Expr& e) {
+  auto v = e.as_int();
+  return v && *v == 0;
+}
+
+int log2_if_power(int64_t v) {
+  if (v <= 0 || (v & (v - 1)) != 0) return -1;
+  int k = 0;
+  while ((int64_t(1) << k) < v) ++k;
+  return k;
+}
+
+const std::set<std::string>& reserved() {
+  static const std::set<std::string> r = {
+      "int",       "float",    "double",   "char",     "short",     "long",      "for",      "if",
+      "else",      "while",    "do",       "return",   "const",     "auto",      "half",     "signed",
+      "unsigned",  "void",     "bool",     "true",     "false",     "new",       "delete",   "this",
+      "class",     "struct",   "template", "typename", "register",  "default",   "switch",   "case",
+      "break",     "continue", "static",   "extern",   "inline",    "volatile",  "union",    "enum",
+      "goto",      "sizeof",   "operator", "private",  "public",    "protected", "friend",   "virtual",
+      "namespace", "using",    "try",      "catch",    "throw",     "asm",       "min",      "max",
+      "exp",       "log",      "abs",      "dim3",     "threadIdx", "blockIdx",  "blockDim", "gridDim",
+      "warpSize",  "uint4",    "float4",   "int4",     "tg_smem"};
+  return r;
+}
+
+// ---- vector moves: for v in vectorized(0 +: V) { let ... { dst[..v..] = src[..v..] } } where
+// both element indices advance by 1 with v from a multiple of V, becomes one 2-, 4-, 8- or
+// 16-byte move.
+Expr flat_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  std::vector<int64_t> st = strides_of(b);
+  Expr flat = 0;
+  for (std::size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * Expr(st[d]);
+  return flat;
+}
+
+bool uses_var(const Expr& e, const Var& v) {
+  struct Finder : IRVisitor {
+    const ir::VarNode* v;
+    bool found = false;
+    void visit(const ir::VarNode* op) override { found |= op == v; }
+  } finder;
+  finder.v = v.node();
+  finder.visit_expr(e);
+  return finder.found;
+}
+
+bool aligned_unit_step(const Expr& flat, const Var& v, int64_t width) {
+  LinearForm f = linear_form(flat);
+  if (f.constant % width != 0) return false;
+  int64_t step = 0;
+  for (auto& [term, coeff] : f.terms) {
+    if (term.same_as(v))
+      step += coeff;
+    else if (coeff % width != 0 || uses_var(term, v))
+      return false;
+  }
+  return step == 1;
+}
+
+}  // namespace
+
+std::string SourceEmitter::emit() {
+  const ir::Kernel& k = *p_.kernel;
+  std::string params;
+  for (const Param& prm : f_.params) {
+    if (prm.kind == Param::Kind::Size)
+      throw Error("size " + prm.name() + " is not bound; the " + target_name() +
+                      " target compiles specialised kernels",
+                  f_.loc);
+    const bool tensor = prm.kind == Param::Kind::Tensor;
+    std::string n = declare(tensor ? prm.buffer->name : prm.var.name(),
+                            tensor ? (const void*)prm.buffer.get() : prm.var.get());
+    params += (params.empty() ? "" : ", ") + (tensor ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n
+                                                     : value_type(prm.var.dtype()) + " " + n);
+  }
+  os_ << kernel_head(params) << " {\n";
+  indent_ = 1;
+  declare_buffers();
+  for (std::size_t d = 0; d < k.block_vars.size(); ++d)
+    line("const int " + declare(k.block_vars[d].name(), k.block_vars[d].get()) + " = " + block_index(int(d)) +
+         ";");
+  line("const int " + declare(k.thread_var.name(), k.thread_var.get()) + " = " + thread_index() + ";");
+  stmt(k.body);
+  os_ << "}\n";
+  return os_.str();
+}
+
+void SourceEmitter::declare_buffers() {
+  const ir::Kernel& k = *p_.kernel;
+  if (p_.shared.bytes > 0) declare_shared(p_.shared.bytes);
+  for (auto& [b, off] : p_.shared.offsets) {
+    std::string t = storage_type(b->dtype);
+    line(t + "* " + declare(b->name, b.get()) + " = reinterpret_cast<" + t + "*>(tg_smem + " +
+         std::to_string(off) + ");");
+  }
+  for (const Buffer& b : k.buffers) {
+    if (b->scope != Scope::Local) continue;
+    auto n = b.const_numel();
+    if (!n) throw Error("local " + b->name + " needs a constant shape", b->loc);
+    int64_t count = b->dtype.is_packed() ? (*n + 1) / 2 : *n;
+    line("__attribute__((aligned(16))) " + storage_type(b->dtype) + " " + declare(b->name, b.get()) + "[" +
+         std::to_string(count) + "];");
+  }
+  if (std::any_of(k.buffers.begin(), k.buffers.end(),
+                  [](const Buffer& b) { return b->scope == Scope::Fragment; }))
+    throw Error("kernel " + p_.name + " still has fragments; run the gpu pipeline (partition_threads) first",
+                k.loc);
+}
+
+// ---- names: the IR's, made valid and unique within the kernel.
+std::string SourceEmitter::declare(const std::string& want, const void* key) {
+  std::string base;
+  for (char c : want) base += (std::isalnum((unsigned char)c) || c == '_') ? c : '_';
+  if (base.empty() || std::isdigit((unsigned char)base[0]) || reserved().count(base)) base = "v_" + base;
+  std::string n = base;
+  for (int i = 1; used_.count(n); ++i) n = base + "_" + std::to_string(i);
+  used_.insert(n);
+  names_[key] = n;
+  return n;
+}
+
+std::string SourceEmitter::name(const void* key, const std::string& fallback) {
+  auto it = names_.find(key);
+  if (it == names_.end())
+    throw Error(target_name() + " codegen: " + fallback + " is used before it is declared");
+  return it->second;
+}
+
+void SourceEmitter::line(const std::string& s) {
+  os_ << std::string(std::size_t(indent_) * 2, ' ') << s << "\n";
+}
+
+std::string SourceEmitter::operand_address(const ir::MmaOperand& o) {
+  return "&" + name(o.buffer.get(), o.buffer->name) + "[" + expr(o.offset) + "]";
+}
+
+std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  const bool wide = stored_elements(b) >= (int64_t(1) << 31);
+  const std::vector<int64_t> st = strides_of(b);
+  std::string out;
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    std::string term = wide ? "(long long)(" + expr(idx[d]) + ")" : expr(idx[d]);
+    if (st[d] != 1) term = "(" + term + ") * " + std::to_string(st[d]);
+    out = out.empty() ? term : out + " + " + term;
+  }
+  return out.empty() ? "0" : out;
+}
+
+// Returns false (and emits nothing) when the loop is not a vector move (see flat_index above).
+bool SourceEmitter::vector_move(const ir::For& op) {
+  auto width = op.extent.as_int();
+  if (!width || !is_zero(op.min)) return false;
+  Stmt body = op.body;
+  std::vector<std::pair<Var, Expr>> lets;
+  while (const auto* let = body.as<ir::Let>()) {
+    lets.emplace_back(let->var, substitute(let->value, lets));
+    body = let->body;
+  }
+  const auto* st = body.as<ir::Store>();
+  const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
+  if (!ld || ld->buffer->dtype != st->buffer->dtype) return false;
+  const bool packed = st->buffer->dtype.is_packed();  // two elements a byte: address bytes
+  if (*width * st->buffer->dtype.bits() % 8 != 0) return false;
+  const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
+  const char* type = bytes == 16  ? "uint4"
+                     : bytes == 8 ? "uint2"
+                     : bytes == 4 ? "tg_u32"
+                     : bytes == 2 ? "tg_u16"
+                                  : nullptr;
+  if (!type) return false;
+  std::vector<Expr> di, si;
+  for (const Expr& e : st->indices) di.push_back(substitute(e, lets));
+  for (const Expr& e : ld->indices) si.push_back(substitute(e, lets));
+  Expr dflat = flat_index(*st->buffer.get(), di), sflat = flat_index(*ld->buffer, si);
+  if (!aligned_unit_step(dflat, op.var, *width) || !aligned_unit_step(sflat, op.var, *width)) return false;
+  std::vector<std::pair<Var, Expr>> at_zero = {{op.var, Expr(0)}};
+  for (auto& e : di) e = substitute(e, at_zero);
+  for (auto& e : si) e = substitute(e, at_zero);
+  auto at = [&](const ir::BufferNode& b, const std::vector<Expr>& idx) {
+    std::string i = linear_index(b, idx);
+    return "&" + name(&b, b.name) + "[" + (packed ? "(" + i + ") >> 1" : i) + "]";
+  };
+  std::string dst = at(*st->buffer.get(), di), src = at(*ld->buffer, si);
+  if (async_move(bytes, *st, *ld, dst, src)) return true;
+  std::string t = type;
+  line("*reinterpret_cast<" + t + "*>(" + dst + ") = *reinterpret_cast<const " + t + "*>(" + src + ");");
+  return true;
+}
+
+std::string SourceEmitter::load(const ir::Load& op) {
+  std::string buf = name(op.buffer.get(), op.buffer->name), at = linear_index(*op.buffer.get(), op.indices);
+  switch (op.buffer->dtype.code) {
+    case TypeCode::F16: return "tg_f16_to_f32(" + buf + "[" + at + "])";
+    case TypeCode::BF16: return "tg_bf16_to_f32(" + buf + "[" + at + "])";
+    case TypeCode::F8E4M3: return "tg_e4m3_to_f32(" + buf + "[" + at + "])";
+    case TypeCode::F8E5M2: return "tg_e5m2_to_f32(" + buf + "[" + at + "])";
+    case TypeCode::F4E2M1: return "tg_e2m1_to_f32(tg_ld_u4(" + buf + ", " + at + "))";
+    case TypeCode::I4: return "tg_ld_i4(" + buf + ", " + at + ")";
+    case TypeCode::U4: return "tg_ld_u4(" + buf + ", " + at + ")";
+    default: return buf + "[" + at + "]";
+  }
+}
+
+std::string SourceEmitter::cast(DType to, const Expr& a) {
+  std::string v = expr(a);
+  DType from = a.dtype();
+  if (to == from) return v;
+  if (to.is_bool()) return "((" + v + ") != 0)";
+  if (to == f16 || to == bf16) return round_to(to, "(float)(" + v + ")");
+  if (to == f32) return "((float)(" + v + "))";
+  if (to == f64) return "((double)(" + v + "))";
+  if (to.is_float())
+    throw Error("the " + target_name() + " target cannot convert to " + std::string(to.name()) +
+                    " in a kernel yet; keep " + std::string(to.name()) + " for inputs",
+                a->loc);
+  if (to.is_packed()) {  // wrap to 4 bits
+    std::string w = "((int)(" + v + ") & 15)";
+    return to.is_signed_int() ? "((" + w + " ^ 8) - 8)" : w;
+  }
+  return "((" + value_type(to) + ")(" + storage_type(to) + ")(" + v + "))";
+}
+
+std::string SourceEmitter::binary(const ir::Binary& op) {
+  using ir::BinOp;
+  std::string a = expr(op.a), b = expr(op.b);
+  DType t = op.a.dtype();
+  auto infix = [&](const char* s) { return "(" + a + " " + s + " " + b + ")"; };
+  std::string r;
+  switch (op.op) {
+    case BinOp::Add: r = infix("+"); break;
+    case BinOp::Sub: r = infix("-"); break;
+    case BinOp::Mul: r = infix("*"); break;
+    case BinOp::Div:
+    case BinOp::Mod: {
+      bool div = op.op == BinOp::Div;
+      if (t.is_float())
+        r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
+      else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0)
+        r = div ? "(" + a + " >> " + std::to_string(k) + ")"
+                : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
+      else
+        r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
+      break;
+    }
+    case BinOp::Min: r = "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
+    case BinOp::Max: r = "tg_max<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
+    case BinOp::Eq: return infix("==");
+    case BinOp::Ne: return infix("!=");
+    case BinOp::Lt: return infix("<");
+    case BinOp::Le: return infix("<=");
+    case BinOp::Gt: return infix(">");
+    case BinOp::Ge: return infix(">=");
+    case BinOp::And: return infix("&&");
+    case BinOp::Or: return infix("||");
+    case BinOp::BitAnd: r = infix("&"); break;
+    case BinOp::BitOr: r = infix("|"); break;
+    case BinOp::BitXor: r = infix("^"); break;
+    case BinOp::Shl: r = infix("<<"); break;
+    case BinOp::Shr: r = infix(">>"); break;
+  }
+  return round_to(op.dtype, r);
+}
+
+std::string SourceEmitter::call(const ir::Call& op) {
+  using ir::Intrinsic;
+  const bool dbl = op.dtype == f64;
+  std::vector<std::string> args;
+  for (const Expr& e : op.args) args.push_back(expr(e));
+  auto fn = [&](const char* f32name, const char* f64name) {
+    std::string s = std::string(dbl ? f64name : f32name) + "(";
+    for (std::size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+    return round_to(op.dtype, s + ")");
+  };
+  if (!op.dtype.is_float()) {
+    if (op.fn == Intrinsic::Abs) return "abs(" + args[0] + ")";
+    throw Error("the " + target_name() + " target computes " + ir::name_of(op.fn) + " on floats only",
+                op.loc);
+  }
+  switch (op.fn) {
+    case Intrinsic::Exp: return fn("expf", "exp");
+    case Intrinsic::Exp2: return fn("exp2f", "exp2");
+    case Intrinsic::Log: return fn("logf", "log");
+    case Intrinsic::Log2: return fn("log2f", "log2");
+    case Intrinsic::Sqrt: return fn("sqrtf", "sqrt");
+    case Intrinsic::Rsqrt:
+      return round_to(op.dtype, dbl ? "(1.0 / sqrt(" + args[0] + "))" : "(1.0f / sqrtf(" + args[0] + "))");
+    case Intrinsic::Abs: return fn("fabsf", "fabs");
+    case Intrinsic::Tanh: return fn("tanhf", "tanh");
+    case Intrinsic::Sin: return fn("sinf", "sin");
+    case Intrinsic::Cos: return fn("cosf", "cos");
+    case Intrinsic::Floor: return fn("floorf", "floor");
+    case Intrinsic::Ceil: return fn("ceilf", "ceil");
+    case Intrinsic::Round: return fn("roundf", "round");
+    case Intrinsic::Erf: return fn("erff", "erf");
+    case Intrinsic::Sigmoid: return fn("tg_sigmoid", "tg_sigmoid");
+    case Intrinsic::Pow: return fn("powf", "pow");
+    case Intrinsic::Fma: return fn("fmaf", "fma");
+  }
+  return "";
+}
+
+std::string SourceEmitter::expr(const Expr& e) {
+  switch (e->kind) {
+    case ir::ExprKind::IntImm: {
+      int64_t v = e.as<ir::IntImm>()->value;
+      if (e.dtype().is_bool()) return v ? "true" : "false";
+      if (e.dtype() == i64) return "(" + std::to_string(v) + "LL)";
+      return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+    }
+    case ir::ExprKind::FloatImm: return float_literal(e.as<ir::FloatImm>()->value, e.dtype());
+    case ir::ExprKind::Var: return name(e.get(), e.as<ir::VarNode>()->name);
+    case ir::ExprKind::Binary: return binary(*e.as<ir::Binary>());
+    case ir::ExprKind::Unary: {
+      const auto* u = e.as<ir::Unary>();
+      const char* op = u->op == ir::UnOp::Neg ? "-" : u->op == ir::UnOp::Not ? "!" : "~";
+      return "(" + std::string(op) + expr(u->a) + ")";
+    }
+    case ir::ExprKind::Select: {
+      const auto* s = e.as<ir::Select>();
+      return "(" + expr(s->cond) + " ? " + expr(s->t) + " : " + expr(s->f) + ")";
+    }
+    case ir::ExprKind::Cast: return cast(e.dtype(), e.as<ir::Cast>()->a);
+    case ir::ExprKind::Call: return call(*e.as<ir::Call>());
+    case ir::ExprKind::Load: return load(*e.as<ir::Load>());
+  }
+  return "";
+}
+
+void SourceEmitter::store(const ir::Store& op) {
+  std::string buf = name(op.buffer.get(), op.buffer->name), at = linear_index(*op.buffer.get(), op.indices);
+  DType t = op.buffer->dtype;
+  // Same-format element moves copy the bits (no conversion round trip).
+  if (const auto* src = op.value.as<ir::Load>(); src && src->buffer->dtype == t && !t.is_packed())
+    return line(buf + "[" + at + "] = " + name(src->buffer.get(), src->buffer->name) + "[" +
+                linear_index(*src->buffer, src->indices) + "];");
+  std::string v = expr(op.value);
+  if (t == f16) return line(buf + "[" + at + "] = tg_f32_to_f16(" + v + ");");
+  if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + v + ");");
+  if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
+  if (t.is_float() && t.bits() < 16)
+    throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet",
+                op.loc);
+  line(buf + "[" + at + "] = " + v + ";");
+}
+
+void SourceEmitter::atomic(const ir::Atomic& op) {
+  DType t = op.buffer->dtype;
+  if (t != f32 && t != i32)
+    throw Error(
+        "the " + target_name() + " target performs atomics on f32 and i32 only; accumulate in one of those",
+        op.loc);
+  std::string target =
+      "&" + name(op.buffer.get(), op.buffer->name) + "[" + linear_index(*op.buffer.get(), op.indices) + "]";
+  const char* fn = op.op == AtomicOp::Add   ? "tg_atomic_add"
+                   : op.op == AtomicOp::Max ? "tg_atomic_max"
+                                            : "tg_atomic_min";
+  line(std::string(fn) + "(" + target + ", " + expr(op.value) + ");");
+}
+
+void SourceEmitter::let(const ir::Let& op) {
+  std::string v = expr(op.value);  // before the name exists: the value cannot see it
+  on_let(op);
+  bool again = bound_.count(op.var.get());
+  if (again) line("{"), ++indent_;
+  bound_.insert(op.var.get());
+  line("const " + value_type(op.var.dtype()) + " " + declare(op.var.name(), op.var.get()) + " = " + v + ";");
+  stmt(op.body);
+  if (again) --indent_, line("}");
+}
+
+void SourceEmitter::loop(const ir::For& op) {
+  if (op.for_kind == ForKind::Vectorized && vector_move(op)) return;
+  if (special_for(op)) return;
+  std::string lo = expr(op.min), n = expr(op.extent);
+  if (op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized) line("#pragma unroll");
+  std::string v = declare(op.var.name(), op.var.get()), t = value_type(op.var.dtype());
+  std::string end = is_zero(op.min) ? n : lo + " + " + n;
+  line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
+  if (!loop_body(op)) block(op.body);
+  line("}");
+}
+
+void SourceEmitter::stmt(const Stmt& s) {
+  switch (s->kind) {
+    case ir::StmtKind::Seq:
+      for (const Stmt& x : s.as<ir::Seq>()->stmts) stmt(x);
+      return;
+    case ir::StmtKind::Store: return store(*s.as<ir::Store>());
+    case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
+    case ir::StmtKind::Barrier: return barrier();
+    case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
+    case ir::StmtKind::If: {
+      const auto* op = s.as<ir::If>();
+      line("if (" + expr(op->cond) + ") {");
+      block(op->then_body);
+      if (op->else_body) {
+        line("} else {");
+        block(op->else_body);
+      }
+      return line("}");
+    }
+    case ir::StmtKind::Let: return let(*s.as<ir::Let>());
+    case ir::StmtKind::For: return loop(*s.as<ir::For>());
+    default:
+      throw Error("the " + target_name() +
+                      " target emits per-thread code only; run the gpu pipeline (partition_threads) first",
+                  s->loc);
+  }
+}
+
+void SourceEmitter::block(const Stmt& s) {
+  ++indent_;
+  stmt(s);
+  --indent_;
+}
+
+}  // namespace tg::gpu

@@ -1,0 +1,95 @@
+// RangeTrackingMutator (see the header): the scope handling shared by simplify and bounds.
+#include "tilegen/passes/range_tracking_mutator.h"
+
+namespace tg {
+
+using namespace ir;
+
+Stmt RangeTrackingMutator::visit(const Kernel* op, const Stmt& self) {
+  RangeContext::Scope s(ctx_);
+  ctx_.enter_kernel(*op);
+  return IRMutator::visit(op, self);
+}
+
+Stmt RangeTrackingMutator::visit(const For* op, const Stmt& self) {
+  Expr mn = mutate(op->min), ext = mutate(op->extent);
+  return rebuilt(op, self, mn, ext, mutate_loop_body(op, mn, ext));
+}
+
+Stmt RangeTrackingMutator::visit(const Let* op, const Stmt& self) {
+  Expr v = mutate(op->value);
+  return rebuilt(op, self, v, mutate_let_body(op, v));
+}
+
+Stmt RangeTrackingMutator::visit(const If* op, const Stmt& self) {
+  Expr c = mutate(op->cond);
+  Stmt t = mutate_assuming(op->then_body, c, true);
+  Stmt e = mutate_assuming(op->else_body, c, false);
+  return rebuilt(op, self, c, t, e);
+}
+
+Expr RangeTrackingMutator::visit(const Select* op, const Expr& self) {
+  Expr c = mutate(op->cond);
+  Expr t = mutate_assuming(op->t, c, true), f = mutate_assuming(op->f, c, false);
+  if (c.same_as(op->cond) && t.same_as(op->t) && f.same_as(op->f)) return self;
+  return make_select(c, t, f);
+}
+
+Stmt RangeTrackingMutator::mutate_loop_body(const For* op, const Expr& min, const Expr& extent) {
+  RangeContext::Scope s(ctx_);
+  ctx_.enter_loop(op->var, min, extent);
+  ++loop_depth_;
+  Stmt body = mutate(op->body);
+  --loop_depth_;
+  return body;
+}
+
+Stmt RangeTrackingMutator::mutate_let_body(const Let* op, const Expr& value) {
+  RangeContext::Scope s(ctx_);
+  ctx_.enter_let(op->var, value);
+  return mutate(op->body);
+}
+
+Stmt RangeTrackingMutator::mutate_assuming(const Stmt& st, const Expr& cond, bool holds) {
+  if (!st) return st;
+  RangeContext::Scope s(ctx_);
+  holds ? ctx_.assume(cond) : ctx_.assume_not(cond);
+  return mutate(st);
+}
+
+Expr RangeTrackingMutator::mutate_assuming(const Expr& e, const Expr& cond, bool holds) {
+  RangeContext::Scope s(ctx_);
+  holds ? ctx_.assume(cond) : ctx_.assume_not(cond);
+  return mutate(e);
+}
+
+Stmt RangeTrackingMutator::rebuilt(const For* op, const Stmt& self, const Expr& min, const Expr& extent,
+                                   const Stmt& body) {
+  if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return self;
+  auto n = std::make_shared<For>(*op);
+  n->min = min;
+  n->extent = extent;
+  n->body = body;
+  return Stmt(std::move(n));
+}
+
+Stmt RangeTrackingMutator::rebuilt(const Let* op, const Stmt& self, const Expr& value, const Stmt& body) {
+  if (value.same_as(op->value) && body.same_as(op->body)) return self;
+  auto n = std::make_shared<Let>(*op);
+  n->value = value;
+  n->body = body;
+  return Stmt(std::move(n));
+}
+
+Stmt RangeTrackingMutator::rebuilt(const If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
+                                   const Stmt& else_body) {
+  if (cond.same_as(op->cond) && then_body.same_as(op->then_body) && else_body.same_as(op->else_body))
+    return self;
+  auto n = std::make_shared<If>(*op);
+  n->cond = cond;
+  n->then_body = then_body;
+  n->else_body = else_body;
+  return Stmt(std::move(n));
+}
+
+}  // namespace tg

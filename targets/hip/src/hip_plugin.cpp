@@ -1,0 +1,70 @@
+// The `hip` target: the shared GPU pipeline with 64-lane waves and MFMA, HIP C++ emission,
+// hiprtc or clang's HIP device compilation, and the HIP runtime through dlopen.
+// Built from the interp target's model (api/src/interp_target.cpp), hook by hook.
+#include "hip_codegen.h"
+#include "hip_compile.h"
+#include "hip_runtime.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/gpu_source.h"
+#include "tilegen/plugin.h"
+
+namespace tg::hip {
+
+namespace {
+
+class HipPlugin final : public TargetPlugin {
+ public:
+  std::string name() const override { return "hip"; }
+
+  // Running needs libamdhip64 and an AMD GPU; compiling needs hiprtc or clang 19 (codegen works
+  // without a device, so `tilegen source --target hip` runs anywhere clang-19 is installed).
+  ProbeResult probe() override {
+    ProbeResult r = probe_runtime();
+    std::string why_rtc, why_clang;
+    if (r.available && !hiprtc_available(&why_rtc) && find_hip_clang(&why_clang).empty()) {
+      r.available = false;
+      r.reason = "no HIP compiler: " + why_rtc + "; " + why_clang;
+    }
+    return r;
+  }
+
+  //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
+  //   → partition_threads     (with amd_target_info: wave64, MFMA units)
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
+    return gpu_pipeline();
+  }
+
+  // Lowered IR → HIP C++ (source), code object (binary), its disassembly (assembly) and the
+  // kernels' registers, LDS and scratch from its metadata (stats).
+  //   kernel grid(..) threads(256) ... mma "mfma_f32_16x16x16_f16" ...
+  //   → extern "C" __global__ void __launch_bounds__(256) gemm(...) { ... tg_mfma_f32_16x16x16_f16(...) }
+  //   → v_mfma_f32_16x16x16_f16 a[0:3], v[4:5], v[6:7], a[0:3]
+  Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
+    TargetInfo target = info;
+    if (!opt.arch.empty()) target = info_for_arch(opt.arch);
+    Artifact a;
+    a.source = emit_hip(lowered, target);
+    CodeObject co = compile_hip(a.source, lowered.name, target.arch);
+    a.binary = std::move(co.binary);
+    a.assembly = disassemble(a.binary, target.arch);
+    a.stats = format_stats(code_object_stats(a.binary));
+    for (const gpu::KernelPlan& p : gpu::plan_kernels(lowered, target))
+      a.entry += (a.entry.empty() ? "" : ",") + p.name;
+    return a;
+  }
+
+  std::unique_ptr<DeviceContext> open(int index) override { return open_device(index); }
+
+  // "gfx90a" (MI200) or "gfx942" (MI300).
+  TargetInfo info_for_arch(const std::string& arch) override { return amd_target_info(arch); }
+};
+
+}  // namespace
+
+}  // namespace tg::hip
+
+TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
+  static const TgPluginEntry e{tg::kPluginAbiVersion, "hip",
+                               []() -> tg::TargetPlugin* { return new tg::hip::HipPlugin; }};
+  return &e;
+}

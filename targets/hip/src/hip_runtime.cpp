@@ -1,0 +1,280 @@
+// See hip_runtime.h. The HIP API is declared here (the few functions used, C ABI), so the plugin
+// builds without ROCm. Every failing call becomes a tg::Error naming the call and HIP's message.
+#include "hip_runtime.h"
+
+#include <dlfcn.h>
+
+#include <fstream>
+#include <string>
+
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/gpu_source.h"
+
+namespace tg::hip {
+
+namespace {
+
+using hipError_t = int;
+using hipModule_t = void*;
+using hipFunction_t = void*;
+using hipStream_t = void*;
+using hipEvent_t = void*;
+constexpr int kHtoD = 1, kDtoH = 2;  // hipMemcpyKind
+
+#define TG_HIP_SYMBOLS(X)                                                                              \
+  X(hipInit, hipError_t, (unsigned))                                                                   \
+  X(hipGetDeviceCount, hipError_t, (int*))                                                             \
+  X(hipSetDevice, hipError_t, (int))                                                                   \
+  X(hipDeviceGetName, hipError_t, (char*, int, int))                                                   \
+  X(hipGetErrorString, const char*, (hipError_t))                                                      \
+  X(hipMalloc, hipError_t, (void**, std::size_t))                                                      \
+  X(hipFree, hipError_t, (void*))                                                                      \
+  X(hipMemcpy, hipError_t, (void*, const void*, std::size_t, int))                                     \
+  X(hipMemsetAsync, hipError_t, (void*, int, std::size_t, hipStream_t))                                \
+  X(hipStreamCreate, hipError_t, (hipStream_t*))                                                       \
+  X(hipStreamDestroy, hipError_t, (hipStream_t))                                                       \
+  X(hipStreamSynchronize, hipError_t, (hipStream_t))                                                   \
+  X(hipModuleLoadData, hipError_t, (hipModule_t*, const void*))                                        \
+  X(hipModuleUnload, hipError_t, (hipModule_t))                                                        \
+  X(hipModuleGetFunction, hipError_t, (hipFunction_t*, hipModule_t, const char*))                      \
+  X(hipModuleLaunchKernel, hipError_t,                                                                 \
+    (hipFunction_t, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, hipStream_t, \
+     void**, void**))                                                                                  \
+  X(hipEventCreate, hipError_t, (hipEvent_t*))                                                         \
+  X(hipEventDestroy, hipError_t, (hipEvent_t))                                                         \
+  X(hipEventRecord, hipError_t, (hipEvent_t, hipStream_t))                                             \
+  X(hipEventSynchronize, hipError_t, (hipEvent_t))                                                     \
+  X(hipEventElapsedTime, hipError_t, (float*, hipEvent_t, hipEvent_t))
+
+struct Runtime {
+  void* lib = nullptr;
+  std::string error;
+#define TG_DECLARE(name, ret, args) ret(*name) args = nullptr;
+  TG_HIP_SYMBOLS(TG_DECLARE)
+#undef TG_DECLARE
+
+  Runtime() {
+    for (const char* n : {"libamdhip64.so", "libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so"})
+      if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!lib) {
+      error =
+          "libamdhip64.so not found (no ROCm runtime on this machine; an AMD GPU and ROCm are needed to run)";
+      return;
+    }
+#define TG_LOAD(name, ret, args)                           \
+  name = reinterpret_cast<ret(*) args>(dlsym(lib, #name)); \
+  if (!name && error.empty()) error = "libamdhip64.so lacks " #name "; update ROCm";
+    TG_HIP_SYMBOLS(TG_LOAD)
+#undef TG_LOAD
+    if (error.empty())
+      if (hipError_t r = hipInit(0); r != 0) error = "hipInit failed: " + message(r);
+  }
+  std::string message(hipError_t r) const {
+    const char* s = hipGetErrorString ? hipGetErrorString(r) : nullptr;
+    return s ? s : "HIP error " + std::to_string(r);
+  }
+  void check(hipError_t r, const char* call) const {
+    if (r != 0) throw Error(std::string("hip: ") + call + " failed: " + message(r));
+  }
+};
+
+Runtime& runtime() {
+  static Runtime r;
+  return r;
+}
+
+// The gfx architecture of the index-th GPU node of the kernel driver's topology
+// ("gfx_target_version 90402" → gfx942), read there because hipDeviceProp_t's layout changes
+// between ROCm releases. HIP numbers the GPU nodes in this order (absent *_VISIBLE_DEVICES).
+std::string gfx_of(int index) {
+  int gpu = 0;
+  for (int node = 0; node < 64; ++node) {
+    std::ifstream in("/sys/class/kfd/kfd/topology/nodes/" + std::to_string(node) + "/properties");
+    if (!in) break;
+    std::string key;
+    long long value = 0;
+    while (in >> key >> value) {
+      if (key != "gfx_target_version" || value == 0) continue;
+      if (gpu++ != index) break;
+      const int major = int(value / 10000), minor = int(value / 100 % 100), step = int(value % 100);
+      static const char* hex = "0123456789abcdef";
+      return "gfx" + std::to_string(major) + hex[minor % 16] + hex[step % 16];
+    }
+  }
+  throw Error("hip: cannot find the architecture of device " + std::to_string(index) +
+              " in /sys/class/kfd/kfd/topology; is the amdgpu driver loaded?");
+}
+
+TargetInfo device_info(int index) {
+  TargetInfo info = amd_target_info(gfx_of(index));
+  char name[256] = {};
+  runtime().check(runtime().hipDeviceGetName(name, sizeof name, index), "hipDeviceGetName");
+  info.device_name = name;
+  return info;
+}
+
+struct Loaded {
+  hipModule_t module = nullptr;
+  struct Entry {
+    hipFunction_t fn;
+    unsigned grid[3];
+    unsigned threads;
+  };
+  std::vector<Entry> entries;
+  ~Loaded() {
+    if (module) runtime().hipModuleUnload(module);
+  }
+};
+
+class HipContext final : public DeviceContext {
+ public:
+  explicit HipContext(int index) : index_(index) {
+    bind();
+    runtime().check(runtime().hipStreamCreate(&stream_), "hipStreamCreate");
+    info_ = device_info(index);
+  }
+  ~HipContext() override {
+    if (flush_) runtime().hipFree(flush_);
+    runtime().hipStreamDestroy(stream_);
+  }
+  void* allocate(std::size_t bytes) override {
+    bind();
+    void* p = nullptr;
+    runtime().check(runtime().hipMalloc(&p, bytes ? bytes : 1), "hipMalloc");
+    return p;
+  }
+  void release(void* ptr) override {
+    bind();
+    runtime().hipFree(ptr);
+  }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    bind();
+    synchronize();
+    if (bytes) runtime().check(runtime().hipMemcpy(dst, src, bytes, kHtoD), "hipMemcpy(HtoD)");
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    bind();
+    synchronize();
+    if (bytes) runtime().check(runtime().hipMemcpy(dst, src, bytes, kDtoH), "hipMemcpy(DtoH)");
+  }
+
+  // Code object → module; each kernel's function and launch shape (LDS is static in the code).
+  std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    bind();
+    auto l = std::make_shared<Loaded>();
+    runtime().check(runtime().hipModuleLoadData(&l->module, a.binary.data()), "hipModuleLoadData");
+    for (const gpu::KernelPlan& p : gpu::plan_kernels(lowered, info_)) {
+      Loaded::Entry e{};
+      runtime().check(runtime().hipModuleGetFunction(&e.fn, l->module, p.name.c_str()),
+                      "hipModuleGetFunction");
+      for (int i = 0; i < 3; ++i) e.grid[i] = 1;
+      for (std::size_t i = 0; i < p.kernel->grid.size(); ++i)
+        e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
+      e.threads = unsigned(p.kernel->threads);
+      l->entries.push_back(e);
+    }
+    return l;
+  }
+
+  void launch(const std::shared_ptr<void>& loaded, const Function&,
+              const std::vector<LaunchArg>& args) override {
+    bind();
+    // One slot of storage per parameter; hipModuleLaunchKernel reads each through a pointer.
+    std::vector<void*> ptrs(args.size()), params;
+    std::vector<double> f64s(args.size());
+    std::vector<float> f32s(args.size());
+    std::vector<long long> i64s(args.size());
+    std::vector<int> i32s(args.size());
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const LaunchArg& a = args[i];
+      if (a.is_tensor)
+        ptrs[i] = a.device_ptr, params.push_back(&ptrs[i]);
+      else if (a.dtype == f64)
+        f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
+      else if (a.dtype.is_float())
+        f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
+      else if (a.dtype == i64)
+        i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
+      else
+        i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
+    }
+    for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
+      runtime().check(runtime().hipModuleLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1,
+                                                      0, stream_, params.data(), nullptr),
+                      "hipModuleLaunchKernel");
+  }
+
+  void synchronize() override {
+    bind();
+    runtime().check(runtime().hipStreamSynchronize(stream_), "hipStreamSynchronize");
+  }
+
+  std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
+                                    const std::vector<LaunchArg>& args, int runs) override {
+    bind();
+    Runtime& r = runtime();
+    hipEvent_t start = nullptr, stop = nullptr;
+    r.check(r.hipEventCreate(&start), "hipEventCreate");
+    r.check(r.hipEventCreate(&stop), "hipEventCreate");
+    std::vector<double> ms;
+    for (int i = 0; i < runs; ++i) {
+      r.check(r.hipEventRecord(start, stream_), "hipEventRecord");
+      launch(loaded, lowered, args);
+      r.check(r.hipEventRecord(stop, stream_), "hipEventRecord");
+      r.check(r.hipEventSynchronize(stop), "hipEventSynchronize");
+      float t = 0;
+      r.check(r.hipEventElapsedTime(&t, start, stop), "hipEventElapsedTime");
+      ms.push_back(t);
+    }
+    r.hipEventDestroy(start);
+    r.hipEventDestroy(stop);
+    return ms;
+  }
+
+  // Writing more than the last-level cache (MI300X: 256 MB Infinity Cache) evicts the last run's data.
+  void flush_l2() override {
+    bind();
+    const std::size_t bytes = 512u << 20;
+    if (!flush_) runtime().check(runtime().hipMalloc(&flush_, bytes), "hipMalloc");
+    runtime().check(runtime().hipMemsetAsync(flush_, 0, bytes, stream_), "hipMemsetAsync");
+  }
+
+ private:
+  void bind() { runtime().check(runtime().hipSetDevice(index_), "hipSetDevice"); }
+  int index_;
+  hipStream_t stream_ = nullptr;
+  void* flush_ = nullptr;
+  TargetInfo info_;
+};
+
+}  // namespace
+
+ProbeResult probe_runtime() {
+  ProbeResult r;
+  Runtime& rt = runtime();
+  if (!rt.error.empty()) {
+    r.reason = rt.error;
+    return r;
+  }
+  int count = 0;
+  if (hipError_t e = rt.hipGetDeviceCount(&count); e != 0 || count == 0) {
+    r.reason = e != 0 ? "hipGetDeviceCount failed: " + rt.message(e) : "no AMD GPU";
+    return r;
+  }
+  try {
+    for (int i = 0; i < count; ++i) r.devices.push_back(device_info(i));
+  } catch (const Error& e) {
+    r.devices.clear();
+    r.reason = e.what();
+    return r;
+  }
+  r.available = true;
+  return r;
+}
+
+std::unique_ptr<DeviceContext> open_device(int index) {
+  if (!runtime().error.empty()) throw Error("hip: " + runtime().error);
+  return std::make_unique<HipContext>(index);
+}
+
+}  // namespace tg::hip

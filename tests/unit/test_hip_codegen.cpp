@@ -1,0 +1,184 @@
+// The hip plugin without an AMD GPU: every sample's generated HIP C++ compiles to a code object
+// for gfx90a and gfx942 (clang's HIP device compilation, or hiprtc where ROCm is installed); the
+// disassembly of the matrix samples holds v_mfma instructions, and no kernel spills to scratch.
+// Skipped, with the reason printed, where the plugin was not built or clang-19/lld are missing.
+#include <dlfcn.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+
+#include "hip_test_util.h"
+#include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/runtime.h"
+#include "tilegen/samples.h"
+
+using namespace tg;
+using namespace tg::samples;
+
+namespace {
+
+TargetPlugin* hip_plugin() {
+  static TargetPlugin* plugin = []() -> TargetPlugin* {
+    std::string path = std::string(TILEGEN_BINARY_DIR) + "/lib/libtilegen_hip.so";
+    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      std::cout << "skipped: the hip plugin was not built (" << dlerror() << ")\n";
+      return nullptr;
+    }
+    using EntryFn = const TgPluginEntry* (*)();
+    auto entry = reinterpret_cast<EntryFn>(dlsym(lib, "tilegen_plugin_entry"));
+    return entry ? entry()->create() : nullptr;
+  }();
+  return plugin;
+}
+
+// clang 19 (or $TILEGEN_HIP_CLANG) and lld, which the plugin needs to compile without ROCm.
+bool hip_compiler_present() {
+  static const bool present = [] {
+    const char* clang = std::getenv("TILEGEN_HIP_CLANG");
+    std::string cmd = std::string(clang && *clang ? clang : "clang-19") + " --version >/dev/null 2>&1";
+    bool ok = std::system(cmd.c_str()) == 0 && (std::system("command -v ld.lld-19 >/dev/null 2>&1") == 0 ||
+                                                std::system("command -v ld.lld >/dev/null 2>&1") == 0);
+    if (!ok) std::cout << "skipped: clang-19 and lld-19 are needed to compile HIP without ROCm\n";
+    return ok;
+  }();
+  return present;
+}
+
+// The sample at `overrides` (its defaults when empty), sizes bound from its inputs.
+Function bound_sample(const Sample& s, const Params& overrides, DType t) {
+  std::mt19937_64 rng(3);
+  Params p = resolve(s, overrides);
+  Function f = s.build(p, t).function();
+  Problem pr = s.make_inputs ? s.make_inputs(p, t, rng) : s.make_problem(p, t, rng);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Buffer& b : f.tensors())
+    for (const HostArray& a : pr.args)
+      if (a.name == b->name) shapes.push_back(a.shape);
+  return bind_sizes(f, infer_sizes(f, shapes));
+}
+
+// flash_attention's default tiles at D=128 need 78 KiB of shared memory, more than the 64 KiB
+// of LDS a workgroup has on gfx90a/gfx942 (a tg::Error names the buffers); at D=64 they fit.
+Params lds_fitting_attention() {
+  const Sample& s = *find("flash_attention");
+  for (std::size_t i = 0; i < s.test_shapes.size(); ++i)
+    if (s.test_shape_info[i].label == "ragged S=129 D=64, default tiles") return s.test_shapes[i];
+  FAIL("flash_attention lost its D=64 default-tile shape");
+  return {};
+}
+
+bool mfma_sample(const std::string& name) {
+  return name == "gemm" || name == "gemm_relu" || name == "flash_attention" || name == "dequant_gemm";
+}
+
+// Rows of the stats table: kernel, vgprs, agprs, sgprs, lds, scratch, vgpr spills, sgpr spills.
+struct Row {
+  std::string kernel;
+  long long vgprs = 0, agprs = 0, sgprs = 0, lds = 0, scratch = 0, vspill = 0, sspill = 0;
+};
+std::vector<Row> stats_rows(const std::string& table) {
+  std::istringstream in(table);
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<Row> rows;
+  while (std::getline(in, line)) {
+    Row r;
+    std::istringstream l(line);
+    if (l >> r.kernel >> r.vgprs >> r.agprs >> r.sgprs >> r.lds >> r.scratch >> r.vspill >> r.sspill)
+      rows.push_back(r);
+  }
+  return rows;
+}
+
+void check_artifact(const Artifact& a, const Sample& s, DType t, const std::string& arch) {
+  INFO(a.source);
+  CHECK(a.source.find("extern \"C\" __global__") != std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("elf64-amdgpu") != std::string::npos);
+  if (mfma_sample(s.name) && (t == f16 || t == bf16))
+    CHECK(a.assembly.find("v_mfma_f32_") != std::string::npos);
+  std::vector<Row> rows = stats_rows(a.stats);
+  INFO(a.stats);
+  CHECK(!rows.empty());
+  CHECK(rows.size() == std::size_t(std::count(a.entry.begin(), a.entry.end(), ',') + 1));
+  for (const Row& r : rows) {
+    CHECK(("," + a.entry + ",").find("," + r.kernel + ",") != std::string::npos);  // a kernel's own name
+    CHECK(r.scratch == 0);
+    CHECK(r.vspill == 0);
+    CHECK(r.sspill == 0);
+    CHECK(r.vgprs > 0);
+    CHECK(r.lds <= 64 * 1024);
+  }
+  (void)arch;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "hip: every sample builds a code object for gfx90a and gfx942; matrix samples use v_mfma; no spills") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  for (const char* arch : {"gfx90a", "gfx942"}) {
+    TargetInfo info = plugin->info_for_arch(arch);
+    for (const Sample& s : all())
+      for (DType t : s.dtypes) {
+        // The first test shape (small tiles, ragged edges where listed) and the defaults (the
+        // tile sizes a user gets, where register pressure is highest).
+        for (Params shape : {s.test_shapes.front(), Params{}}) {
+          if (s.name == "flash_attention" && shape.empty()) shape = lds_fitting_attention();
+          const std::string what = std::string(arch) + " " + s.name + " " + std::string(t.name()) +
+                                   (shape.empty() ? " [defaults]" : " [test shape]");
+          INFO(what);
+          Artifact a;
+          REQUIRE_NOTHROW(
+              a = Target::codegen_for(*plugin, info, bound_sample(s, shape, t), CompileOptions{}));
+          check_artifact(a, s, t, arch);
+        }
+      }
+  }
+}
+
+TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot run here") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin) return;
+  TargetInfo info = plugin->info_for_arch("gfx942");
+  CHECK(info.warp_size == 64);
+  CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_80"), doctest::Contains("gfx942"), Error);
+  std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
+  REQUIRE(mine.size() == shared.size());
+  for (size_t i = 0; i < mine.size(); ++i) CHECK(mine[i].name == shared[i].name);
+  if (!dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL)) {
+    ProbeResult r = plugin->probe();
+    CHECK_FALSE(r.available);
+    CHECK(r.reason.find("libamdhip64.so not found") != std::string::npos);
+  }
+}
+
+TEST_CASE("hip: a kernel needing more LDS than 64 KiB names its buffers") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin) return;
+  CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"),
+                                           bound_sample(*find("flash_attention"), {{"S", 256}}, f16), {}),
+                       doctest::Contains("Q_shared"), Error);
+  const Sample& s = *find("gemm");
+  Params p =
+      resolve(s, {{"M", 512}, {"N", 512}, {"K", 512}, {"block_M", 128}, {"block_N", 128}, {"block_K", 128}});
+  Function f = s.build(p, f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{512, 512}, {512, 512}, {512, 512}}));
+  CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("gfx942"), f, {}),
+                       doctest::Contains("A_shared"), Error);
+}
+
+TEST_CASE("hip: an fp8 gemm on gfx942 lowers to the 16x16x32 fp8 unit and compiles to f16 MFMAs") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  Artifact a =
+      Target::codegen_for(*plugin, plugin->info_for_arch("gfx942"), test::fp8_gemm_kernel().function(), {});
+  CHECK(a.source.find("tg_mfma_f32_16x16x32_fp8(") != std::string::npos);
+  CHECK(a.assembly.find("v_mfma_f32_16x16x16_f16") != std::string::npos);
+}
