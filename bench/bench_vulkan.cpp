@@ -181,7 +181,10 @@ void sdpa_peer(Row& row, const Params& p) {
   auto at = out.find("sdpa_flash");
   auto ms = out.find("median_ms=", at == std::string::npos ? 0 : at);
   if (at == std::string::npos || ms == std::string::npos) {
-    row.peer = "SDPA unavailable: " + out.substr(0, out.find('\n'));
+    // The script's last line says why (an ImportError without torch, no CUDA device, ...).
+    std::string last = out.substr(0, out.find_last_not_of("\n") + 1);
+    last = last.substr(last.find_last_of('\n') + 1);
+    row.peer = "SDPA unavailable: " + last;
     return;
   }
   row.peer = "torch SDPA (flash)";
