@@ -362,7 +362,8 @@ void on_device(const DeviceState& dev, const std::string& kernel, const SourceLo
 /// What launch and profile share: check the arguments, specialise, stage host tensors, then
 /// run(dev, variant, launch_args) on the device under its lock, and copy host tensors back.
 template <typename F>
-void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where, F&& run) {
+void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where,
+               F&& run) {
   CheckedArgs c = check_args(im.generic, args, *im.dev, where);
   std::shared_ptr<Variant> v = specialise(im, c, where);
   DeviceState& dev = *im.dev;

@@ -31,10 +31,15 @@ void BufferAccessVisitor::visit(const Fill* op) {
   IRVisitor::visit(op);
 }
 
+// C += A·B (Gemm and Mma).
+void BufferAccessVisitor::multiply_accumulate(const Buffer& a, const Buffer& b, const Buffer& c) {
+  access(a, BufferAccess::Read);
+  access(b, BufferAccess::Read);
+  access(c, BufferAccess::ReadWrite);
+}
+
 void BufferAccessVisitor::visit(const Gemm* op) {
-  access(op->a.buffer, BufferAccess::Read);
-  access(op->b.buffer, BufferAccess::Read);
-  access(op->c.buffer, BufferAccess::ReadWrite);
+  multiply_accumulate(op->a.buffer, op->b.buffer, op->c.buffer);
   IRVisitor::visit(op);
 }
 
@@ -45,9 +50,7 @@ void BufferAccessVisitor::visit(const Reduce* op) {
 }
 
 void BufferAccessVisitor::visit(const Mma* op) {
-  access(op->a.buffer, BufferAccess::Read);
-  access(op->b.buffer, BufferAccess::Read);
-  access(op->c.buffer, BufferAccess::ReadWrite);
+  multiply_accumulate(op->a.buffer, op->b.buffer, op->c.buffer);
   IRVisitor::visit(op);
 }
 

@@ -3,6 +3,7 @@
 // after every operation (f32 ops round to float, f64 stay double), integers wrapped to their width.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "interp_internal.h"
 
@@ -76,6 +77,22 @@ Scalar BlockExec::eval(int32_t id, int lane) {
   return {};
 }
 
+namespace {
+// ==, !=, <, <=, >, >= alike for integer and floating-point operands; nullopt for other ops.
+template <typename T>
+std::optional<Scalar> compare(BinOp op, T a, T b) {
+  switch (op) {
+    case BinOp::Eq: return Scalar::of_int(a == b);
+    case BinOp::Ne: return Scalar::of_int(a != b);
+    case BinOp::Lt: return Scalar::of_int(a < b);
+    case BinOp::Le: return Scalar::of_int(a <= b);
+    case BinOp::Gt: return Scalar::of_int(a > b);
+    case BinOp::Ge: return Scalar::of_int(a >= b);
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
 Scalar BlockExec::eval_binary(const XNode& x, int lane) {
   auto op = BinOp(x.op);
   if (op == BinOp::And)
@@ -84,6 +101,7 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
   Scalar sa = eval(x.a, lane), sb = eval(x.b, lane);
   if (x.arg_type.is_float()) {
     double a = sa.f, b = sb.f, r;
+    if (auto c = compare(op, a, b)) return *c;
     switch (op) {
       case BinOp::Add: r = a + b; break;
       case BinOp::Sub: r = a - b; break;
@@ -92,17 +110,12 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
       case BinOp::Mod: r = a - b * std::floor(a / b); break;
       case BinOp::Min: r = std::fmin(a, b); break;
       case BinOp::Max: r = std::fmax(a, b); break;
-      case BinOp::Eq: return Scalar::of_int(a == b);
-      case BinOp::Ne: return Scalar::of_int(a != b);
-      case BinOp::Lt: return Scalar::of_int(a < b);
-      case BinOp::Le: return Scalar::of_int(a <= b);
-      case BinOp::Gt: return Scalar::of_int(a > b);
-      case BinOp::Ge: return Scalar::of_int(a >= b);
       default: fail(std::string("operator ") + name_of(op) + " on floating-point operands");
     }
     return Scalar::of_float(round_to(x.type, r));
   }
   int64_t a = sa.i, b = sb.i, r;
+  if (auto c = compare(op, a, b)) return *c;
   switch (op) {
     case BinOp::Add: r = int64_t(uint64_t(a) + uint64_t(b)); break;
     case BinOp::Sub: r = int64_t(uint64_t(a) - uint64_t(b)); break;
@@ -117,12 +130,6 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
       break;
     case BinOp::Min: r = std::min(a, b); break;
     case BinOp::Max: r = std::max(a, b); break;
-    case BinOp::Eq: return Scalar::of_int(a == b);
-    case BinOp::Ne: return Scalar::of_int(a != b);
-    case BinOp::Lt: return Scalar::of_int(a < b);
-    case BinOp::Le: return Scalar::of_int(a <= b);
-    case BinOp::Gt: return Scalar::of_int(a > b);
-    case BinOp::Ge: return Scalar::of_int(a >= b);
     case BinOp::BitAnd: r = a & b; break;
     case BinOp::BitOr: r = a | b; break;
     case BinOp::BitXor: r = a ^ b; break;

@@ -210,12 +210,7 @@ Stmt IRMutator::visit(const Kernel* op, const Stmt& self) {
 Stmt IRMutator::visit(const For* op, const Stmt& self) {
   Expr mn = mutate(op->min), ext = mutate(op->extent);
   Stmt body = mutate(op->body);
-  if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return self;
-  auto n = std::make_shared<For>(*op);
-  n->min = mn;
-  n->extent = ext;
-  n->body = body;
-  return Stmt(std::move(n));
+  return rebuilt(op, self, mn, ext, body);
 }
 Stmt IRMutator::visit(const Copy* op, const Stmt& self) {
   Region s = mutate_region(op->src), d = mutate_region(op->dst);
@@ -272,22 +267,43 @@ Stmt IRMutator::visit(const Atomic* op, const Stmt& self) { return mutate_write(
 Stmt IRMutator::visit(const If* op, const Stmt& self) {
   Expr c = mutate(op->cond);
   Stmt t = mutate(op->then_body), e = mutate(op->else_body);
-  if (c.same_as(op->cond) && t.same_as(op->then_body) && e.same_as(op->else_body)) return self;
-  auto n = std::make_shared<If>(*op);
-  n->cond = c;
-  n->then_body = t;
-  n->else_body = e;
-  return Stmt(std::move(n));
+  return rebuilt(op, self, c, t, e);
 }
 Stmt IRMutator::visit(const Let* op, const Stmt& self) {
   Expr v = mutate(op->value);
   Stmt b = mutate(op->body);
-  if (v.same_as(op->value) && b.same_as(op->body)) return self;
-  auto n = std::make_shared<Let>(*op);
-  n->value = v;
-  n->body = b;
+  return rebuilt(op, self, v, b);
+}
+
+Stmt IRMutator::rebuilt(const For* op, const Stmt& self, const Expr& min, const Expr& extent,
+                                   const Stmt& body) {
+  if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return self;
+  auto n = std::make_shared<For>(*op);
+  n->min = min;
+  n->extent = extent;
+  n->body = body;
   return Stmt(std::move(n));
 }
+
+Stmt IRMutator::rebuilt(const Let* op, const Stmt& self, const Expr& value, const Stmt& body) {
+  if (value.same_as(op->value) && body.same_as(op->body)) return self;
+  auto n = std::make_shared<Let>(*op);
+  n->value = value;
+  n->body = body;
+  return Stmt(std::move(n));
+}
+
+Stmt IRMutator::rebuilt(const If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
+                                   const Stmt& else_body) {
+  if (cond.same_as(op->cond) && then_body.same_as(op->then_body) && else_body.same_as(op->else_body))
+    return self;
+  auto n = std::make_shared<If>(*op);
+  n->cond = cond;
+  n->then_body = then_body;
+  n->else_body = else_body;
+  return Stmt(std::move(n));
+}
+
 Stmt IRMutator::visit(const Seq* op, const Stmt& self) {
   std::vector<Stmt> stmts;
   bool changed = false;

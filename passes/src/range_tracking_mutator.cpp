@@ -63,33 +63,4 @@ Expr RangeTrackingMutator::mutate_assuming(const Expr& e, const Expr& cond, bool
   return mutate(e);
 }
 
-Stmt RangeTrackingMutator::rebuilt(const For* op, const Stmt& self, const Expr& min, const Expr& extent,
-                                   const Stmt& body) {
-  if (min.same_as(op->min) && extent.same_as(op->extent) && body.same_as(op->body)) return self;
-  auto n = std::make_shared<For>(*op);
-  n->min = min;
-  n->extent = extent;
-  n->body = body;
-  return Stmt(std::move(n));
-}
-
-Stmt RangeTrackingMutator::rebuilt(const Let* op, const Stmt& self, const Expr& value, const Stmt& body) {
-  if (value.same_as(op->value) && body.same_as(op->body)) return self;
-  auto n = std::make_shared<Let>(*op);
-  n->value = value;
-  n->body = body;
-  return Stmt(std::move(n));
-}
-
-Stmt RangeTrackingMutator::rebuilt(const If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
-                                   const Stmt& else_body) {
-  if (cond.same_as(op->cond) && then_body.same_as(op->then_body) && else_body.same_as(op->else_body))
-    return self;
-  auto n = std::make_shared<If>(*op);
-  n->cond = cond;
-  n->then_body = then_body;
-  n->else_body = else_body;
-  return Stmt(std::move(n));
-}
-
 }  // namespace tg

@@ -3,35 +3,16 @@
 
 #include <set>
 
+#include "tilegen/ir/buffer_access.h"
+
 namespace tg::lower {
 
 namespace {
 
-struct BlockMemoryUse : IRVisitor {
+struct BlockMemoryUse : BufferAccessVisitor {
   bool found = false;
-  void note(const Buffer& b) {
+  void access(const Buffer& b, BufferAccess) override {
     if (b && (b->scope == Scope::Shared || b->scope == Scope::Fragment)) found = true;
-  }
-  void visit(const ir::Load* op) override {
-    note(Buffer(op->buffer));
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Store* op) override {
-    note(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Atomic* op) override {
-    note(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit_region(const Region& r) override {
-    note(r.buffer);
-    IRVisitor::visit_region(r);
-  }
-  void visit(const ir::Reduce* op) override {
-    note(op->src);
-    note(op->dst);
-    IRVisitor::visit(op);
   }
 };
 
@@ -39,7 +20,7 @@ bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
 // What a statement reads and writes of memory other threads see (every buffer but locals), and
 // whether it contains a barrier.
-struct Access : IRVisitor {
+struct Access : BufferAccessVisitor {
   std::set<const ir::BufferNode*> reads, writes;
   bool barrier = false;
 
@@ -50,34 +31,11 @@ struct Access : IRVisitor {
   void write(const ir::BufferNode* b) {
     if (block(b)) writes.insert(b);
   }
-  void visit(const ir::Load* op) override {
-    read(op->buffer.get());
-    IRVisitor::visit(op);
+  void access(const Buffer& b, BufferAccess how) override {
+    if (is_read(how)) read(b.get());
+    if (is_write(how)) write(b.get());
   }
-  void visit(const ir::Store* op) override {
-    write(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Atomic* op) override {
-    read(op->buffer.get()), write(op->buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Copy* op) override {
-    read(op->src.buffer.get()), write(op->dst.buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Fill* op) override {
-    write(op->dst.buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Gemm* op) override {
-    read(op->a.buffer.get()), read(op->b.buffer.get()), read(op->c.buffer.get()), write(op->c.buffer.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Reduce* op) override {
-    read(op->src.get()), read(op->dst.get()), write(op->dst.get());
-    IRVisitor::visit(op);
-  }
+  using BufferAccessVisitor::visit;
   void visit(const ir::Barrier*) override { barrier = true; }
 
   static Access of(const Stmt& s) {

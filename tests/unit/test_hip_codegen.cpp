@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "hip_test_util.h"
+#include "sample_test_util.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/runtime.h"
@@ -55,11 +56,7 @@ Function bound_sample(const Sample& s, const Params& overrides, DType t) {
   Params p = resolve(s, overrides);
   Function f = s.build(p, t).function();
   Problem pr = s.make_inputs ? s.make_inputs(p, t, rng) : s.make_problem(p, t, rng);
-  std::vector<std::vector<int64_t>> shapes;
-  for (const Buffer& b : f.tensors())
-    for (const HostArray& a : pr.args)
-      if (a.name == b->name) shapes.push_back(a.shape);
-  return bind_sizes(f, infer_sizes(f, shapes));
+  return bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr)));
 }
 
 // flash_attention's default tiles at D=128 need 78 KiB of shared memory, more than the 64 KiB

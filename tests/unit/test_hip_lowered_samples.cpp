@@ -6,6 +6,7 @@
 
 #include "gpu_pass_test_util.h"
 #include "hip_test_util.h"
+#include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -17,14 +18,6 @@ using namespace tg::samples;
 
 namespace {
 
-std::vector<std::vector<int64_t>> shapes_of(const Function& f, const Problem& p) {
-  std::vector<std::vector<int64_t>> shapes;
-  for (const Buffer& t : f.tensors())
-    for (const HostArray& a : p.args)
-      if (a.name == t->name) shapes.push_back(a.shape);
-  return shapes;
-}
-
 bool uses_mma(const std::string& ir_text) { return ir_text.find("mma ") != std::string::npos; }
 
 // Lowers and runs one sample at one dtype and shape; returns whether the lowered IR uses MFMA.
@@ -34,18 +27,12 @@ bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& i
   Params p = resolve(s, s.test_shapes[shape]);
   Function f = s.build(p, t).function();
   Problem pr = s.make_problem(p, t, rng);
-  Function lowered = PassManager(gpu_pipeline()).run(bind_sizes(f, infer_sizes(f, shapes_of(f, pr))), info);
+  Function lowered =
+      PassManager(gpu_pipeline()).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
   const std::string text = print(lowered);
   INFO(text);
   interpret(lowered, host_args(lowered, pr));
-  size_t out = 0;
-  for (const HostArray& a : pr.args) {
-    if (!a.is_output) continue;
-    Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-    INFO("output " << a.name << ": max |error| " << c.max_abs_error << " first mismatch "
-                   << c.first_mismatch);
-    CHECK(c.mismatches == 0);
-  }
+  testing::check_outputs(pr, s.tolerance(p, t));
   return uses_mma(text);
 }
 
@@ -61,7 +48,8 @@ void check_arch(const std::string& gfx, bool conformance_only) {
           // nothing about the MFMA layouts; tiles narrower than an MFMA tile (16) cannot.
           Params p = resolve(s, s.test_shapes[i]);
           bool wide = !p.count("block_N") || (p.at("block_N") >= 16 && p.at("block_M") >= 16);
-          if ((t == f16 || t == bf16) && (s.name == "gemm" || s.name == "flash_attention") && wide) CHECK(mfma);
+          if ((t == f16 || t == bf16) && (s.name == "gemm" || s.name == "flash_attention") && wide)
+            CHECK(mfma);
         }
       }
 }
@@ -76,7 +64,9 @@ TEST_CASE("hip: every sample lowered for gfx942 matches the reference in the int
   check_arch("gfx942", false);
 }
 
-TEST_CASE("hip: the conformance suite's default-tile shapes lowered for gfx942 match the reference") {
+TEST_CASE(
+    "hip: the conformance suite's default-tile shapes lowered for gfx90a and gfx942 match the reference") {
+  check_arch("gfx90a", true);
   check_arch("gfx942", true);
 }
 

@@ -161,30 +161,25 @@ TEST_CASE("misuse: index count differs from the buffer's rank") {
   }, line, "fragment Cf has 2 dimensions but 1 index was given; give one index per dimension");
 }
 
+// X[i] as well as X(i): operator[] cannot take a source_location default argument; its Index
+// parameter captures the line where the index is converted, which must be this file's.
 TEST_CASE("misuse: a float index") {
-  int line = 0;
-  expect_misuse([&] {
-    KernelBuilder k("bad");
-    auto X = k.tensor("X", {64}, f32);
-    Expr x = k.scalar("x", f32);
-    k.grid(1).threads(64).body([&](Expr) {
-      line = __LINE__; X(x) = 1.0f;
-    });
-  }, line, "index 0 into X has type f32; indices must be integers");
+  for (bool brackets : {false, true}) {
+    INFO((brackets ? "X[x]" : "X(x)"));
+    int line = 0;
+    expect_misuse([&] {
+      KernelBuilder k("bad");
+      auto X = k.tensor("X", {64}, f32);
+      Expr x = k.scalar("x", f32);
+      k.grid(1).threads(64).body([&](Expr) {
+        line = __LINE__; if (brackets) X[x] = 1.0f; else X(x) = 1.0f;
+      });
+    }, line, "index 0 into X has type f32; indices must be integers");
+  }
 }
 
-// operator[] cannot take a source_location default argument; its Index parameter captures the
-// line where the index is converted, which must be this file's, not builder.h's.
 TEST_CASE("misuse: operator[] errors name the indexing line, not builder.h") {
   int line = 0;
-  expect_misuse([&] {
-    KernelBuilder k("bad");
-    auto X = k.tensor("X", {64}, f32);
-    Expr x = k.scalar("x", f32);
-    k.grid(1).threads(64).body([&](Expr) {
-      line = __LINE__; X[x] = 1.0f;
-    });
-  }, line, "index 0 into X has type f32; indices must be integers");
   expect_misuse([&] {
     KernelBuilder k("bad");
     k.grid(1).threads(128).body([&](Expr) {

@@ -94,6 +94,30 @@ func scal(X: f32[4] global, a: f32, b: i64, c: bool) {
   test::check_valid(out);
 }
 
+TEST_CASE("vulkan codegen: an unbound size is a push constant, and strides follow it") {
+  Function f = parse_function(R"(
+func sym(X: f32[n, 3] global, Y: f32[n, 3] global, n: size) {
+  kernel grid((n + 63) / 64) threads(64) -> (bx; tx) {
+    let i: i32 = bx*64 + tx
+    if i < n {
+      for j in serial(0 +: 3) {
+        Y[i, j] = X[i, j] * 2.0
+      }
+    }
+  }
+})");
+  PushLayout p = push_constant_layout(f);
+  REQUIRE(p.fields.size() == 1);
+  CHECK(p.fields[0].param_index == 2);
+  for (bool int64 : {true, false}) {
+    Features feat = test::lavapipe_features();
+    feat.int64 = int64;
+    SpirvOutput out = emit_spirv(f, feat);
+    test::check_valid(out);
+    CHECK(test::contains(out.text, "PushConstant"));
+  }
+}
+
 TEST_CASE("vulkan codegen: an elementwise kernel is one entry point with the contract's interface") {
   Function f = parse_function(R"(
 func add(A: f16[1000] global, B: f32[1000] global, C: f16[1000] global) {
@@ -160,7 +184,8 @@ func d(X: f64[4] global) {
     X[tx] = X[tx] * 2.0:f64
   }
 })");
-  CHECK_THROWS_WITH_AS(emit_spirv(f64k, test::lavapipe_features()), doctest::Contains("shaderFloat64"), Error);
+  CHECK_THROWS_WITH_AS(emit_spirv(f64k, test::lavapipe_features()), doctest::Contains("shaderFloat64"),
+                       Error);
   Function h = parse_function(R"(
 func h(X: f16[4] global) {
   kernel grid(1) threads(4) -> (bx; tx) {
@@ -178,6 +203,49 @@ func t(X: f32[4] global, Y: f32[4] global) {
 })");
   CHECK_THROWS_WITH_AS(emit_spirv(tile, test::lavapipe_features()), doctest::Contains("per-thread code only"),
                        Error);
+  Function packed = parse_function(R"(
+func p(X: int4[4] global) {
+  kernel grid(1) threads(4) -> (bx; tx) {
+    X[tx] = X[tx] + cast<int4>(1)
+  }
+})");
+  CHECK_THROWS_WITH_AS(emit_spirv(packed, test::lavapipe_features()), doctest::Contains("unsupported: "),
+                       Error);
+}
+
+TEST_CASE("vulkan codegen: mma on a coopmat unit stages the model layout through Workgroup tiles") {
+  // Lane L holds row-major elements L*8 .. L*8+7 of each 16x16 operand (the registry's model).
+  Function f = parse_function(R"(
+func mm(A: f16[16, 16] global, B: f16[16, 16] global, C: f32[16, 16] global) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    local a: f16[8]
+    local b: f16[8]
+    local c: f32[8]
+    for r in unrolled(0 +: 8) {
+      a[r] = A[tx / 2, tx % 2 * 8 + r]
+      b[r] = B[tx / 2, tx % 2 * 8 + r]
+      c[r] = 0.0
+    }
+    mma "coopmat_16x16x16_f16_f32" a=a[0], b=b[0], c=c[0]
+    for r in unrolled(0 +: 8) {
+      C[tx / 2, tx % 2 * 8 + r] = c[r]
+    }
+  }
+})");
+  SpirvOutput out = emit_spirv(f, test::h200_features());
+  CHECK(out.uses_coopmat);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixLoadKHR) == 3);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR) == 1);
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) == 1);
+  CHECK(test::count_opcode(out.words, spv::OpControlBarrier) == 3);  // subgroup: before, staged, stored
+  CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));
+  // Elements are staged at lane*8 + r of the subgroup's tile: 8 stores a lane for each operand.
+  CHECK(test::count_opcode(out.words, spv::OpStore) >= 3 * 8);
+  CHECK_THROWS_WITH_AS(emit_spirv(f, test::lavapipe_features()),
+                       doctest::Contains("not reported by this Vulkan device"), Error);
+  Features no_f16 = test::h200_features();
+  no_f16.float16_arith = false;
+  CHECK_THROWS_WITH_AS(emit_spirv(f, no_f16), doctest::Contains("shaderFloat16"), Error);
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

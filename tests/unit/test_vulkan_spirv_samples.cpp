@@ -27,7 +27,8 @@ std::vector<std::vector<int64_t>> shapes_of(const Function& f, const Problem& p)
 }
 
 // The lowered function of one sample shape for these features, with its prepared problem.
-Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulkan::Features& feat, Problem* pr) {
+Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulkan::Features& feat,
+                        Problem* pr) {
   std::mt19937_64 rng(11);
   Params p = resolve(s, s.test_shapes[shape]);
   Function f = s.build(p, t).function();
@@ -44,27 +45,39 @@ void check_coopmat_structure(const vulkan::SpirvOutput& out) {
   CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) ==
         test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR));
   CHECK(test::count_opcode(out.words, spv::OpTypeCooperativeMatrixKHR) >= 3);
+  CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));  // SPIRV-Tools' text or the own listing
   // OpCapability CooperativeMatrixKHR and OpExtension "SPV_KHR_cooperative_matrix"
   bool cap = false;
   for (std::size_t i = 5; i + 1 < out.words.size(); i += out.words[i] >> 16)
-    if ((out.words[i] & 0xffff) == spv::OpCapability && out.words[i + 1] == spv::CapCooperativeMatrixKHR) cap = true;
+    if ((out.words[i] & 0xffff) == spv::OpCapability && out.words[i + 1] == spv::CapCooperativeMatrixKHR)
+      cap = true;
   CHECK(cap);
 }
 
 void check_sample_modules(const Sample& s, DType t) {
   for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only) continue;
-    for (bool h200 : {false, true}) {
+    for (int device = 0; device < 3; ++device) {
+      // lavapipe-like, H200-like, and a minimal Vulkan 1.3 device (no shaderFloat16, no 64-bit
+      // integers: f16 tiles widened to f32 in Workgroup memory, 32-bit indices)
+      const bool h200 = device == 1;
       vulkan::Features feat = h200 ? test::h200_features() : test::lavapipe_features();
-      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name() << (h200 ? " h200" : " lavapipe"));
+      if (device == 2) feat.float16_arith = false, feat.int64 = false, feat.subgroup_size = 16;
+      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name()
+                  << (device == 0   ? " lavapipe"
+                      : device == 1 ? " h200"
+                                    : " minimal"));
       Problem pr;
       Function lowered = lowered_sample(s, i, t, feat, &pr);
       INFO(print(lowered));
       vulkan::SpirvOutput out = vulkan::emit_spirv(lowered, feat);
-      CHECK(test::count_opcode(out.words, vulkan::spv::OpEntryPoint) == int(vulkan::kernel_entry_names(lowered).size()));
+      CHECK(test::count_opcode(out.words, vulkan::spv::OpEntryPoint) ==
+            int(vulkan::kernel_entry_names(lowered).size()));
       if (h200 && t == f16 && (s.name == "gemm" || s.name == "gemm_relu")) CHECK(out.uses_coopmat);
-      if (out.uses_coopmat) check_coopmat_structure(out);
-      else test::check_valid(out);
+      if (out.uses_coopmat)
+        check_coopmat_structure(out);
+      else
+        test::check_valid(out);
     }
   }
 }

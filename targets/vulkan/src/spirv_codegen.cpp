@@ -7,6 +7,7 @@
 
 #include "spirv/kernel_lowering.h"
 #include "spirv/module_builder.h"
+#include "spirv/spirv_defs.h"
 #include "tilegen/ir/matrix_unit.h"
 
 #ifdef TILEGEN_HAVE_SPIRV_TOOLS
@@ -36,13 +37,18 @@ uint32_t parse_number(const std::string& field, const std::string& value) {
   throw Error("vulkan arch string: field " + field + "=" + value + " needs a non-negative integer");
 }
 
-// The listing used for SpirvOutput::text when SPIRV-Tools is not built in: one instruction a line.
+// The listing used for SpirvOutput::text where SPIRV-Tools is not built in or cannot read the
+// module: one instruction a line, its name (where spirv_defs.h knows it) and operand words.
 std::string word_listing(const std::vector<uint32_t>& words) {
   std::ostringstream os;
   os << "; SPIR-V 1.6, id bound " << (words.size() > 3 ? words[3] : 0) << "\n";
   for (std::size_t i = 5; i < words.size();) {
     uint32_t count = words[i] >> 16, opcode = words[i] & 0xffff;
-    os << "op" << opcode;
+    const char* name = spv::opcode_name(opcode);
+    if (name)
+      os << name;
+    else
+      os << "Op" << opcode;
     for (uint32_t j = 1; j < count && i + j < words.size(); ++j) os << " " << words[i + j];
     os << "\n";
     i += count ? count : 1;
@@ -78,17 +84,28 @@ Features parse_arch(const std::string& arch) {
   while (std::getline(in, field, ';')) {
     std::string key = field.substr(0, field.find('=')), value;
     if (field.find('=') != std::string::npos) value = field.substr(field.find('=') + 1);
-    if (key == "vk1.3") version = true;
-    else if (key == "sg") f.subgroup_size = parse_number(key, value);
-    else if (key == "f16s") f.float16_storage = true;
-    else if (key == "i8s") f.int8_storage = true;
-    else if (key == "f16") f.float16_arith = true;
-    else if (key == "i64") f.int64 = true;
-    else if (key == "f64") f.float64 = true;
-    else if (key == "sgops") f.subgroup_arith = true;
-    else if (key == "fatom") f.float_atomic_add = true;
-    else if (key == "smem") f.max_shared_bytes = parse_number(key, value);
-    else if (key == "thr") f.max_threads = parse_number(key, value);
+    if (key == "vk1.3")
+      version = true;
+    else if (key == "sg")
+      f.subgroup_size = parse_number(key, value);
+    else if (key == "f16s")
+      f.float16_storage = true;
+    else if (key == "i8s")
+      f.int8_storage = true;
+    else if (key == "f16")
+      f.float16_arith = true;
+    else if (key == "i64")
+      f.int64 = true;
+    else if (key == "f64")
+      f.float64 = true;
+    else if (key == "sgops")
+      f.subgroup_arith = true;
+    else if (key == "fatom")
+      f.float_atomic_add = true;
+    else if (key == "smem")
+      f.max_shared_bytes = parse_number(key, value);
+    else if (key == "thr")
+      f.max_threads = parse_number(key, value);
     else if (key == "cm") {
       std::istringstream units(value);
       std::string u;
@@ -132,9 +149,7 @@ PushLayout push_constant_layout(const Function& f) {
     const Param& p = f.params[i];
     if (p.kind == Param::Kind::Tensor) continue;
     DType t = p.var.dtype();
-    DType stored = t == i64 || t == f64 || t == u32 || t == i32 || t == f32 ? t
-                   : t.is_float()                                           ? f32
-                                                                            : i32;
+    DType stored = t == i64 || t == f64 || t == u32 || t == i32 || t == f32 ? t : t.is_float() ? f32 : i32;
     uint32_t size = uint32_t(stored.bits() / 8);
     uint32_t offset = (layout.bytes + size - 1) / size * size;
     layout.fields.push_back({i, offset, stored});
@@ -142,10 +157,11 @@ PushLayout push_constant_layout(const Function& f) {
   }
   layout.bytes = (layout.bytes + 3) / 4 * 4;
   if (layout.bytes > 128)
-    throw Error("function " + f.name + " has " + std::to_string(layout.bytes) +
-                    " bytes of scalar parameters; the vulkan target passes them as push constants (at most 128 "
-                    "bytes): pass fewer scalars, or put them in a tensor",
-                f.loc);
+    throw Error(
+        "function " + f.name + " has " + std::to_string(layout.bytes) +
+            " bytes of scalar parameters; the vulkan target passes them as push constants (at most 128 "
+            "bytes): pass fewer scalars, or put them in a tensor",
+        f.loc);
   return layout;
 }
 
@@ -174,7 +190,8 @@ std::string disassemble(const std::vector<uint32_t>& words) {
 #ifdef TILEGEN_HAVE_SPIRV_TOOLS
   spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
   std::string text;
-  if (tools.Disassemble(words, &text, SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT))
+  if (tools.Disassemble(words, &text,
+                        SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES | SPV_BINARY_TO_TEXT_OPTION_INDENT))
     return text;
 #endif
   return word_listing(words);

@@ -38,6 +38,9 @@ class BufferAccessVisitor : public IRVisitor {
   void visit(const ir::Gemm* op) override;
   void visit(const ir::Reduce* op) override;
   void visit(const ir::Mma* op) override;
+
+ private:
+  void multiply_accumulate(const Buffer& a, const Buffer& b, const Buffer& c);
 };
 
 /// f(buffer, how) for every buffer access in s (see BufferAccessVisitor).

@@ -79,6 +79,15 @@ class IRMutator {
   virtual Stmt visit(const ir::Seq* op, const Stmt& self);
   virtual Stmt visit(const ir::Mma* op, const Stmt& self);
 
+ protected:
+  /// self when every part is the one it already has, else a copy of op with these parts: for
+  /// passes that mutate a loop's, let's or if's parts themselves (in a scope of their own).
+  static Stmt rebuilt(const ir::For* op, const Stmt& self, const Expr& min, const Expr& extent,
+                      const Stmt& body);
+  static Stmt rebuilt(const ir::Let* op, const Stmt& self, const Expr& value, const Stmt& body);
+  static Stmt rebuilt(const ir::If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
+                      const Stmt& else_body);
+
  private:
   // Buffers already mutated, so one buffer maps to one new node everywhere.
   std::vector<std::pair<const ir::BufferNode*, Buffer>> buffer_memo_;

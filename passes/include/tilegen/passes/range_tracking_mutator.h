@@ -42,13 +42,6 @@ class RangeTrackingMutator : public IRMutator {
   /// How many For statements enclose the node being visited.
   int loop_depth() const { return loop_depth_; }
 
-  /// self when every part is the one it already has, else a copy of op with these parts.
-  static Stmt rebuilt(const ir::For* op, const Stmt& self, const Expr& min, const Expr& extent,
-                      const Stmt& body);
-  static Stmt rebuilt(const ir::Let* op, const Stmt& self, const Expr& value, const Stmt& body);
-  static Stmt rebuilt(const ir::If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
-                      const Stmt& else_body);
-
   RangeContext ctx_;  // what holds at the node being visited
 
  private:

@@ -29,15 +29,17 @@ uint32_t component_type(ModuleLowering& M, DType t, const SourceLoc& loc) {
   switch (t.code) {
     case TypeCode::F16:
       if (!M.features.float16_arith)
-        throw Error("unsupported: cooperative matrices of f16 need shaderFloat16, which this Vulkan device lacks", loc);
+        throw Error(
+            "unsupported: cooperative matrices of f16 need shaderFloat16, which this Vulkan device lacks",
+            loc);
       M.m.capability(spv::CapFloat16);
       return M.m.type_float(16);
     case TypeCode::F32: return M.t_f32;
     case TypeCode::I32: return M.t_i32;
     case TypeCode::I8: M.m.capability(spv::CapInt8); return M.m.type_int(8, true);
     default:
-      throw Error("unsupported: the vulkan target has no cooperative-matrix component type for " + std::string(t.name()) +
-                      "; use an f16 or i8 unit",
+      throw Error("unsupported: the vulkan target has no cooperative-matrix component type for " +
+                      std::string(t.name()) + "; use an f16 or i8 unit",
                   loc);
   }
 }
@@ -72,9 +74,10 @@ void KernelLowering::mma(const ir::Mma& op) {
                     std::to_string(M.features.subgroup_size) + "); compile for the device's own features",
                 op.loc);
   if (k_.threads % 32 != 0)
-    throw Error("unsupported: cooperative matrices need a multiple of 32 threads a workgroup; this kernel has " +
-                    std::to_string(k_.threads),
-                op.loc);
+    throw Error(
+        "unsupported: cooperative matrices need a multiple of 32 threads a workgroup; this kernel has " +
+            std::to_string(k_.threads),
+        op.loc);
   M.coopmat_used = true;
   m.extension("SPV_KHR_cooperative_matrix");
   m.capability(spv::CapCooperativeMatrixKHR);
@@ -125,9 +128,11 @@ void KernelLowering::mma(const ir::Mma& op) {
     mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
                    {stage_pointer(o, c_i32(0)), m.u32(spv::RowMajorKHR), m.u32(o.cols), nonprivate});
   }
-  uint32_t ctype = m.type_cooperative_matrix(tc, spv::ScopeSubgroup, ops[2].rows, ops[2].cols, spv::MatrixAccumulator);
-  uint32_t flags = u->a_type.is_signed_int() ? uint32_t(spv::CMASigned | spv::CMBSigned | spv::CMCSigned | spv::CMResultSigned)
-                                             : uint32_t(spv::CMNone);
+  uint32_t ctype =
+      m.type_cooperative_matrix(tc, spv::ScopeSubgroup, ops[2].rows, ops[2].cols, spv::MatrixAccumulator);
+  uint32_t flags = u->a_type.is_signed_int()
+                       ? uint32_t(spv::CMASigned | spv::CMBSigned | spv::CMCSigned | spv::CMResultSigned)
+                       : uint32_t(spv::CMNone);
   uint32_t d = flags ? m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2], flags})
                      : m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2]});
   m.inst(spv::OpCooperativeMatrixStoreKHR,

@@ -20,7 +20,8 @@ struct WriteScan : IRVisitor {
   }
   void visit(const ir::Atomic* op) override {
     written.insert(op->buffer.get());
-    if (op->buffer->dtype == f32 && !(op->op == AtomicOp::Add && float_add && op->buffer->scope == Scope::Global))
+    if (op->buffer->dtype == f32 &&
+        !(op->op == AtomicOp::Add && float_add && op->buffer->scope == Scope::Global))
       cas.insert(op->buffer.get());
     IRVisitor::visit(op);
   }
@@ -65,7 +66,9 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
 
 void ModuleLowering::need_int64(const SourceLoc& loc, const std::string& what) {
   if (!features.int64)
-    throw Error("unsupported: " + what + " needs 64-bit integers, which this Vulkan device lacks (shaderInt64); use i32", loc);
+    throw Error("unsupported: " + what +
+                    " needs 64-bit integers, which this Vulkan device lacks (shaderInt64); use i32",
+                loc);
   m.capability(spv::CapInt64);
 }
 
@@ -73,7 +76,8 @@ uint32_t ModuleLowering::value_type(DType t, const SourceLoc& loc) {
   if (t.is_bool()) return t_bool;
   if (t == f64) {
     if (!features.float64)
-      throw Error("unsupported: f64 needs shaderFloat64, which this Vulkan device lacks; compute in f32", loc);
+      throw Error("unsupported: f64 needs shaderFloat64, which this Vulkan device lacks; compute in f32",
+                  loc);
     m.capability(spv::CapFloat64);
     return m.type_float(64);
   }
@@ -91,9 +95,10 @@ uint32_t ModuleLowering::tensor_element_type(DType t, const SourceLoc& loc, Buff
   *form = t.is_packed() ? BufferStorage::Form::Packed : BufferStorage::Form::Narrow;
   if (t.bits() == 16) {
     if (!features.float16_storage)
-      throw Error("unsupported: " + std::string(t.name()) +
-                      " tensors need 16-bit storage (storageBuffer16BitAccess), which this Vulkan device lacks",
-                  loc);
+      throw Error(
+          "unsupported: " + std::string(t.name()) +
+              " tensors need 16-bit storage (storageBuffer16BitAccess), which this Vulkan device lacks",
+          loc);
     m.capability(spv::CapStorageBuffer16BitAccess);
     return t == f16 ? m.type_float(16) : m.type_int(16, t == i16);
   }
@@ -161,8 +166,9 @@ void ModuleLowering::declare_push_constants() {
 
 void ModuleLowering::lower_kernel(const ir::Kernel& k, const std::string& entry_name) {
   if (k.threads <= 0 || uint32_t(k.threads) > features.max_threads)
-    throw Error("unsupported: kernel of " + std::to_string(k.threads) + " threads: this Vulkan device runs at most " +
-                    std::to_string(features.max_threads) + " a workgroup; use fewer threads",
+    throw Error("unsupported: kernel of " + std::to_string(k.threads) +
+                    " threads: this Vulkan device runs at most " + std::to_string(features.max_threads) +
+                    " a workgroup; use fewer threads",
                 k.loc);
   KernelLowering kl(*this, k);
   std::vector<uint32_t> iface = interface;

@@ -65,7 +65,7 @@ class ModuleLowering {
   std::map<const ir::VarNode*, std::pair<uint32_t, DType>> push_members;  // scalar → (member, stored dtype)
   uint32_t push_var = 0;
   uint32_t local_index_var = 0, workgroup_id_var = 0;
-  std::vector<uint32_t> interface;  // globals every entry point lists
+  std::vector<uint32_t> interface;                     // globals every entry point lists
   std::set<const ir::BufferNode*> float_bits_buffers;  // f32 buffers updated by CAS loops
   bool coopmat_used = false;
 

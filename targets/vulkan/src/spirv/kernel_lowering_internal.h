@@ -25,7 +25,8 @@ class KernelLowering {
   /// An integer value wrapped to t's width (i8, u8, i16, int4, uint4); others unchanged.
   uint32_t wrap_to(DType t, uint32_t value);
   uint32_t load_element(const BufferStorage& b, const std::vector<Expr>& indices, const SourceLoc& loc);
-  void store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t value, const SourceLoc& loc);
+  void store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t value,
+                     const SourceLoc& loc);
   /// Pointer to the stored element at a flat index (value id of i32/i64 type).
   uint32_t element_pointer(const BufferStorage& b, uint32_t flat);
   uint32_t flat_index(const BufferStorage& b, const std::vector<Expr>& indices);
@@ -54,6 +55,7 @@ class KernelLowering {
   uint32_t lazy_select(uint32_t cond, const Expr& t, const Expr& f, DType type);
   uint32_t decode_small_float(DType t, uint32_t bits);
   uint32_t round_bf16(uint32_t value);
+  uint32_t round_f16(uint32_t value);
   uint32_t erf(uint32_t x);
 
   void stmt(const Stmt& s);
@@ -65,8 +67,8 @@ class KernelLowering {
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
 
   const ir::Kernel& k_;
-  std::map<const ir::VarNode*, uint32_t> values_;    // lets, thread/block indices, scalars
-  std::map<const ir::VarNode*, uint32_t> loop_vars_; // loop variables: Function variables
+  std::map<const ir::VarNode*, uint32_t> values_;           // lets, thread/block indices, scalars
+  std::map<const ir::VarNode*, uint32_t> loop_vars_;        // loop variables: Function variables
   std::map<const ir::BufferNode*, BufferStorage> buffers_;  // Shared and Local
   std::vector<uint32_t> workgroup_vars_;
   struct Scratch {

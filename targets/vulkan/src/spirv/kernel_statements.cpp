@@ -15,8 +15,8 @@
 namespace tg::vulkan {
 
 namespace {
-constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory | spv::SemUniformMemory |
-                                       spv::SemMakeAvailable | spv::SemMakeVisible;
+constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory |
+                                       spv::SemUniformMemory | spv::SemMakeAvailable | spv::SemMakeVisible;
 constexpr uint32_t kLoopControlUnroll = 0x1;
 }  // namespace
 
@@ -27,10 +27,12 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
   for (std::size_t d = 0; d < k_.block_vars.size() && d < 3; ++d)
     values_[k_.block_vars[d].node()] =
         m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpCompositeExtract, M.t_u32, {wg, uint32_t(d)})});
-  values_[k_.thread_var.node()] = m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpLoad, M.t_u32, {M.local_index_var})});
+  values_[k_.thread_var.node()] =
+      m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpLoad, M.t_u32, {M.local_index_var})});
   for (auto& [var, member] : M.push_members) {
     uint32_t type = M.value_type(member.second, k_.loc);
-    uint32_t ptr = m.op(spv::OpAccessChain, m.type_pointer(spv::SCPushConstant, type), {M.push_var, c_i32(member.first)});
+    uint32_t ptr = m.op(spv::OpAccessChain, m.type_pointer(spv::SCPushConstant, type),
+                        {M.push_var, c_i32(member.first)});
     uint32_t v = m.op(spv::OpLoad, type, {ptr});
     values_[var] = convert(v, member.second, var->dtype, var->loc);
   }
@@ -48,8 +50,9 @@ void KernelLowering::declare_buffers() {
   std::string names;
   for (const Buffer& b : k_.buffers) {
     if (b->scope == Scope::Fragment)
-      throw Error("fragment " + b->name + " is still block-wide; run the gpu pipeline (partition_threads) first",
-                  b->loc);
+      throw Error(
+          "fragment " + b->name + " is still block-wide; run the gpu pipeline (partition_threads) first",
+          b->loc);
     std::optional<int64_t> n = b.const_numel();
     if (!n || *n <= 0 || *n >= (int64_t(1) << 31))
       throw Error(std::string(name_of(b->scope)) + " buffer " + b->name +
@@ -59,7 +62,8 @@ void KernelLowering::declare_buffers() {
     s.dtype = b->dtype;
     s.strides = row_major_strides(*b.get());
     s.element_type = M.value_type(b->dtype, b->loc);
-    if (M.float_bits_buffers.count(b.get())) s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
+    if (M.float_bits_buffers.count(b.get()))
+      s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
     if (b->scope == Scope::Shared && b->dtype == f16 && M.features.float16_arith &&
         s.form == BufferStorage::Form::Value) {  // f16 tiles as f16: half the memory, coopmat-loadable
       m.capability(spv::CapFloat16);
@@ -81,7 +85,8 @@ void KernelLowering::declare_buffers() {
   }
   if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
     throw Error("unsupported: shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
-                    " bytes of Workgroup memory (f16 as f16 with shaderFloat16, other formats below 32 bits as 32-bit "
+                    " bytes of Workgroup memory (f16 as f16 with shaderFloat16, other formats below 32 bits "
+                    "as 32-bit "
                     "values); this Vulkan device has " +
                     std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
                 k_.loc);
@@ -94,8 +99,8 @@ const BufferStorage& KernelLowering::storage_of(const ir::BufferNode* b, const S
 }
 
 void KernelLowering::barrier(uint32_t scope) {
-  uint32_t sem = scope == spv::ScopeWorkgroup ? kBarrierSemantics
-                                              : kBarrierSemantics & ~uint32_t(spv::SemUniformMemory);
+  uint32_t sem =
+      scope == spv::ScopeWorkgroup ? kBarrierSemantics : kBarrierSemantics & ~uint32_t(spv::SemUniformMemory);
   m.inst(spv::OpControlBarrier, {m.u32(scope), m.u32(scope), m.u32(sem)});
 }
 
@@ -113,7 +118,8 @@ void KernelLowering::stmt(const Stmt& s) {
       const auto* op = s.as<ir::If>();
       uint32_t c = expr(op->cond);
       if (!op->cond.dtype().is_bool()) c = convert(c, op->cond.dtype(), boolean, op->loc);
-      if_else(c, [&] { stmt(op->then_body); }, [&] { stmt(op->else_body); }, bool(op->else_body));
+      if_else(
+          c, [&] { stmt(op->then_body); }, [&] { stmt(op->else_body); }, bool(op->else_body));
       return;
     }
     case ir::StmtKind::Let: {
@@ -124,8 +130,10 @@ void KernelLowering::stmt(const Stmt& s) {
       if (it != values_.end()) saved = it->second;
       values_[op->var.node()] = v;
       stmt(op->body);
-      if (saved) values_[op->var.node()] = *saved;
-      else values_.erase(op->var.node());
+      if (saved)
+        values_[op->var.node()] = *saved;
+      else
+        values_.erase(op->var.node());
       return;
     }
     default:
@@ -173,21 +181,24 @@ void KernelLowering::atomic(const ir::Atomic& op) {
   const BufferStorage& b = storage_of(op.buffer.get(), op.loc);
   DType t = b.dtype;
   if (t != f32 && t != i32 && t != u32)
-    throw Error("unsupported: " + std::string("atomic ") + name_of(op.op) + " on " + std::string(t.name()) +
-                    ": the vulkan target performs atomics on f32, i32 and u32 only; accumulate in one of those",
-                op.loc);
+    throw Error(
+        "unsupported: " + std::string("atomic ") + name_of(op.op) + " on " + std::string(t.name()) +
+            ": the vulkan target performs atomics on f32, i32 and u32 only; accumulate in one of those",
+        op.loc);
   uint32_t v = convert(expr(op.value), op.value.dtype(), t, op.loc);
   uint32_t ptr = element_pointer(b, flat_index(b, op.indices));
   uint32_t scope = b.storage_class == spv::SCWorkgroup ? spv::ScopeWorkgroup : spv::ScopeQueueFamily;
   if (b.storage_class == spv::SCFunction) {  // a Local buffer is the thread's own: no atomicity needed
     Expr old = op.buffer.load(op.indices);
     uint32_t cur = expr(old), r;
-    if (op.op == AtomicOp::Add) r = t == f32 ? m.op(spv::OpFAdd, M.t_f32, {cur, v}) : m.op(spv::OpIAdd, M.t_i32, {cur, v});
-    else r = glsl(t == f32 ? M.t_f32 : M.t_i32,
-                  t == f32 ? (op.op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin)
-                  : t == u32 ? (op.op == AtomicOp::Max ? spv::GlslUMax : spv::GlslUMin)
-                             : (op.op == AtomicOp::Max ? spv::GlslSMax : spv::GlslSMin),
-                  {cur, v});
+    if (op.op == AtomicOp::Add)
+      r = t == f32 ? m.op(spv::OpFAdd, M.t_f32, {cur, v}) : m.op(spv::OpIAdd, M.t_i32, {cur, v});
+    else
+      r = glsl(t == f32 ? M.t_f32 : M.t_i32,
+               t == f32   ? (op.op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin)
+               : t == u32 ? (op.op == AtomicOp::Max ? spv::GlslUMax : spv::GlslUMin)
+                          : (op.op == AtomicOp::Max ? spv::GlslSMax : spv::GlslSMin),
+               {cur, v});
     return store_element(b, op.indices, r, op.loc);
   }
   if (t == f32 && b.form == BufferStorage::Form::FloatBits) return cas_loop(b, ptr, scope, op.op, v);
@@ -218,10 +229,12 @@ void KernelLowering::cas_loop(const BufferStorage&, uint32_t ptr, uint32_t scope
   m.label(body);
   uint32_t old = m.op(spv::OpAtomicLoad, M.t_i32, {ptr, m.u32(scope), m.u32(0)});
   uint32_t oldf = m.op(spv::OpBitcast, M.t_f32, {old});
-  uint32_t nf = op == AtomicOp::Add ? m.op(spv::OpFAdd, M.t_f32, {oldf, v})
-                                    : glsl(M.t_f32, op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin, {oldf, v});
+  uint32_t nf = op == AtomicOp::Add
+                    ? m.op(spv::OpFAdd, M.t_f32, {oldf, v})
+                    : glsl(M.t_f32, op == AtomicOp::Max ? spv::GlslNMax : spv::GlslNMin, {oldf, v});
   uint32_t nw = m.op(spv::OpBitcast, M.t_i32, {nf});
-  uint32_t got = m.op(spv::OpAtomicCompareExchange, M.t_i32, {ptr, m.u32(scope), m.u32(0), m.u32(0), nw, old});
+  uint32_t got =
+      m.op(spv::OpAtomicCompareExchange, M.t_i32, {ptr, m.u32(scope), m.u32(0), m.u32(0), nw, old});
   uint32_t done = m.op(spv::OpIEqual, M.t_bool, {got, old});
   m.inst(spv::OpBranch, {cont});
   m.label(cont);

@@ -29,10 +29,11 @@ double clamp_bound(double v, bool is_f32) {
 
 uint32_t KernelLowering::wrap_to(DType t, uint32_t v) {
   switch (t.code) {
-    case TypeCode::I4: case TypeCode::I8: case TypeCode::I16:
-      return m.op(spv::OpBitFieldSExtract, M.t_i32, {v, c_i32(0), c_i32(t.bits())});
-    case TypeCode::U4: case TypeCode::U8:
-      return m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32((int64_t(1) << t.bits()) - 1)});
+    case TypeCode::I4:
+    case TypeCode::I8:
+    case TypeCode::I16: return m.op(spv::OpBitFieldSExtract, M.t_i32, {v, c_i32(0), c_i32(t.bits())});
+    case TypeCode::U4:
+    case TypeCode::U8: return m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32((int64_t(1) << t.bits()) - 1)});
     default: return v;
   }
 }
@@ -43,22 +44,45 @@ uint32_t KernelLowering::round_bf16(uint32_t v) {
   uint32_t r = m.op(spv::OpIAdd, M.t_i32, {u, m.op(spv::OpIAdd, M.t_i32, {c_i32(0x7fff), lsb})});
   r = m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpBitwiseAnd, M.t_i32, {r, c_i32(-65536)})});
   // NaN keeps its payload's top bits, quietened (as float_to_bf16_bits does)
-  uint32_t q = m.op(spv::OpBitwiseOr, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {u, c_i32(-65536)}), c_i32(0x400000)});
+  uint32_t q = m.op(spv::OpBitwiseOr, M.t_i32,
+                    {m.op(spv::OpBitwiseAnd, M.t_i32, {u, c_i32(-65536)}), c_i32(0x400000)});
   uint32_t nan = m.op(spv::OpIsNan, M.t_bool, {v});
   return m.op(spv::OpSelect, M.t_f32, {nan, m.op(spv::OpBitcast, M.t_f32, {q}), r});
 }
 
+// f32 → the nearest f16 (ties to even), as an f32, in integer arithmetic: drivers may fold a
+// float round trip (f32→f16→f32) away, integer operations they cannot. Normal f16 range: drop
+// 13 mantissa bits of the f32 pattern (carries roll into the exponent; 65520 and up become
+// inf); below 2^-14: round the significand to a multiple of 2^-24. NaN and inf pass through.
+uint32_t KernelLowering::round_f16(uint32_t v) {
+  uint32_t i = M.t_i32, bt = M.t_bool;
+  auto op = [&](uint32_t code, uint32_t a, uint32_t b) { return m.op(code, i, {a, b}); };
+  uint32_t u = m.op(spv::OpBitcast, i, {v});
+  uint32_t sign = op(spv::OpBitwiseAnd, u, c_i32(int64_t(0x80000000u) - (int64_t(1) << 32)));
+  uint32_t a = op(spv::OpBitwiseAnd, u, c_i32(0x7fffffff));
+  uint32_t lsb = m.op(spv::OpBitFieldUExtract, i, {a, c_i32(13), c_i32(1)});
+  uint32_t n =
+      op(spv::OpBitwiseAnd, op(spv::OpIAdd, a, op(spv::OpIAdd, c_i32(0xfff), lsb)), c_i32(~int64_t(0x1fff)));
+  n = m.op(spv::OpSelect, i,
+           {m.op(spv::OpSGreaterThanEqual, bt, {n, c_i32(0x47800000)}), c_i32(0x7f800000), n});
+  uint32_t e = op(spv::OpShiftRightLogical, a, c_i32(23));
+  uint32_t sig = op(spv::OpBitwiseOr, op(spv::OpBitwiseAnd, a, c_i32(0x7fffff)), c_i32(0x800000));
+  uint32_t r = glsl(i, spv::GlslSMin, {op(spv::OpISub, c_i32(126), e), c_i32(31)});  // x = sig * 2^-24 >> r
+  uint32_t half =
+      op(spv::OpISub, op(spv::OpShiftLeftLogical, c_i32(1), op(spv::OpISub, r, c_i32(1))), c_i32(1));
+  uint32_t keep =
+      m.op(spv::OpBitFieldUExtract, i, {op(spv::OpShiftRightLogical, sig, r), c_i32(0), c_i32(1)});
+  uint32_t q = op(spv::OpShiftRightLogical, op(spv::OpIAdd, sig, op(spv::OpIAdd, half, keep)), r);
+  uint32_t sub = m.op(
+      spv::OpBitcast, i,
+      {m.op(spv::OpFMul, M.t_f32, {m.op(spv::OpConvertSToF, M.t_f32, {q}), c_f32(std::ldexp(1.0, -24))})});
+  uint32_t mag = m.op(spv::OpSelect, i, {m.op(spv::OpSLessThan, bt, {e, c_i32(113)}), sub, n});
+  mag = m.op(spv::OpSelect, i, {m.op(spv::OpSGreaterThanEqual, bt, {a, c_i32(0x7f800000)}), a, mag});
+  return m.op(spv::OpBitcast, M.t_f32, {op(spv::OpBitwiseOr, mag, sign)});
+}
+
 uint32_t KernelLowering::round_to(DType t, uint32_t v, const SourceLoc& loc) {
-  if (t == f16) {
-    if (M.features.float16_storage) {  // a 16-bit type may be declared: round trip through it
-      m.capability(spv::CapStorageBuffer16BitAccess);
-      return m.op(spv::OpFConvert, M.t_f32, {m.op(spv::OpFConvert, m.type_float(16), {v})});
-    }
-    uint32_t v2 = m.type_vector(M.t_f32, 2);
-    uint32_t pair = m.op(spv::OpCompositeConstruct, v2, {v, c_f32(0.0)});
-    uint32_t packed = glsl(M.t_u32, spv::GlslPackHalf2x16, {pair});
-    return m.op(spv::OpCompositeExtract, M.t_f32, {glsl(v2, spv::GlslUnpackHalf2x16, {packed}), 0});
-  }
+  if (t == f16) return round_f16(v);
   if (t == bf16) return round_bf16(v);
   if (t.is_float() && t.bits() < 16)
     throw Error("unsupported: the vulkan target cannot compute in " + std::string(t.name()) +
@@ -80,9 +104,12 @@ uint32_t KernelLowering::convert(uint32_t v, DType from, DType to, const SourceL
                  to.is_float() ? m.constant_float(tt, 0.0) : m.constant_int(tt, 0)});
   if (to.is_float()) {
     uint32_t r;
-    if (from.is_float()) r = ft == tt ? v : m.op(spv::OpFConvert, tt, {v});
-    else if (from == u32) r = m.op(spv::OpConvertUToF, tt, {m.op(spv::OpBitcast, M.t_u32, {v})});
-    else r = m.op(spv::OpConvertSToF, tt, {v});
+    if (from.is_float())
+      r = ft == tt ? v : m.op(spv::OpFConvert, tt, {v});
+    else if (from == u32)
+      r = m.op(spv::OpConvertUToF, tt, {m.op(spv::OpBitcast, M.t_u32, {v})});
+    else
+      r = m.op(spv::OpConvertSToF, tt, {v});
     return round_to(to, r, loc);
   }
   if (from.is_float()) {  // truncate toward zero, saturate, NaN → 0
@@ -105,7 +132,8 @@ uint32_t KernelLowering::convert(uint32_t v, DType from, DType to, const SourceL
                            : m.op(spv::OpConvertFToS, tt, {c});
     if (hi_f < hi) {  // beyond the last representable float below hi: hi itself
       uint32_t over = m.op(spv::OpFOrdGreaterThan, M.t_bool, {v, m.constant_float(ft, hi_f)});
-      r = m.op(spv::OpSelect, tt, {over, m.constant_int(tt, to == u32 ? int64_t(0xffffffffu) : int64_t(hi)), r});
+      r = m.op(spv::OpSelect, tt,
+               {over, m.constant_int(tt, to == u32 ? int64_t(0xffffffffu) : int64_t(hi)), r});
     }
     return m.op(spv::OpSelect, tt, {m.op(spv::OpIsNan, M.t_bool, {v}), m.constant_int(tt, 0), r});
   }
@@ -145,9 +173,12 @@ uint32_t KernelLowering::element_pointer(const BufferStorage& b, uint32_t flat) 
 }
 
 // Element i of a packed buffer: the byte at i >> 1 (as i32) and the nibble's shift (i & 1) * 4.
-static std::pair<Expr, Expr> nibble_of(const Expr& flat) { return {flat >> Expr(1), (flat & Expr(1)) * Expr(4)}; }
+static std::pair<Expr, Expr> nibble_of(const Expr& flat) {
+  return {flat >> Expr(1), (flat & Expr(1)) * Expr(4)};
+}
 
-uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<Expr>& indices, const SourceLoc& loc) {
+uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<Expr>& indices,
+                                      const SourceLoc& loc) {
   auto raw_load = [&](uint32_t ptr) {
     uint32_t mem = memory_operand(b);
     return mem ? m.op(spv::OpLoad, b.element_type, {ptr, mem}) : m.op(spv::OpLoad, b.element_type, {ptr});
@@ -175,10 +206,13 @@ uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<
       uint32_t w = m.op(spv::OpUConvert, M.t_u32, {raw});
       return m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpShiftLeftLogical, M.t_u32, {w, m.u32(16)})});
     }
-    case TypeCode::I16: case TypeCode::I8: return m.op(spv::OpSConvert, M.t_i32, {raw});
+    case TypeCode::I16:
+    case TypeCode::I8: return m.op(spv::OpSConvert, M.t_i32, {raw});
     case TypeCode::U8: return byte_as_i32(raw);
-    case TypeCode::Bool: return m.op(spv::OpINotEqual, M.t_bool, {m.op(spv::OpUConvert, M.t_u32, {raw}), m.u32(0)});
-    case TypeCode::F8E4M3: case TypeCode::F8E5M2: return decode_small_float(b.dtype, byte_as_i32(raw));
+    case TypeCode::Bool:
+      return m.op(spv::OpINotEqual, M.t_bool, {m.op(spv::OpUConvert, M.t_u32, {raw}), m.u32(0)});
+    case TypeCode::F8E4M3:
+    case TypeCode::F8E5M2: return decode_small_float(b.dtype, byte_as_i32(raw));
     default: throw Error("vulkan codegen: no load for " + std::string(b.dtype.name()), loc);
   }
 }
@@ -198,40 +232,43 @@ uint32_t KernelLowering::decode_small_float(DType t, uint32_t bits) {
   uint32_t v;
   if (e4m3) {
     uint32_t sub = m.op(spv::OpFMul, f, {mf, c_f32(std::ldexp(1.0, -9))});
-    uint32_t norm = glsl(f, 53 /* Ldexp */, {m.op(spv::OpFAdd, f, {mf, c_f32(8.0)}), m.op(spv::OpISub, i, {e, c_i32(10)})});
+    uint32_t norm = glsl(f, 53 /* Ldexp */,
+                         {m.op(spv::OpFAdd, f, {mf, c_f32(8.0)}), m.op(spv::OpISub, i, {e, c_i32(10)})});
     v = m.op(spv::OpSelect, f, {m.op(spv::OpIEqual, bt, {e, c_i32(0)}), sub, norm});
-    uint32_t nan = m.op(spv::OpLogicalAnd, bt, {m.op(spv::OpIEqual, bt, {e, c_i32(15)}), m.op(spv::OpIEqual, bt, {man, c_i32(7)})});
+    uint32_t nan = m.op(spv::OpLogicalAnd, bt,
+                        {m.op(spv::OpIEqual, bt, {e, c_i32(15)}), m.op(spv::OpIEqual, bt, {man, c_i32(7)})});
     v = m.op(spv::OpSelect, f, {nan, c_f32(std::numeric_limits<double>::quiet_NaN()), v});
   } else {
     uint32_t half = m.op(spv::OpFMul, f, {mf, c_f32(0.5)});
-    uint32_t norm = glsl(f, 53 /* Ldexp */, {m.op(spv::OpFAdd, f, {c_f32(1.0), half}), m.op(spv::OpISub, i, {e, c_i32(1)})});
+    uint32_t norm = glsl(f, 53 /* Ldexp */,
+                         {m.op(spv::OpFAdd, f, {c_f32(1.0), half}), m.op(spv::OpISub, i, {e, c_i32(1)})});
     v = m.op(spv::OpSelect, f, {m.op(spv::OpIEqual, bt, {e, c_i32(0)}), half, norm});
   }
-  return m.op(spv::OpSelect, f, {m.op(spv::OpINotEqual, bt, {sign, c_i32(0)}), m.op(spv::OpFNegate, f, {v}), v});
+  return m.op(spv::OpSelect, f,
+              {m.op(spv::OpINotEqual, bt, {sign, c_i32(0)}), m.op(spv::OpFNegate, f, {v}), v});
 }
 
 void KernelLowering::store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t v,
                                    const SourceLoc& loc) {
   uint32_t mem = memory_operand(b);
   auto raw_store = [&](uint32_t ptr, uint32_t value) {
-    if (mem) m.inst(spv::OpStore, {ptr, value, mem});
-    else m.inst(spv::OpStore, {ptr, value});
+    if (mem)
+      m.inst(spv::OpStore, {ptr, value, mem});
+    else
+      m.inst(spv::OpStore, {ptr, value});
   };
-  auto to_byte = [&](uint32_t w) { return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})}); };
+  auto to_byte = [&](uint32_t w) {
+    return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})});
+  };
   if (b.dtype.is_float() && b.dtype.bits() < 16)
     throw Error("unsupported: the vulkan target cannot store " + std::string(b.dtype.name()) +
                     " elements (it decodes them on load only); store f16 or f32",
                 loc);
-  if (b.form == BufferStorage::Form::Packed) {  // read-modify-write of the byte, as the cuda target does
-    auto [byte, shift] = nibble_of(flat_expr(b, indices));
-    uint32_t ptr = element_pointer(b, expr(byte));
-    uint32_t old = m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpUConvert, M.t_u32, {m.op(spv::OpLoad, b.element_type, {ptr, mem})})});
-    uint32_t sh = expr(shift);
-    uint32_t mask = m.op(spv::OpShiftLeftLogical, M.t_i32, {c_i32(15), sh});
-    uint32_t kept = m.op(spv::OpBitwiseAnd, M.t_i32, {old, m.op(spv::OpNot, M.t_i32, {mask})});
-    uint32_t put = m.op(spv::OpShiftLeftLogical, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {v, c_i32(15)}), sh});
-    return raw_store(ptr, to_byte(m.op(spv::OpBitwiseOr, M.t_i32, {kept, put})));
-  }
+  if (b.form == BufferStorage::Form::Packed)  // two elements a byte: no race-free byte store in SPIR-V
+    throw Error("unsupported: the vulkan target does not store " + std::string(b.dtype.name()) +
+                    " elements to a tensor (two share a byte, and threads storing neighbours would undo each "
+                    "other's writes); store i8 and pack on the host",
+                loc);
   uint32_t ptr = element_pointer(b, flat_index(b, indices));
   if (b.form == BufferStorage::Form::Value) return raw_store(ptr, v);
   if (b.form == BufferStorage::Form::FloatBits) return raw_store(ptr, m.op(spv::OpBitcast, M.t_i32, {v}));
@@ -242,9 +279,11 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
       bits = m.op(spv::OpShiftRightLogical, M.t_u32, {bits, m.u32(16)});
       return raw_store(ptr, m.op(spv::OpUConvert, b.element_type, {bits}));
     }
-    case TypeCode::I16: case TypeCode::I8: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
+    case TypeCode::I16:
+    case TypeCode::I8: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
     case TypeCode::U8: return raw_store(ptr, to_byte(v));
-    case TypeCode::Bool: return raw_store(ptr, to_byte(m.op(spv::OpSelect, M.t_i32, {v, c_i32(1), c_i32(0)})));
+    case TypeCode::Bool:
+      return raw_store(ptr, to_byte(m.op(spv::OpSelect, M.t_i32, {v, c_i32(1), c_i32(0)})));
     default: throw Error("vulkan codegen: no store for " + std::string(b.dtype.name()), loc);
   }
 }

@@ -61,7 +61,8 @@ uint32_t KernelLowering::expr(const Expr& e) {
       if (auto it = loop_vars_.find(v); it != loop_vars_.end())
         return m.op(spv::OpLoad, M.value_type(v->dtype, loc), {it->second});
       if (auto it = values_.find(v); it != values_.end()) return it->second;
-      throw Error("variable " + v->name + " is used outside its binding (or is an unbound size parameter)", loc);
+      throw Error("variable " + v->name + " is used outside its binding (or is an unbound size parameter)",
+                  loc);
     }
     case ir::ExprKind::Binary: return binary(*e.as<ir::Binary>());
     case ir::ExprKind::Unary: {
@@ -126,16 +127,19 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
   // in it, everything else in the result type (shift amounts keep theirs).
   DType t = ir::is_comparison(op.op) ? promote(op.a, op.b) : op.dtype;
   uint32_t a = convert(expr(op.a), op.a.dtype(), t, loc);
-  uint32_t b = convert(expr(op.b), op.b.dtype(), op.op == BinOp::Shl || op.op == BinOp::Shr ? op.b.dtype() : t, loc);
+  uint32_t b =
+      convert(expr(op.b), op.b.dtype(), op.op == BinOp::Shl || op.op == BinOp::Shr ? op.b.dtype() : t, loc);
   uint32_t type = M.value_type(t, loc), bt = M.t_bool;
   if (t.is_bool()) {
     switch (op.op) {
       case BinOp::Eq: return m.op(spv::OpLogicalEqual, bt, {a, b});
-      case BinOp::Ne: case BinOp::BitXor: return m.op(spv::OpLogicalNotEqual, bt, {a, b});
+      case BinOp::Ne:
+      case BinOp::BitXor: return m.op(spv::OpLogicalNotEqual, bt, {a, b});
       case BinOp::BitAnd: return m.op(spv::OpLogicalAnd, bt, {a, b});
       case BinOp::BitOr: return m.op(spv::OpLogicalOr, bt, {a, b});
       default:
-        throw Error(std::string("operator ") + ir::name_of(op.op) + " on bool operands; cast them to i32", loc);
+        throw Error(std::string("operator ") + ir::name_of(op.op) + " on bool operands; cast them to i32",
+                    loc);
     }
   }
   if (t.is_float()) {
@@ -179,8 +183,15 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
         r = div ? m.op(spv::OpShiftRightArithmetic, type, {a, m.constant_int(type, k)})
                 : m.op(spv::OpBitwiseAnd, type, {a, m.constant_int(type, (int64_t(1) << k) - 1)});
       } else {
-        // OpSMod takes the divisor's sign: floor modulo; floor division is (a - mod) / b, exact.
-        uint32_t mod = m.op(spv::OpSMod, type, {a, b});
+        // floor modulo from the remainder (C's %): r + b where r and b differ in sign; floor
+        // division is then (a - mod) / b, exact. (OpSMod is floor modulo by definition, but
+        // lavapipe computes it as a remainder.)
+        uint32_t rem = m.op(spv::OpSRem, type, {a, b});
+        uint32_t zero = m.constant_int(type, 0);
+        uint32_t fix = m.op(spv::OpLogicalAnd, bt,
+                            {m.op(spv::OpINotEqual, bt, {rem, zero}),
+                             m.op(spv::OpSLessThan, bt, {m.op(spv::OpBitwiseXor, type, {rem, b}), zero})});
+        uint32_t mod = m.op(spv::OpSelect, type, {fix, m.op(spv::OpIAdd, type, {rem, b}), rem});
         r = div ? m.op(spv::OpSDiv, type, {m.op(spv::OpISub, type, {a, mod}), b}) : mod;
       }
       break;
@@ -197,7 +208,9 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
     case BinOp::BitOr: r = m.op(spv::OpBitwiseOr, type, {a, b}); break;
     case BinOp::BitXor: r = m.op(spv::OpBitwiseXor, type, {a, b}); break;
     case BinOp::Shl: r = m.op(spv::OpShiftLeftLogical, type, {a, b}); break;
-    case BinOp::Shr: r = m.op(uns ? spv::OpShiftRightLogical : spv::OpShiftRightArithmetic, type, {a, b}); break;
+    case BinOp::Shr:
+      r = m.op(uns ? spv::OpShiftRightLogical : spv::OpShiftRightArithmetic, type, {a, b});
+      break;
     default: r = 0;
   }
   return wrap_to(op.dtype, r);
@@ -211,7 +224,8 @@ uint32_t KernelLowering::call(const ir::Call& op) {
   std::vector<uint32_t> args;
   for (const Expr& a : op.args) args.push_back(convert(expr(a), a.dtype(), t, loc));
   if (!t.is_float()) {
-    if (op.fn == Intrinsic::Abs) return wrap_to(t, is_unsigned(t) ? args[0] : glsl(type, spv::GlslSAbs, args));
+    if (op.fn == Intrinsic::Abs)
+      return wrap_to(t, is_unsigned(t) ? args[0] : glsl(type, spv::GlslSAbs, args));
     throw Error(std::string("the vulkan target computes ") + ir::name_of(op.fn) + " on floats only", loc);
   }
   const bool dbl = t == f64;
@@ -223,31 +237,60 @@ uint32_t KernelLowering::call(const ir::Call& op) {
   };
   uint32_t r;
   switch (op.fn) {
-    case Intrinsic::Exp: f32_only(); r = glsl(type, spv::GlslExp, args); break;
-    case Intrinsic::Exp2: f32_only(); r = glsl(type, spv::GlslExp2, args); break;
-    case Intrinsic::Log: f32_only(); r = glsl(type, spv::GlslLog, args); break;
-    case Intrinsic::Log2: f32_only(); r = glsl(type, spv::GlslLog2, args); break;
+    case Intrinsic::Exp:
+      f32_only();
+      r = glsl(type, spv::GlslExp, args);
+      break;
+    case Intrinsic::Exp2:
+      f32_only();
+      r = glsl(type, spv::GlslExp2, args);
+      break;
+    case Intrinsic::Log:
+      f32_only();
+      r = glsl(type, spv::GlslLog, args);
+      break;
+    case Intrinsic::Log2:
+      f32_only();
+      r = glsl(type, spv::GlslLog2, args);
+      break;
     case Intrinsic::Sqrt: r = glsl(type, spv::GlslSqrt, args); break;
     case Intrinsic::Rsqrt:
       r = m.op(spv::OpFDiv, type, {m.constant_float(type, 1.0), glsl(type, spv::GlslSqrt, args)});
       break;
     case Intrinsic::Abs: r = glsl(type, spv::GlslFAbs, args); break;
-    case Intrinsic::Tanh: f32_only(); r = glsl(type, spv::GlslTanh, args); break;
-    case Intrinsic::Sin: f32_only(); r = glsl(type, spv::GlslSin, args); break;
-    case Intrinsic::Cos: f32_only(); r = glsl(type, spv::GlslCos, args); break;
+    case Intrinsic::Tanh:
+      f32_only();
+      r = glsl(type, spv::GlslTanh, args);
+      break;
+    case Intrinsic::Sin:
+      f32_only();
+      r = glsl(type, spv::GlslSin, args);
+      break;
+    case Intrinsic::Cos:
+      f32_only();
+      r = glsl(type, spv::GlslCos, args);
+      break;
     case Intrinsic::Floor: r = glsl(type, spv::GlslFloor, args); break;
     case Intrinsic::Ceil: r = glsl(type, spv::GlslCeil, args); break;
     case Intrinsic::Round: r = glsl(type, spv::GlslRoundEven, args); break;
-    case Intrinsic::Erf: f32_only(); r = erf(args[0]); break;
+    case Intrinsic::Erf:
+      f32_only();
+      r = erf(args[0]);
+      break;
     case Intrinsic::Sigmoid: {
       f32_only();
       uint32_t e = glsl(type, spv::GlslExp, {m.op(spv::OpFNegate, type, {args[0]})});
       r = m.op(spv::OpFDiv, type, {c_f32(1.0), m.op(spv::OpFAdd, type, {c_f32(1.0), e})});
       break;
     }
-    case Intrinsic::Pow: f32_only(); r = glsl(type, spv::GlslPow, args); break;
+    case Intrinsic::Pow:
+      f32_only();
+      r = glsl(type, spv::GlslPow, args);
+      break;
     case Intrinsic::Fma: r = glsl(type, spv::GlslFma, args); break;
-    default: throw Error(std::string("intrinsic ") + ir::name_of(op.fn) + " is not supported by the vulkan target", loc);
+    default:
+      throw Error(std::string("intrinsic ") + ir::name_of(op.fn) + " is not supported by the vulkan target",
+                  loc);
   }
   return round_to(t, r, loc);
 }
@@ -257,7 +300,9 @@ uint32_t KernelLowering::call(const ir::Call& op) {
 uint32_t KernelLowering::erf(uint32_t x) {
   uint32_t f = M.t_f32;
   uint32_t ax = glsl(f, spv::GlslFAbs, {x});
-  uint32_t t = m.op(spv::OpFDiv, f, {c_f32(1.0), m.op(spv::OpFAdd, f, {c_f32(1.0), m.op(spv::OpFMul, f, {c_f32(0.3275911), ax})})});
+  uint32_t t =
+      m.op(spv::OpFDiv, f,
+           {c_f32(1.0), m.op(spv::OpFAdd, f, {c_f32(1.0), m.op(spv::OpFMul, f, {c_f32(0.3275911), ax})})});
   const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
   uint32_t poly = c_f32(a[0]);
   for (int i = 1; i < 5; ++i) poly = m.op(spv::OpFAdd, f, {c_f32(a[i]), m.op(spv::OpFMul, f, {t, poly})});

@@ -39,7 +39,8 @@ uint32_t ModuleBuilder::ext_inst_import(const std::string& n) {
   return imports_seen_[n] = id;
 }
 
-void ModuleBuilder::entry_point(uint32_t function, const std::string& n, const std::vector<uint32_t>& interface) {
+void ModuleBuilder::entry_point(uint32_t function, const std::string& n,
+                                const std::vector<uint32_t>& interface) {
   Words ops = {spv::kExecutionModelGLCompute, function};
   Words s = string_words(n);
   ops.insert(ops.end(), s.begin(), s.end());
@@ -128,8 +129,8 @@ uint32_t ModuleBuilder::type_function(uint32_t result, const std::vector<uint32_
   ops.insert(ops.end(), params.begin(), params.end());
   return dedup_type(spv::OpTypeFunction, ops);
 }
-uint32_t ModuleBuilder::type_cooperative_matrix(uint32_t component, uint32_t scope, uint32_t rows, uint32_t cols,
-                                                uint32_t use) {
+uint32_t ModuleBuilder::type_cooperative_matrix(uint32_t component, uint32_t scope, uint32_t rows,
+                                                uint32_t cols, uint32_t use) {
   return dedup_type(spv::OpTypeCooperativeMatrixKHR, {component, u32(scope), u32(rows), u32(cols), u32(use)});
 }
 
@@ -218,8 +219,7 @@ void ModuleBuilder::end_function() {
 
 ModuleBuilder::Words ModuleBuilder::finish() const {
   Words w = {spv::kMagic, spv::kVersion16, 0u, next_id_, 0u};
-  for (const Words* s : {&capabilities_, &extensions_, &imports_})
-    w.insert(w.end(), s->begin(), s->end());
+  for (const Words* s : {&capabilities_, &extensions_, &imports_}) w.insert(w.end(), s->begin(), s->end());
   w.push_back(3u << 16 | spv::OpMemoryModel);
   w.push_back(spv::kAddressingLogical);
   w.push_back(spv::kMemoryModelVulkan);

@@ -35,7 +35,8 @@ class ModuleBuilder {
   void execution_mode(uint32_t function, uint32_t mode, const std::vector<uint32_t>& literals);
   void name(uint32_t id, const std::string& text);
   void decorate(uint32_t id, uint32_t decoration, const std::vector<uint32_t>& literals = {});
-  void member_decorate(uint32_t type, uint32_t member, uint32_t decoration, const std::vector<uint32_t>& literals = {});
+  void member_decorate(uint32_t type, uint32_t member, uint32_t decoration,
+                       const std::vector<uint32_t>& literals = {});
 
   // ---- types: asking twice for the same type gives the same id (structs excepted: each is new,
   // since their decorations differ)
@@ -49,7 +50,8 @@ class ModuleBuilder {
   uint32_t type_struct(const std::vector<uint32_t>& members);
   uint32_t type_pointer(uint32_t storage_class, uint32_t pointee);
   uint32_t type_function(uint32_t result, const std::vector<uint32_t>& params = {});
-  uint32_t type_cooperative_matrix(uint32_t component, uint32_t scope, uint32_t rows, uint32_t cols, uint32_t use);
+  uint32_t type_cooperative_matrix(uint32_t component, uint32_t scope, uint32_t rows, uint32_t cols,
+                                   uint32_t use);
 
   // ---- constants (deduplicated by type and value)
   uint32_t constant_bool(bool v);
