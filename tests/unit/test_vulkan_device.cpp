@@ -205,6 +205,8 @@ TEST_CASE("vulkan device: every sample matches its reference") {
   for (const Sample& s : all())
     for (DType t : s.dtypes)
       for (size_t i = 0; i < s.test_shapes.size(); ++i) {
+        // On a software device (lavapipe, a Debug build) the big shapes are conformance_vulkan's.
+        if (vk.info().software && s.test_shape_info[i].conformance_only) continue;
         INFO(s.name << " " << t.name() << " [" << s.test_shape_info[i].label << "] on "
                     << vk.info().device_name);
         Params p = resolve(s, s.test_shapes[i]);
