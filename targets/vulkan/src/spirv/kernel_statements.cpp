@@ -37,6 +37,7 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
     values_[var] = convert(v, member.second, var->dtype, var->loc);
   }
   declare_buffers();
+  plan_resident_accumulators();
   stmt(k_.body);
   m.inst(spv::OpReturn, {});
   m.end_function();
@@ -105,6 +106,9 @@ void KernelLowering::barrier(uint32_t scope) {
 }
 
 void KernelLowering::stmt(const Stmt& s) {
+  if (auto it = resident_regions_.find(s.get());
+      it != resident_regions_.end() && !resident_.at(it->second.front()).active)
+    return resident_region(s, it->second);
   switch (s->kind) {
     case ir::StmtKind::Seq:
       for (const Stmt& x : s.as<ir::Seq>()->stmts) stmt(x);
