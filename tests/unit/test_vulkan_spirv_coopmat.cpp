@@ -1,8 +1,11 @@
 // The vulkan coopmat path keeps gemm accumulators in cooperative matrices across the K loop:
 // the C operand of the Mma in the loop is loaded from and stored to a Function variable, and the
-// accumulator is staged through Workgroup memory only before and after the loop.
+// accumulator is staged through Workgroup memory only before and after the loop; A and B are
+// loaded straight from their Shared tiles (the register layout proven in coopmat_direct.cpp).
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
+
+#include <map>
 
 #include "test_vulkan_spirv_util.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -80,7 +83,27 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
     CHECK(insts[i].op != spv::OpCooperativeMatrixStoreKHR);
     if (insts[i].op == spv::OpStore) ++stores_before_muladd_loop;
   }
-  CHECK(stores_before_muladd_loop <= 2 * 8);  // only the A and B staging of this Mma (8 a lane each)
+  CHECK(stores_before_muladd_loop == 0);  // A and B come straight from Shared: nothing is staged
+  // A and B: OpCooperativeMatrixLoadKHR from an access chain into A_shared / B_shared
+  std::map<uint32_t, std::string> names;
+  for (const Inst& in : insts)
+    if (in.op == spv::OpName) {
+      std::string n;
+      for (std::size_t w = 1; w < in.operands.size(); ++w)
+        for (int b = 0; b < 4; ++b)
+          if (char ch = char((in.operands[w] >> (8 * b)) & 0xff)) n += ch;
+      names[in.operands[0]] = n;
+    }
+  auto source_of = [&](uint32_t matrix) -> std::string {
+    for (const Inst& in : insts)
+      if (in.op == spv::OpCooperativeMatrixLoadKHR && in.operands[1] == matrix)
+        for (const Inst& chain : insts)
+          if (chain.op == spv::OpAccessChain && chain.operands[1] == in.operands[2])
+            return names[chain.operands[2]];
+    return "";
+  };
+  CHECK(source_of(mad.operands[2]) == "A_shared");
+  CHECK(source_of(mad.operands[3]) == "B_shared");
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

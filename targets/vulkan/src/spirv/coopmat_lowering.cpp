@@ -108,9 +108,22 @@ void KernelLowering::mma(const ir::Mma& op) {
     return m.op(spv::OpIAdd, M.t_i32, {m.op(spv::OpIMul, M.t_i32, {lane, c_i32(o.regs)}), c_i32(r)});
   };
 
-  barrier(spv::ScopeSubgroup);
+  // A and B straight from their Shared tiles where coopmat_direct.cpp proved the layout
+  const DirectTile* direct[3] = {nullptr, nullptr, nullptr};
+  if (auto it = direct_.find(&op); it != direct_.end()) {
+    const std::optional<DirectTile>* d[2] = {&it->second.first, &it->second.second};
+    for (int i = 0; i < 2; ++i)
+      if (d[i]->has_value()) {
+        const BufferStorage& sh = storage_of((*d[i])->shared, op.loc);
+        if (sh.storage_class == spv::SCWorkgroup && sh.element_type == ops[i].component) direct[i] = &**d[i];
+      }
+  }
+  bool any_staged = false;
+  for (int i = 0; i < staged; ++i) any_staged = any_staged || !direct[i];
+  if (any_staged) barrier(spv::ScopeSubgroup);
   for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
+    if (direct[i]) continue;
     o.var = scratch_base(role[i], o.component, o.rows * o.cols, &o.ptr);
     const BufferStorage& regs = storage_of(o.reg->buffer.get(), op.loc);
     for (uint32_t r = 0; r < o.regs; ++r) {
@@ -121,7 +134,7 @@ void KernelLowering::mma(const ir::Mma& op) {
       m.inst(spv::OpStore, {stage_pointer(o, lane_slot(o, r)), v, nonprivate});
     }
   }
-  barrier(spv::ScopeSubgroup);
+  if (any_staged) barrier(spv::ScopeSubgroup);
   uint32_t mats[3];
   uint32_t resident_ptr = 0;
   if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
@@ -132,6 +145,13 @@ void KernelLowering::mma(const ir::Mma& op) {
   for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
     uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
+    if (direct[i]) {
+      const BufferStorage& sh = storage_of(direct[i]->shared, op.loc);
+      mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
+                     {element_pointer(sh, expr(direct[i]->flat)), m.u32(spv::RowMajorKHR),
+                      m.u32(direct[i]->stride), nonprivate});
+      continue;
+    }
     mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
                    {stage_pointer(o, c_i32(0)), m.u32(spv::RowMajorKHR), m.u32(o.cols), nonprivate});
   }

@@ -2,6 +2,7 @@
 // (expressions, conversions, element access) and coopmat_lowering.cpp (Mma).
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,17 @@ class KernelLowering {
     bool active = false;  // lowering is inside one of its regions
   };
   uint32_t coopmat_component(DType t, const SourceLoc& loc);
+  /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
+  struct DirectTile {
+    const ir::BufferNode* shared = nullptr;
+    Expr flat;            // the tile's first element, flat in the buffer
+    uint32_t stride = 0;  // the buffer's row length
+  };
+  std::optional<DirectTile> prove_direct(const Stmt& nest, const ir::BufferNode* regs, const Expr& offset,
+                                         int64_t unit_regs, int64_t cols, DType type);
+  void plan_direct(const ir::Seq& seq, std::size_t i);
+  std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
+  std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
   void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);
   void resident_region(const Stmt& s, const std::vector<const ir::BufferNode*>& bufs);
 
