@@ -35,6 +35,8 @@ struct Writes : IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const ir::Mma* op) override { stores[op->c.buffer.get()]++; }
+  void visit(const ir::Barrier*) override { ++barriers; }
+  int barriers = 0;
 };
 
 bool multiple_of(const Expr& e, int64_t k) {
@@ -170,7 +172,7 @@ void KernelLowering::plan_direct(const ir::Seq& seq, std::size_t i) {
       for (std::size_t q = j + 1; q < i; ++q) {  // the tile is unchanged until the Mma
         Writes between;
         between.visit_stmt(seq.stmts[q]);
-        if (between.stores[d->shared]) return std::nullopt;
+        if (between.stores[d->shared] || between.barriers) return std::nullopt;  // nor another thread
       }
       return d;
     }
