@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -67,7 +68,7 @@ const Dnnl& dnnl() {
     tried = true;
     void* lib = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!lib) error = std::string("cannot load libdnnl.so.2 (") + dlerror() + "); install libdnnl2";
-#define TG_DNNL_FN(name)                                                                     \
+#define TG_DNNL_FN(name)                                                                         \
   if (lib && error.empty() && !(d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name)))) \
     error = "libdnnl.so.2 has no " #name;
     TG_DNNL_FN(dnnl_engine_create)
@@ -107,8 +108,8 @@ const Dnnl& dnnl() {
 
 void check(dnnl_status_t s, const char* what) {
   if (s == dnnl_unimplemented)
-    throw Error(std::string("peer onednn: ") + what +
-                ": oneDNN has no implementation of this for this CPU (bf16 and f16 matmul need AVX-512 in oneDNN 2.x)");
+    throw Error(
+        "peer onednn: no oneDNN kernel for this on this CPU (oneDNN 2.x bf16 and f16 matmul need AVX-512)");
   if (s != dnnl_success)
     throw Error(std::string("peer onednn: ") + what + " failed (dnnl status " + std::to_string(int(s)) + ")");
 }
@@ -163,7 +164,8 @@ class Primitive {
     const Dnnl& d = dnnl();
     check(d.dnnl_primitive_desc_create(&pd_, op_desc, attr, d.engine, nullptr), "primitive_desc_create");
     const char* impl = nullptr;
-    if (d.dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) impl_ = impl;
+    if (d.dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl)
+      impl_ = impl;
     check(d.dnnl_primitive_create(&prim_, pd_), "primitive_create");
   }
   ~Primitive() {
@@ -252,13 +254,32 @@ PreparedPeer softmax_prepare(const std::string& sample, const samples::Params& p
   job->in0 = random_matrix(m * n, t, rng), job->in1.resize(job->in0.size());
   dnnl_memory_desc_t md = matrix_desc(m, n, dnnl_type(t), false);
   dnnl_softmax_v2_desc_t desc;
-  check(d.dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate, &md, &md, 1),
-        "softmax_v2_forward_desc_init");
+  check(
+      d.dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_softmax_accurate, &md, &md, 1),
+      "softmax_v2_forward_desc_init");
   set_threads(threads);
   job->prim = std::make_unique<Primitive>(&desc, nullptr);
   job->prim->bind(DNNL_ARG_SRC, md, job->in0.data());
   job->prim->bind(DNNL_ARG_DST, md, job->in1.data());
   return finish(job, threads);
+}
+
+/// Empty when oneDNN loads and has a matmul kernel for `t` on this CPU (tried on 16×16×16 once
+/// per type, so `tilegen bench --vs onednn` says so before timing anything); else why not.
+std::string matmul_unavailable(DType t) {
+  static std::map<std::string, std::string> known;
+  const std::string key(t.name());
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  std::string why;
+  try {
+    dnnl_memory_desc_t md = matrix_desc(16, 16, dnnl_type(t), false);
+    dnnl_matmul_desc_t desc;
+    check(dnnl().dnnl_matmul_desc_init(&desc, &md, &md, nullptr, &md), "matmul_desc_init");
+    Primitive probe(&desc, nullptr);
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  return known[key] = why;
 }
 
 }  // namespace
@@ -270,7 +291,7 @@ std::string onednn_unsupported(const std::string& sample, DType t) {
     return "peer onednn has no " + sample + " (it covers gemm, gemm_relu, softmax)";
   if (t != f32 && t != bf16 && t != f16)
     return "peer onednn runs " + sample + " at f32, bf16 or f16, not " + std::string(t.name());
-  return {};
+  return sample == "softmax" ? std::string() : matmul_unavailable(t);
 #else
   (void)sample, (void)t;
   return "peer onednn was not built: this build found no oneDNN 2.x header (install libdnnl-dev)";

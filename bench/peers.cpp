@@ -126,8 +126,9 @@ PreparedPeer openblas_prepare(const std::string& sample, const samples::Params& 
   auto call = [=, &blas] {
     // Every call, as another peer's calls in between may have changed the count (cheap when equal).
     if (threads > 0 && blas.set_num_threads) blas.set_num_threads(threads);
-    blas.sgemm(kCblasRowMajor, trans_a ? kCblasTrans : kCblasNoTrans, trans_b ? kCblasTrans : kCblasNoTrans, m, n,
-               k, 1.0f, x->a.data(), trans_a ? m : k, x->b.data(), trans_b ? k : n, 0.0f, x->c.data(), n);
+    blas.sgemm(kCblasRowMajor, trans_a ? kCblasTrans : kCblasNoTrans, trans_b ? kCblasTrans : kCblasNoTrans,
+               m, n, k, 1.0f, x->a.data(), trans_a ? m : k, x->b.data(), trans_b ? k : n, 0.0f, x->c.data(),
+               n);
     if (relu)
       for (auto& v : x->c) v = std::max(v, 0.0f);
   };
@@ -137,8 +138,9 @@ PreparedPeer openblas_prepare(const std::string& sample, const samples::Params& 
 // A peer this build does not carry yet: listed, so asking for it gets a sentence, not "unknown".
 Peer absent_peer(const std::string& name, const std::string& covers) {
   const std::string why = "peer " + name + " is not available in this build";
-  return Peer{name, covers, [why](const std::string&, DType) { return why; },
-              [why](const std::string&, const samples::Params&, DType, int) -> PreparedPeer { throw Error(why); }};
+  return Peer{
+      name, covers, [why](const std::string&, DType) { return why; },
+      [why](const std::string&, const samples::Params&, DType, int) -> PreparedPeer { throw Error(why); }};
 }
 
 }  // namespace
@@ -146,7 +148,8 @@ Peer absent_peer(const std::string& name, const std::string& covers) {
 const std::vector<Peer>& peers() {
   static const std::vector<Peer> all = {
       Peer{"openblas", "gemm, gemm_relu at f32", openblas_unsupported, openblas_prepare},
-      Peer{"onednn", "gemm, gemm_relu (matmul) and softmax at f32, bf16, f16", onednn_unsupported, onednn_prepare},
+      Peer{"onednn", "gemm, gemm_relu (matmul) and softmax at f32, bf16, f16", onednn_unsupported,
+           onednn_prepare},
       absent_peer("cublas", "gemm, gemm_relu on NVIDIA GPUs"),
       absent_peer("torch", "every sample, through libtorch"),
   };

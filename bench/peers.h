@@ -34,7 +34,7 @@ struct PeerRunOptions {
 /// One peer call on ready inputs; `call()` runs it once and returns when it is done.
 struct PreparedPeer {
   std::function<void()> call;
-  std::string implementation;  // empty when the library does not say
+  std::string implementation;   // empty when the library does not say
   std::shared_ptr<void> state;  // inputs and library objects, kept alive with the call
 };
 
@@ -64,7 +64,8 @@ std::string openblas_core();
 
 /// The onednn peer (peer_onednn.cpp): matmul and softmax primitives of libdnnl.so.2.
 std::string onednn_unsupported(const std::string& sample, DType dtype);
-PreparedPeer onednn_prepare(const std::string& sample, const samples::Params& params, DType dtype, int threads);
+PreparedPeer onednn_prepare(const std::string& sample, const samples::Params& params, DType dtype,
+                            int threads);
 
 /// The median of `runs` wall-clock timings of `f` after `warmup` untimed calls, in milliseconds.
 PeerTiming time_median(const std::function<void()>& f, const PeerRunOptions& opt);

@@ -108,7 +108,8 @@ const bench::Peer* pick_peer(const Args& a, const samples::Sample& s, DType t) {
 int bench_threads(const Args& a) {
   if (a.has("threads")) {
     const int64_t n = a.get_int("threads", 0);
-    if (n < 1 || n > 4096) throw UsageError("--threads takes a count from 1 to 4096, not " + a.get("threads"));
+    if (n < 1 || n > 4096)
+      throw UsageError("--threads takes a count from 1 to 4096, not " + a.get("threads"));
     return int(n);
   }
   const char* env = std::getenv("TILEGEN_NUM_THREADS");
@@ -121,10 +122,11 @@ int cmd_bench(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] "
       "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N] [--threads N]\n"
-      "  --threads N  host threads for the cpu target and the peer (default: TILEGEN_NUM_THREADS, else all)\n";
-  static const std::vector<FlagSpec> flags = {{"target"}, {"device"}, {"set"},           {"dtype"},
-                                              {"vs"},     {"csv"},    {"runs"},          {"warmup"},
-                                              {"check", false},       {"seed"},          {"threads"}};
+      "  --threads N  host threads for the cpu target and the peer (default: TILEGEN_NUM_THREADS, else "
+      "all)\n";
+  static const std::vector<FlagSpec> flags = {{"target"},       {"device"}, {"set"},    {"dtype"},
+                                              {"vs"},           {"csv"},    {"runs"},   {"warmup"},
+                                              {"check", false}, {"seed"},   {"threads"}};
   Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);

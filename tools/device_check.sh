@@ -154,6 +154,16 @@ vulkan_section() {
     echo "vulkan: no vulkan/vulkan.h (bring .deb/libvulkan-dev_*.deb); vulkan section skipped" | tee -a "$SUMMARY"
     return 0
   fi
+  # The NVIDIA ICD (libGLX_nvidia.so.0) needs the GL vendor-neutral dispatch libraries, which the
+  # GPU machine lacks: bring them as .gl/*.deb (apt-get download libvulkan1 libegl1 libglvnd0
+  # libopengl0 libgl1 libglx0 libgles2; carry .gl) and unpack them into / (the device README's way).
+  if compgen -G "$ROOT/.gl/*.deb" > /dev/null; then
+    for deb in "$ROOT"/.gl/*.deb; do dpkg -x "$deb" / >> "$vout/deb_unpack.txt" 2>&1; done
+    ldconfig >> "$vout/deb_unpack.txt" 2>&1
+    echo "vulkan: GL dispatch libraries unpacked from .gl/" | tee -a "$SUMMARY"
+  else
+    echo "vulkan: no .gl/*.deb brought along: the NVIDIA ICD may fail to load (VK_ERROR_INCOMPATIBLE_DRIVER)" | tee -a "$SUMMARY"
+  fi
   # The NVIDIA ICD manifest: the container's driver mount first, then the usual places.
   local icd=""
   for f in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \

@@ -19,9 +19,10 @@ int64_t ulps(float a, float b) {
 
 std::vector<float> exp_inputs() {
   const float inf = std::numeric_limits<float>::infinity();
-  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 88.73f, 89.0f, 100.0f, -87.3f, -87.4f,
-                          -100.0f, -103.9f, -104.0f, -110.0f, inf, -inf, -FLT_MAX, FLT_MAX, 1e-8f, -1e-8f,
-                          0.34657359f, -0.34657359f, 126.9f, 127.5f, 128.0f, -126.0f, -149.0f, -149.5f, -160.0f};
+  std::vector<float> x = {0.0f,     -0.0f,   1.0f,    -1.0f,   88.72f,      88.73f,       89.0f,  100.0f,
+                          -87.3f,   -87.4f,  -100.0f, -103.9f, -104.0f,     -110.0f,      inf,    -inf,
+                          -FLT_MAX, FLT_MAX, 1e-8f,   -1e-8f,  0.34657359f, -0.34657359f, 126.9f, 127.5f,
+                          128.0f,   -126.0f, -149.0f, -149.5f, -160.0f};
   for (int i = 0; i < 4000; ++i) x.push_back(-110.0f + 200.0f * float(i) / 4000.0f);  // the whole range
   for (int i = 0; i < 1000; ++i) x.push_back(-2.0f + 4.0f * float(i) / 1000.0f);      // softmax's usual
   while (x.size() % 8) x.push_back(0.5f);

@@ -146,10 +146,12 @@ TEST_CASE("select() ranks a software device above the interpreter") {
   for (const TargetStatus& s : targets())
     for (const TargetInfo& d : s.devices) hardware |= s.available && (!d.software || d.is_cpu);
   Target best = Target::select();
+  // Without hardware, software devices (testgood here; lavapipe where the vulkan plugin is
+  // built) must all come before the interpreter.
   if (hardware)
     CHECK(!best.info().software);
   else
-    CHECK(best.name() == "testgood");
+    CHECK((best.info().software && best.name() != "interp"));
   EnvGuard pick("TILEGEN_TARGET", "testgood:0");
   CHECK(Target::select().name() == "testgood");
 }

@@ -205,6 +205,10 @@ TEST_CASE("vulkan device: every sample matches its reference") {
   for (const Sample& s : all())
     for (DType t : s.dtypes)
       for (size_t i = 0; i < s.test_shapes.size(); ++i) {
+        // On a software device (lavapipe: minutes per sample in CI) this is a smoke test, one
+        // dtype and one shape a sample; conformance_vulkan runs every case there.
+        if (vk.info().software && (s.test_shape_info[i].conformance_only || i > 0 || t != s.dtypes[0]))
+          continue;
         INFO(s.name << " " << t.name() << " [" << s.test_shape_info[i].label << "] on "
                     << vk.info().device_name);
         Params p = resolve(s, s.test_shapes[i]);

@@ -40,10 +40,10 @@ Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulka
 void check_coopmat_structure(const vulkan::SpirvOutput& out) {
   using namespace tg::vulkan;
   CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR) >= 1);
-  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixLoadKHR) ==
-        3 * test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR));
-  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) ==
-        test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR));
+  // A and B an Mma; C an Mma, or once a unit tile where the accumulator stays a matrix
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixLoadKHR) >=
+        2 * test::count_opcode(out.words, spv::OpCooperativeMatrixMulAddKHR));
+  CHECK(test::count_opcode(out.words, spv::OpCooperativeMatrixStoreKHR) >= 1);
   CHECK(test::count_opcode(out.words, spv::OpTypeCooperativeMatrixKHR) >= 3);
   CHECK(test::contains(out.text, "OpCooperativeMatrixMulAddKHR"));  // SPIRV-Tools' text or the own listing
   // OpCapability CooperativeMatrixKHR and OpExtension "SPV_KHR_cooperative_matrix"

@@ -8,7 +8,6 @@
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
-
 #include <time.h>
 
 #include <cstdio>
@@ -100,7 +99,8 @@ class StageTimes {
   StageTimes() : last_(now()) {}
   void mark(const char* stage) {
     const double t = now();
-    text_ += (text_.empty() ? "" : ", ") + std::string(stage) + " " + std::to_string(int(t - last_ + 0.5)) + " ms";
+    text_ +=
+        (text_.empty() ? "" : ", ") + std::string(stage) + " " + std::to_string(int(t - last_ + 0.5)) + " ms";
     last_ = t;
   }
   const std::string& text() const { return text_; }
@@ -221,7 +221,8 @@ class CpuPlugin final : public TargetPlugin {
     std::vector<PassEntry> p = default_pipeline();
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
-    p.push_back({"rasterize_blocks", [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
+    p.push_back({"rasterize_blocks",
+                 [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
     p.push_back({"lower_tile_ops", [micro](const Function& f, const TargetInfo& info) {
                    LowerTileOpsOptions o;
                    if (micro) o.keep_gemm = gemm_has_microkernel;
@@ -262,7 +263,8 @@ class CpuPlugin final : public TargetPlugin {
     times.mark("object");
     a.assembly = disassemble_object(a.binary, t);
     times.mark("disassembly");
-    if (std::getenv("TILEGEN_CPU_TIMING")) std::fprintf(stderr, "cpu codegen %s: %s\n", lowered.name.c_str(), times.text().c_str());
+    if (std::getenv("TILEGEN_CPU_TIMING"))
+      std::fprintf(stderr, "cpu codegen %s: %s\n", lowered.name.c_str(), times.text().c_str());
     a.entry = kernel_symbol(lowered, 0);
     return a;
   }

@@ -127,8 +127,8 @@ void print_section(const llvm::object::ObjectFile& obj, const llvm::object::Sect
 }  // namespace
 
 std::string disassemble_object(const std::vector<uint8_t>& object, const CpuTarget& t) {
-  auto obj = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), "k.o"));
+  auto obj = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(reinterpret_cast<const char*>(object.data()), object.size()), "k.o"));
   if (!obj) {
     std::string why;
     llvm::raw_string_ostream os(why);

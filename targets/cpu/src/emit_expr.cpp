@@ -340,7 +340,8 @@ Value* Emitter::call(const ir::Call* op) {
   // f32 exp inline (emit_math.cpp); narrow types keep the library's, whose rounding the
   // interpreter's double-then-round matches exactly more often.
   auto exp = [&](Value* x, bool base2) {
-    return t == f32 ? exp_f32(x, base2) : B.CreateUnaryIntrinsic(base2 ? llvm::Intrinsic::exp2 : llvm::Intrinsic::exp, x);
+    return t == f32 ? exp_f32(x, base2)
+                    : B.CreateUnaryIntrinsic(base2 ? llvm::Intrinsic::exp2 : llvm::Intrinsic::exp, x);
   };
   Value* r = nullptr;
   switch (op->fn) {

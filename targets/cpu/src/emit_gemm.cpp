@@ -170,7 +170,8 @@ class GemmEmitter {
   }
   Value* a_val(Value* i, Value* k) {
     const int64_t stride = abase_ ? astride_ : A_.row_stride;
-    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(stride)), i) : B.CreateAdd(B.CreateMul(i, i64(stride)), k);
+    Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(stride)), i)
+                            : B.CreateAdd(B.CreateMul(i, i64(stride)), k);
     if (abase_) return B.CreateLoad(f32t_, B.CreateInBoundsGEP(f32t_, abase_, idx));
     return e_.convert(e_.load(A_.buf, B.CreateAdd(A_.off, idx)), A_.t, f32);
   }

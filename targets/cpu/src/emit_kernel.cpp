@@ -87,7 +87,8 @@ std::unordered_map<const ir::BufferNode*, int64_t> gemm_b_row_padding(const Kern
       const Buffer& b = g->b.buffer;
       if (g->trans_b || b->dtype != f32 || b->scope == Scope::Global || !gemm_has_microkernel(*g)) return;
       const int64_t row = *b->shape.back().as_int();
-      if (row * 4 % kScratchAlign == 0 && (row * 4 / kScratchAlign) % 2 == 0) pad[b.get()] = kScratchAlign / 4;
+      if (row * 4 % kScratchAlign == 0 && (row * 4 / kScratchAlign) % 2 == 0)
+        pad[b.get()] = kScratchAlign / 4;
     }
   } find;
   find.visit_stmt(k.body);

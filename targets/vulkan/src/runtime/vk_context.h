@@ -61,6 +61,8 @@ class VulkanContext final : public DeviceContext {
   void end_submit_wait(const char* what);
   void check_validation(const char* what);
   void check_capabilities(const std::vector<uint32_t>& words) const;
+  void create_layouts(LoadedKernels& k, const Function& lowered);
+  void create_pipelines(LoadedKernels& k, const Function& lowered);
   /// Descriptor writes, then per kernel: bind, push constants, dispatch, barrier.
   void record_kernels(VkCommandBuffer cmd, LoadedKernels& k, const Function& lowered,
                       const std::vector<LaunchArg>& args);

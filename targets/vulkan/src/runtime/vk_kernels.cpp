@@ -144,54 +144,51 @@ void VulkanContext::check_capabilities(const std::vector<uint32_t>& words) const
   }
 }
 
-std::shared_ptr<void> VulkanContext::load(const Artifact& a, const Function& lowered) {
-  std::vector<uint32_t> words = words_of(a);
-  check_capabilities(words);
-  auto k = std::make_shared<LoadedKernels>();
-  k->ctx = this;
-  VkShaderModuleCreateInfo mi =
-      vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
-  mi.codeSize = a.binary.size();
-  mi.pCode = words.data();
-  check(vk_.vkCreateShaderModule(device_, &mi, nullptr, &k->module), "vkCreateShaderModule", lowered.name);
-  for (const Param& p : lowered.params) k->tensors += p.kind == Param::Kind::Tensor;
-  k->push = push_constant_layout(lowered);
-  if (k->push.bytes > phys_.limits.maxPushConstantsSize)
-    throw Error("vulkan: kernel " + lowered.name + " has " + std::to_string(k->push.bytes) +
+// Set 0 with one storage buffer per tensor parameter, the push-constant range of the scalars,
+// and the one descriptor set every launch rewrites.
+void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
+  for (const Param& p : lowered.params) k.tensors += p.kind == Param::Kind::Tensor;
+  k.push = push_constant_layout(lowered);
+  if (k.push.bytes > phys_.limits.maxPushConstantsSize)
+    throw Error("vulkan: kernel " + lowered.name + " has " + std::to_string(k.push.bytes) +
                 " bytes of scalar parameters; device " + phys_.name + " takes " +
                 std::to_string(phys_.limits.maxPushConstantsSize) + ": pass fewer scalars");
-  std::vector<VkDescriptorSetLayoutBinding> bindings(k->tensors);
-  for (uint32_t i = 0; i < k->tensors; ++i)
+  std::vector<VkDescriptorSetLayoutBinding> bindings(k.tensors);
+  for (uint32_t i = 0; i < k.tensors; ++i)
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo li =
       vk_struct<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
-  li.bindingCount = k->tensors;
+  li.bindingCount = k.tensors;
   li.pBindings = bindings.data();
-  check(vk_.vkCreateDescriptorSetLayout(device_, &li, nullptr, &k->set_layout),
-        "vkCreateDescriptorSetLayout");
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push.bytes};
+  check(vk_.vkCreateDescriptorSetLayout(device_, &li, nullptr, &k.set_layout), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, k.push.bytes};
   VkPipelineLayoutCreateInfo pli =
       vk_struct<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
   pli.setLayoutCount = 1;
-  pli.pSetLayouts = &k->set_layout;
-  pli.pushConstantRangeCount = k->push.bytes ? 1 : 0;
+  pli.pSetLayouts = &k.set_layout;
+  pli.pushConstantRangeCount = k.push.bytes ? 1 : 0;
   pli.pPushConstantRanges = &range;
-  check(vk_.vkCreatePipelineLayout(device_, &pli, nullptr, &k->layout), "vkCreatePipelineLayout");
-  if (k->tensors) {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, k->tensors};
+  check(vk_.vkCreatePipelineLayout(device_, &pli, nullptr, &k.layout), "vkCreatePipelineLayout");
+  if (k.tensors) {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, k.tensors};
     VkDescriptorPoolCreateInfo dpi =
         vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
     dpi.maxSets = 1;
     dpi.poolSizeCount = 1;
     dpi.pPoolSizes = &size;
-    check(vk_.vkCreateDescriptorPool(device_, &dpi, nullptr, &k->pool), "vkCreateDescriptorPool");
+    check(vk_.vkCreateDescriptorPool(device_, &dpi, nullptr, &k.pool), "vkCreateDescriptorPool");
     VkDescriptorSetAllocateInfo ai =
         vk_struct<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
-    ai.descriptorPool = k->pool;
+    ai.descriptorPool = k.pool;
     ai.descriptorSetCount = 1;
-    ai.pSetLayouts = &k->set_layout;
-    check(vk_.vkAllocateDescriptorSets(device_, &ai, &k->set), "vkAllocateDescriptorSets");
+    ai.pSetLayouts = &k.set_layout;
+    check(vk_.vkAllocateDescriptorSets(device_, &ai, &k.set), "vkAllocateDescriptorSets");
   }
+}
+
+// One pipeline per entry point, through the pipeline cache; each kernel's grid checked against
+// the device's limits.
+void VulkanContext::create_pipelines(LoadedKernels& k, const Function& lowered) {
   CollectKernels found;
   found.visit_stmt(lowered.body);
   std::vector<std::string> names = kernel_entry_names(lowered);
@@ -211,13 +208,27 @@ std::shared_ptr<void> VulkanContext::load(const Artifact& a, const Function& low
         vk_struct<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
     ci.stage.pNext = phys_.require_subgroup_size ? &sub : nullptr;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    ci.stage.module = k->module;
+    ci.stage.module = k.module;
     ci.stage.pName = names[i].c_str();
-    ci.layout = k->layout;
+    ci.layout = k.layout;
     check(vk_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &ci, nullptr, &e.pipeline),
           "vkCreateComputePipelines", "entry point " + names[i]);
-    k->entries.push_back(e);
+    k.entries.push_back(e);
   }
+}
+
+std::shared_ptr<void> VulkanContext::load(const Artifact& a, const Function& lowered) {
+  std::vector<uint32_t> words = words_of(a);
+  check_capabilities(words);
+  auto k = std::make_shared<LoadedKernels>();
+  k->ctx = this;
+  VkShaderModuleCreateInfo mi =
+      vk_struct<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  mi.codeSize = a.binary.size();
+  mi.pCode = words.data();
+  check(vk_.vkCreateShaderModule(device_, &mi, nullptr, &k->module), "vkCreateShaderModule", lowered.name);
+  create_layouts(*k, lowered);
+  create_pipelines(*k, lowered);
   check_validation("building the pipelines");
   return k;
 }

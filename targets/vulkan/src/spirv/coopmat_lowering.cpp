@@ -14,7 +14,8 @@
 //   OpControlBarrier Subgroup
 //   C_local[r] = stage_c[warp][lane*8 + r]
 // Execution checks the equivalence on a device; the interpreter checks the same lowered IR
-// with the same model layout in CI.
+// with the same model layout in CI. Inside a region where an accumulator stays a cooperative
+// matrix (coopmat_resident.cpp), C is loaded from and stored to its Function variable instead.
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
@@ -22,10 +23,8 @@
 
 namespace tg::vulkan {
 
-namespace {
-
 // The SPIR-V component type of a coopmat operand; bf16 has no SPIR-V 1.6 type.
-uint32_t component_type(ModuleLowering& M, DType t, const SourceLoc& loc) {
+uint32_t KernelLowering::coopmat_component(DType t, const SourceLoc& loc) {
   switch (t.code) {
     case TypeCode::F16:
       if (!M.features.float16_arith)
@@ -43,8 +42,6 @@ uint32_t component_type(ModuleLowering& M, DType t, const SourceLoc& loc) {
                   loc);
   }
 }
-
-}  // namespace
 
 // A per-subgroup staging tile: a Workgroup array of `elements` per subgroup of the kernel.
 uint32_t KernelLowering::scratch_base(const std::string& which, uint32_t component, uint32_t elements,
@@ -81,8 +78,12 @@ void KernelLowering::mma(const ir::Mma& op) {
   M.coopmat_used = true;
   m.extension("SPV_KHR_cooperative_matrix");
   m.capability(spv::CapCooperativeMatrixKHR);
-  uint32_t ta = component_type(M, u->a_type, op.loc), tb = component_type(M, u->b_type, op.loc);
-  uint32_t tc = component_type(M, u->c_type, op.loc);
+  uint32_t ta = coopmat_component(u->a_type, op.loc), tb = coopmat_component(u->b_type, op.loc);
+  uint32_t tc = coopmat_component(u->c_type, op.loc);
+  // an accumulator held as cooperative matrices inside this region (coopmat_resident.cpp)
+  auto res = resident_.find(op.c.buffer.get());
+  Resident* resident = res != resident_.end() && res->second.active ? &res->second : nullptr;
+  const int staged = resident ? 2 : 3;
   uint32_t tx = values_.at(k_.thread_var.node());
   uint32_t warp = m.op(spv::OpShiftRightArithmetic, M.t_i32, {tx, c_i32(5)});
   uint32_t lane = m.op(spv::OpBitwiseAnd, M.t_i32, {tx, c_i32(31)});
@@ -107,9 +108,22 @@ void KernelLowering::mma(const ir::Mma& op) {
     return m.op(spv::OpIAdd, M.t_i32, {m.op(spv::OpIMul, M.t_i32, {lane, c_i32(o.regs)}), c_i32(r)});
   };
 
-  barrier(spv::ScopeSubgroup);
-  for (int i = 0; i < 3; ++i) {
+  // A and B straight from their Shared tiles where coopmat_direct.cpp proved the layout
+  const DirectTile* direct[3] = {nullptr, nullptr, nullptr};
+  if (auto it = direct_.find(&op); it != direct_.end()) {
+    const std::optional<DirectTile>* d[2] = {&it->second.first, &it->second.second};
+    for (int i = 0; i < 2; ++i)
+      if (d[i]->has_value()) {
+        const BufferStorage& sh = storage_of((*d[i])->shared, op.loc);
+        if (sh.storage_class == spv::SCWorkgroup && sh.element_type == ops[i].component) direct[i] = &**d[i];
+      }
+  }
+  bool any_staged = false;
+  for (int i = 0; i < staged; ++i) any_staged = any_staged || !direct[i];
+  if (any_staged) barrier(spv::ScopeSubgroup);
+  for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
+    if (direct[i]) continue;
     o.var = scratch_base(role[i], o.component, o.rows * o.cols, &o.ptr);
     const BufferStorage& regs = storage_of(o.reg->buffer.get(), op.loc);
     for (uint32_t r = 0; r < o.regs; ++r) {
@@ -120,11 +134,24 @@ void KernelLowering::mma(const ir::Mma& op) {
       m.inst(spv::OpStore, {stage_pointer(o, lane_slot(o, r)), v, nonprivate});
     }
   }
-  barrier(spv::ScopeSubgroup);
+  if (any_staged) barrier(spv::ScopeSubgroup);
   uint32_t mats[3];
-  for (int i = 0; i < 3; ++i) {
+  uint32_t resident_ptr = 0;
+  if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
+    uint32_t index = m.op(spv::OpSDiv, M.t_i32, {expr(op.c.offset), c_i32(resident->regs)});
+    resident_ptr = m.op(spv::OpAccessChain, resident->element_ptr, {resident->var, index});
+    mats[2] = m.op(spv::OpLoad, resident->type, {resident_ptr});
+  }
+  for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
     uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
+    if (direct[i]) {
+      const BufferStorage& sh = storage_of(direct[i]->shared, op.loc);
+      mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
+                     {element_pointer(sh, expr(direct[i]->flat)), m.u32(spv::RowMajorKHR),
+                      m.u32(direct[i]->stride), nonprivate});
+      continue;
+    }
     mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
                    {stage_pointer(o, c_i32(0)), m.u32(spv::RowMajorKHR), m.u32(o.cols), nonprivate});
   }
@@ -135,6 +162,10 @@ void KernelLowering::mma(const ir::Mma& op) {
                        : uint32_t(spv::CMNone);
   uint32_t d = flags ? m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2], flags})
                      : m.op(spv::OpCooperativeMatrixMulAddKHR, ctype, {mats[0], mats[1], mats[2]});
+  if (resident) {
+    m.inst(spv::OpStore, {resident_ptr, d});
+    return;
+  }
   m.inst(spv::OpCooperativeMatrixStoreKHR,
          {stage_pointer(ops[2], c_i32(0)), d, m.u32(spv::RowMajorKHR), m.u32(ops[2].cols), nonprivate});
   barrier(spv::ScopeSubgroup);

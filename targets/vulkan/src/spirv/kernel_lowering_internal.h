@@ -2,10 +2,12 @@
 // (expressions, conversions, element access) and coopmat_lowering.cpp (Mma).
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "spirv/kernel_lowering.h"
+#include "tilegen/ir/matrix_unit.h"
 
 namespace tg::vulkan {
 
@@ -42,8 +44,10 @@ class KernelLowering {
   void if_else(uint32_t cond, Then then_fn, Else else_fn, bool has_else);
   void barrier(uint32_t scope);
 
-  // ---- cooperative matrices (coopmat_lowering.cpp)
+  // ---- cooperative matrices (coopmat_lowering.cpp, coopmat_resident.cpp)
   void mma(const ir::Mma& op);
+  /// Finds the Local accumulators that can stay cooperative matrices across a region.
+  void plan_resident_accumulators();
 
   ModuleLowering& M;
   ModuleBuilder& m;
@@ -65,6 +69,26 @@ class KernelLowering {
   void loop(const ir::For& op);
   void declare_buffers();
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
+  /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.
+  struct Resident {
+    const MatrixUnit* unit = nullptr;
+    uint32_t var = 0, element_ptr = 0, type = 0, component = 0, units = 0, regs = 0;
+    bool active = false;  // lowering is inside one of its regions
+  };
+  uint32_t coopmat_component(DType t, const SourceLoc& loc);
+  /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
+  struct DirectTile {
+    const ir::BufferNode* shared = nullptr;
+    Expr flat;            // the tile's first element, flat in the buffer
+    uint32_t stride = 0;  // the buffer's row length
+  };
+  std::optional<DirectTile> prove_direct(const Stmt& nest, const ir::BufferNode* regs, const Expr& offset,
+                                         int64_t unit_regs, int64_t cols, DType type);
+  void plan_direct(const ir::Seq& seq, std::size_t i);
+  std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
+  std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
+  void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);
+  void resident_region(const Stmt& s, const std::vector<const ir::BufferNode*>& bufs);
 
   const ir::Kernel& k_;
   std::map<const ir::VarNode*, uint32_t> values_;           // lets, thread/block indices, scalars
@@ -75,7 +99,8 @@ class KernelLowering {
     uint32_t variable = 0, element_ptr = 0;
   };
   std::map<std::string, Scratch> scratch_;  // coopmat staging tiles by role and type
-  uint32_t warp_ = 0, lane_ = 0;            // thread index / 32 and % 32, when an Mma needs them
+  std::map<const ir::BufferNode*, Resident> resident_;
+  std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> resident_regions_;
 
   friend class CoopmatLowering;
 };

@@ -37,6 +37,7 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
     values_[var] = convert(v, member.second, var->dtype, var->loc);
   }
   declare_buffers();
+  plan_resident_accumulators();
   stmt(k_.body);
   m.inst(spv::OpReturn, {});
   m.end_function();
@@ -105,10 +106,18 @@ void KernelLowering::barrier(uint32_t scope) {
 }
 
 void KernelLowering::stmt(const Stmt& s) {
+  if (auto it = resident_regions_.find(s.get());
+      it != resident_regions_.end() && !resident_.at(it->second.front()).active)
+    return resident_region(s, it->second);
   switch (s->kind) {
-    case ir::StmtKind::Seq:
-      for (const Stmt& x : s.as<ir::Seq>()->stmts) stmt(x);
+    case ir::StmtKind::Seq: {
+      const auto* seq = s.as<ir::Seq>();
+      for (std::size_t i = 0; i < seq->stmts.size(); ++i) {
+        plan_direct(*seq, i);
+        stmt(seq->stmts[i]);
+      }
       return;
+    }
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
     case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
     case ir::StmtKind::Barrier: return barrier(spv::ScopeWorkgroup);
@@ -129,7 +138,14 @@ void KernelLowering::stmt(const Stmt& s) {
       std::optional<uint32_t> saved;
       if (it != values_.end()) saved = it->second;
       values_[op->var.node()] = v;
+      auto saved_let =
+          lets_.find(op->var.node()) != lets_.end() ? std::optional(lets_.at(op->var.node())) : std::nullopt;
+      lets_[op->var.node()] = {op->var, op->value};
       stmt(op->body);
+      if (saved_let)
+        lets_[op->var.node()] = *saved_let;
+      else
+        lets_.erase(op->var.node());
       if (saved)
         values_[op->var.node()] = *saved;
       else

@@ -1,0 +1,184 @@
+// A and B operands loaded straight from their Shared tiles. infer_fragment_layouts fills each
+// operand's registers by a loop nest just before the Mma nest, in the same Seq:
+//   for mi, p, h: a_regs[mi*8 + p*2 + h] = A_shared[warp/2*64 + mi*16 + lane/2, kk*16 + lane%2*8 + p*2 + h]
+//   for mi, ni:   mma ... a=a_regs[mi*8] ...
+// With the store index a mixed radix over the nest (so every register is written once) and, for
+// every lane L < 32 and register r < regs, the source element minus lane 0's register 0 equal
+// to ((L·regs + r) / cols, (L·regs + r) % cols) (the model layout, proven by exact symbolic
+// differences in which everything but the lane cancels), the Mma's operand is the unit tile at
+// lane 0's element of a row-major Shared buffer: OpCooperativeMatrixLoadKHR RowMajor, stride =
+// the buffer's row length. Anything else keeps the staging path.
+#include <algorithm>
+
+#include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
+
+namespace tg::vulkan {
+
+namespace {
+
+struct FreeVars : IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  void visit(const ir::VarNode* v) override { vars.insert(v); }
+};
+
+struct Writes : IRVisitor {
+  std::map<const ir::BufferNode*, int> stores;
+  void visit(const ir::Store* op) override {
+    stores[op->buffer.get()]++;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    stores[op->buffer.get()]++;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Mma* op) override { stores[op->c.buffer.get()]++; }
+  void visit(const ir::Barrier*) override { ++barriers; }
+  int barriers = 0;
+};
+
+bool multiple_of(const Expr& e, int64_t k) {
+  LinearForm f = linear_form(simplify_expr(e));
+  if (f.constant % k != 0) return false;
+  for (auto& [term, coeff] : f.terms)
+    if (coeff % k != 0) return false;
+  return true;
+}
+
+bool is_var(const Expr& e, const ir::VarNode* v) { return e.as<ir::VarNode>() == v; }
+
+// v = tx op 32
+bool binds(const std::map<const ir::VarNode*, std::pair<Var, Expr>>& lets, const ir::VarNode* v,
+           const ir::VarNode* tx, ir::BinOp op) {
+  auto it = lets.find(v);
+  if (it == lets.end()) return false;
+  const auto* b = it->second.second.as<ir::Binary>();
+  return b && b->op == op && is_var(b->a, tx) && b->b.as_int() == 32;
+}
+
+}  // namespace
+
+// The register-filling nest `nest` of `regs`, for an Mma reading regs at `offset` (a multiple
+// of unit_regs): the Shared tile and its lane-0 element, or nothing.
+std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stmt& nest,
+                                                                       const ir::BufferNode* regs,
+                                                                       const Expr& offset, int64_t unit_regs,
+                                                                       int64_t cols, DType type) {
+  std::vector<const ir::For*> loops;
+  Stmt s = nest;
+  while (const auto* f = s.as<ir::For>()) {
+    if (f->for_kind == ForKind::Parallel || f->min.as_int() != 0 || !f->extent.as_int() ||
+        *f->extent.as_int() <= 0)
+      return std::nullopt;
+    loops.push_back(f);
+    s = f->body;
+  }
+  const auto* st = s.as<ir::Store>();
+  if (loops.empty() || !st || st->buffer.get() != regs || st->indices.size() != 1) return std::nullopt;
+  const auto* ld = st->value.as<ir::Load>();
+  if (!ld || ld->buffer->scope != Scope::Shared || ld->buffer->shape.size() != 2 ||
+      ld->buffer->dtype != type || regs->dtype != type || ld->indices.size() != 2)
+    return std::nullopt;
+  // store index = Σ coeff·var over the nest, a mixed radix covering regs exactly
+  LinearForm idx = linear_form(simplify_expr(st->indices[0]));
+  if (idx.constant != 0 || idx.terms.size() != loops.size()) return std::nullopt;
+  struct Digit {
+    Var var;
+    int64_t coeff, extent;
+  };
+  std::vector<Digit> digits;
+  for (auto& [term, coeff] : idx.terms) {
+    const auto* v = term.as<ir::VarNode>();
+    auto it = std::find_if(loops.begin(), loops.end(), [&](const ir::For* f) { return f->var.node() == v; });
+    if (!v || it == loops.end() || coeff <= 0) return std::nullopt;
+    digits.push_back({(*it)->var, coeff, *(*it)->extent.as_int()});
+  }
+  std::sort(digits.begin(), digits.end(), [](const Digit& a, const Digit& b) { return a.coeff < b.coeff; });
+  int64_t radix = 1;
+  bool boundary = unit_regs == 1;
+  for (const Digit& d : digits) {
+    if (d.coeff != radix) return std::nullopt;
+    radix *= d.extent;
+    boundary = boundary || radix == unit_regs;
+  }
+  std::optional<int64_t> n = ld->buffer->shape[0].as_int(), row_len = ld->buffer->shape[1].as_int();
+  auto numel = regs->shape.size() == 1 ? regs->shape[0].as_int() : std::nullopt;
+  if (!boundary || !numel || radix != *numel || !n || !row_len) return std::nullopt;
+  // the lane and the values uniform over the subgroup: warp = tx / 32, loop and block variables
+  const ir::VarNode* tx = k_.thread_var.node();
+  const ir::VarNode* lane = nullptr;
+  FreeVars fv;
+  fv.visit_expr(ld->indices[0]);
+  fv.visit_expr(ld->indices[1]);
+  for (const ir::VarNode* v : fv.vars) {
+    bool nest_var =
+        std::any_of(digits.begin(), digits.end(), [&](const Digit& d) { return d.var.node() == v; });
+    if (nest_var || loop_vars_.count(v) || binds(lets_, v, tx, ir::BinOp::Div)) continue;
+    if (binds(lets_, v, tx, ir::BinOp::Mod) && (!lane || lane == v)) {
+      lane = v;
+      continue;
+    }
+    if (std::any_of(k_.block_vars.begin(), k_.block_vars.end(), [&](const Var& b) { return b.node() == v; }))
+      continue;
+    return std::nullopt;
+  }
+  if (!lane) return std::nullopt;
+  auto element = [&](const Expr& e, int64_t L, int64_t r, bool lane_const) {
+    std::vector<std::pair<Var, Expr>> map;
+    for (const Digit& d : digits)
+      map.push_back({d.var, d.coeff >= unit_regs ? (offset / Expr(int(d.coeff))) % Expr(int(d.extent))
+                                                 : Expr(int((r / d.coeff) % d.extent))});
+    if (lane_const) map.push_back({lets_.at(lane).first, Expr(int(L))});
+    return simplify_expr(substitute(e, map));
+  };
+  Expr row0 = element(ld->indices[0], 0, 0, true), col0 = element(ld->indices[1], 0, 0, true);
+  for (int64_t L = 0; L < 32; ++L)
+    for (int64_t r = 0; r < unit_regs; ++r) {
+      int64_t e = L * unit_regs + r;
+      LinearForm dr = linear_difference(element(ld->indices[0], L, r, true), row0, -(e / cols));
+      LinearForm dc = linear_difference(element(ld->indices[1], L, r, true), col0, -(e % cols));
+      if (!dr.is_constant() || dr.constant != 0 || !dc.is_constant() || dc.constant != 0) return std::nullopt;
+    }
+  // 16-byte alignment of the tile's start and rows (the Vulkan rule for coopmat loads)
+  const int64_t per16 = 16 / std::max(1, type.bits() / 8);
+  Expr flat = row0 * Expr(int(*row_len)) + col0;
+  if (*row_len % per16 != 0 || !multiple_of(flat, per16)) return std::nullopt;
+  return DirectTile{ld->buffer.get(), flat, uint32_t(*row_len)};
+}
+
+// Before lowering seq's child i: where it is a loop nest of Mmas whose A or B registers are
+// filled by an earlier sibling nest (and nothing between writes them or their Shared tile),
+// record the proven direct tiles.
+void KernelLowering::plan_direct(const ir::Seq& seq, std::size_t i) {
+  std::vector<const ir::For*> loops;
+  Stmt s = seq.stmts[i];
+  while (const auto* f = s.as<ir::For>()) loops.push_back(f), s = f->body;
+  const auto* op = s.as<ir::Mma>();
+  if (!op || M.features.subgroup_size != 32 || k_.threads % 32 != 0) return;
+  const MatrixUnit* u = find_matrix_unit(op->unit);
+  if (!u || u->family != "coopmat") return;
+  Writes all;
+  all.visit_stmt(k_.body);
+  auto find = [&](const ir::MmaOperand& o, int64_t regs, int64_t cols, DType t) -> std::optional<DirectTile> {
+    if (all.stores[o.buffer.get()] != 1 || !multiple_of(o.offset, regs)) return std::nullopt;
+    for (std::size_t j = i; j-- > 0;) {
+      Writes w;
+      w.visit_stmt(seq.stmts[j]);
+      if (!w.stores[o.buffer.get()]) continue;
+      std::optional<DirectTile> d = prove_direct(seq.stmts[j], o.buffer.get(), o.offset, regs, cols, t);
+      if (!d) return std::nullopt;
+      for (std::size_t q = j + 1; q < i; ++q) {  // the tile is unchanged until the Mma
+        Writes between;
+        between.visit_stmt(seq.stmts[q]);
+        if (between.stores[d->shared] || between.barriers) return std::nullopt;  // nor another thread
+      }
+      return d;
+    }
+    return std::nullopt;
+  };
+  direct_[op] = {find(op->a, u->a_regs(), u->k, u->a_type), find(op->b, u->b_regs(), u->n, u->b_type)};
+}
+
+}  // namespace tg::vulkan

@@ -1,0 +1,190 @@
+// Accumulators that stay cooperative matrices across a region (the K loop of a gemm): a Local
+// buffer C_local whose every access inside a statement S is the C operand of an Mma on one
+// coopmat unit is held, while S runs, as an array of OpTypeCooperativeMatrixKHR Function
+// variables, one per unit tile (C_local[u·regs .. u·regs+regs) ↔ tile u):
+//
+//   for mi, ni, r: C_local[mi*32 + ni*8 + r] = 0.0        ; per lane, as before
+//   for ko in serial(0 +: 8) { ...                         ; S: only Mma C operands of C_local
+//     mma "coopmat_16x16x16_f16_f32" a=..., b=..., c=C_local[mi*32 + ni*8] }
+//   C[...] = cast<f16>(C_local[...])                       ; per lane, as before
+// becomes
+//   (per lane) C_local = 0
+//   for u < 16: stage C_local[u*8 .. u*8+8) in the model layout; acc[u] = OpCooperativeMatrixLoadKHR
+//   loop ko { ... acc[(mi*32 + ni*8) / 8] = OpCooperativeMatrixMulAddKHR a b acc[...] }
+//   for u < 16: OpCooperativeMatrixStoreKHR acc[u] to the staging tile; lanes read C_local[u*8 + r]
+// So the staging of C happens once a region instead of once an Mma, and the model layout holds
+// wherever lanes touch elements. Buffers or statements that do not fit keep the per-Mma form.
+#include <algorithm>
+#include <set>
+
+#include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
+
+namespace tg::vulkan {
+
+namespace {
+
+// Per buffer: Mma C operand uses, and every other reference (loads, stores, atomics, A/B).
+struct Uses : IRVisitor {
+  std::map<const ir::BufferNode*, int> mma_c, other;
+  std::map<const ir::BufferNode*, std::vector<const ir::Mma*>> mmas;
+  void visit(const ir::Load* op) override {
+    other[op->buffer.get()]++;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    other[op->buffer.get()]++;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    other[op->buffer.get()]++;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Mma* op) override {
+    other[op->a.buffer.get()]++;
+    other[op->b.buffer.get()]++;
+    mma_c[op->c.buffer.get()]++;
+    mmas[op->c.buffer.get()].push_back(op);
+    visit_expr(op->a.offset);
+    visit_expr(op->b.offset);
+    visit_expr(op->c.offset);
+  }
+};
+
+bool multiple_of(const Expr& e, int64_t k) {
+  LinearForm f = linear_form(simplify_expr(e));
+  if (f.constant % k != 0) return false;
+  for (auto& [term, coeff] : f.terms)
+    if (coeff % k != 0) return false;
+  return true;
+}
+
+// The outermost statements under s (through Seq, Let and For bodies) that use b only as Mma C
+// operands: loops, or several Mmas.
+void find_regions(const Stmt& s, const ir::BufferNode* b,
+                  std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>>* regions) {
+  if (!s) return;
+  Uses u;
+  u.visit_stmt(s);
+  if (!u.mma_c[b]) return;
+  if (!u.other[b]) {  // a lone Mma gains nothing from the round trip: keep the per-Mma form
+    if (u.mma_c[b] > 1 || s.as<ir::For>()) (*regions)[s.get()].push_back(b);
+    return;
+  }
+  if (const auto* seq = s.as<ir::Seq>())
+    for (const Stmt& x : seq->stmts) find_regions(x, b, regions);
+  else if (const auto* let = s.as<ir::Let>())
+    find_regions(let->body, b, regions);
+  else if (const auto* loop = s.as<ir::For>())
+    find_regions(loop->body, b, regions);
+}
+
+}  // namespace
+
+// A Local buffer qualifies when every Mma with it as C uses one device coopmat unit whose C type
+// is the buffer's dtype (so the round trip through the matrix is exact), at offsets that are
+// multiples of the unit's registers a lane, and the buffer is whole unit tiles.
+void KernelLowering::plan_resident_accumulators() {
+  if (M.features.subgroup_size != 32 || k_.threads % 32 != 0) return;
+  Uses all;
+  all.visit_stmt(k_.body);
+  const auto& device_units = M.features.coopmat_units;
+  for (const Buffer& buf : k_.buffers) {
+    const ir::BufferNode* node = buf.get();
+    auto found = all.mmas.find(node);
+    if (node->scope != Scope::Local || found == all.mmas.end() || node->shape.size() != 1) continue;
+    const std::vector<const ir::Mma*>& mmas = found->second;
+    const MatrixUnit* u = find_matrix_unit(mmas.front()->unit);
+    if (!u || u->family != "coopmat" || node->dtype != u->c_type ||
+        std::find(device_units.begin(), device_units.end(), u->name) == device_units.end())
+      continue;
+    const int64_t regs = u->c_regs();
+    bool ok = regs > 0 && buffers_.at(node).form == BufferStorage::Form::Value;
+    for (const ir::Mma* op : mmas) ok = ok && op->unit == u->name && multiple_of(op->c.offset, regs);
+    std::optional<int64_t> n = buf.const_numel();
+    if (!ok || !n || *n % regs != 0) continue;
+    std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> regions;
+    find_regions(k_.body, node, &regions);
+    if (regions.empty()) continue;
+    Resident r;
+    r.unit = u;
+    r.regs = uint32_t(regs);
+    r.units = uint32_t(*n / regs);
+    r.component = coopmat_component(u->c_type, k_.loc);
+    r.type = m.type_cooperative_matrix(r.component, spv::ScopeSubgroup, uint32_t(u->m), uint32_t(u->n),
+                                       spv::MatrixAccumulator);
+    r.element_ptr = m.type_pointer(spv::SCFunction, r.type);
+    r.var = m.function_variable(m.type_pointer(spv::SCFunction, m.type_array(r.type, r.units)));
+    m.name(r.var, node->name + "_coopmat");
+    resident_[node] = r;
+    for (auto& [stmt_node, bufs] : regions)
+      resident_regions_[stmt_node].insert(resident_regions_[stmt_node].end(), bufs.begin(), bufs.end());
+  }
+}
+
+// Lanes' elements ↔ the matrices, unit tile by unit tile, through the per-subgroup staging
+// tile in the model layout (lane L's registers r are row-major element L·regs + r).
+void KernelLowering::sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices,
+                                   const SourceLoc& loc) {
+  M.coopmat_used = true;
+  m.extension("SPV_KHR_cooperative_matrix");
+  m.capability(spv::CapCooperativeMatrixKHR);
+  const uint32_t rows = uint32_t(r.unit->m), cols = uint32_t(r.unit->n);
+  uint32_t ptr_type = 0;
+  uint32_t stage = scratch_base("c", r.component, rows * cols, &ptr_type);
+  uint32_t tx = values_.at(k_.thread_var.node());
+  uint32_t warp = m.op(spv::OpShiftRightArithmetic, M.t_i32, {tx, c_i32(5)});
+  uint32_t lane = m.op(spv::OpBitwiseAnd, M.t_i32, {tx, c_i32(31)});
+  uint32_t base = m.op(spv::OpIMul, M.t_i32, {warp, c_i32(rows * cols)});
+  uint32_t lane_base = m.op(spv::OpIAdd, M.t_i32, {base, m.op(spv::OpIMul, M.t_i32, {lane, c_i32(r.regs)})});
+  const uint32_t nonprivate = spv::MemNonPrivatePointer;
+  const BufferStorage& regs = buffers_.at(b);
+  const bool narrow = r.component != M.t_f32 && r.component != M.t_i32;
+  for (uint32_t t = 0; t < r.units; ++t) {
+    uint32_t mat_ptr = m.op(spv::OpAccessChain, r.element_ptr, {r.var, c_i32(t)});
+    uint32_t tile = m.op(spv::OpAccessChain, ptr_type, {stage, base});
+    barrier(spv::ScopeSubgroup);  // earlier readers of the staging tile are done
+    if (into_matrices) {
+      for (uint32_t i = 0; i < r.regs; ++i) {
+        uint32_t v = load_element(regs, {Expr(int(t * r.regs + i))}, loc);
+        if (narrow) v = m.op(r.unit->c_type.is_float() ? spv::OpFConvert : spv::OpSConvert, r.component, {v});
+        uint32_t slot = m.op(spv::OpIAdd, M.t_i32, {lane_base, c_i32(i)});
+        m.inst(spv::OpStore, {m.op(spv::OpAccessChain, ptr_type, {stage, slot}), v, nonprivate});
+      }
+      barrier(spv::ScopeSubgroup);
+      uint32_t mat = m.op(spv::OpCooperativeMatrixLoadKHR, r.type,
+                          {tile, m.u32(spv::RowMajorKHR), m.u32(cols), nonprivate});
+      m.inst(spv::OpStore, {mat_ptr, mat});
+    } else {
+      uint32_t mat = m.op(spv::OpLoad, r.type, {mat_ptr});
+      m.inst(spv::OpCooperativeMatrixStoreKHR, {tile, mat, m.u32(spv::RowMajorKHR), m.u32(cols), nonprivate});
+      barrier(spv::ScopeSubgroup);
+      for (uint32_t i = 0; i < r.regs; ++i) {
+        uint32_t slot = m.op(spv::OpIAdd, M.t_i32, {lane_base, c_i32(i)});
+        uint32_t v =
+            m.op(spv::OpLoad, r.component, {m.op(spv::OpAccessChain, ptr_type, {stage, slot}), nonprivate});
+        if (narrow)
+          v = m.op(r.unit->c_type.is_float() ? spv::OpFConvert : spv::OpSConvert, M.value_type(b->dtype, loc),
+                   {v});
+        store_element(regs, {Expr(int(t * r.regs + i))}, v, loc);
+      }
+    }
+  }
+}
+
+// S with its accumulators held as matrices: loaded before, stored back after.
+void KernelLowering::resident_region(const Stmt& s, const std::vector<const ir::BufferNode*>& bufs) {
+  for (const ir::BufferNode* b : bufs) {
+    sync_resident(b, resident_.at(b), true, s->loc);
+    resident_.at(b).active = true;
+  }
+  stmt(s);
+  for (const ir::BufferNode* b : bufs) {
+    resident_.at(b).active = false;
+    sync_resident(b, resident_.at(b), false, s->loc);
+  }
+}
+
+}  // namespace tg::vulkan
