@@ -74,7 +74,23 @@ class KernelLowering {
     const MatrixUnit* unit = nullptr;
     uint32_t var = 0, element_ptr = 0, type = 0, component = 0, units = 0, regs = 0;
     bool active = false;  // lowering is inside one of its regions
+    /// One Function variable per unit tile (instead of the array `var`) when every Mma's C
+    /// offset is constant once its loop nest is unrolled: no dynamic index, so registers.
+    std::vector<uint32_t> tiles;
   };
+  /// Pointer to unit tile t of a resident accumulator.
+  uint32_t resident_tile(const Resident& r, uint32_t t);
+  /// Emits op, a loop nest around one Mma on a split accumulator, once per iteration with the
+  /// loop variables constant (coopmat_resident.cpp); false, emitting nothing, otherwise.
+  bool unroll_mma_nest(const ir::For& op);
+  /// e with the unrolled loop variables replaced and simplified, if that is a constant.
+  std::optional<int64_t> constant_value(const Expr& e) const;
+  /// e with the unrolled loop variables replaced, simplified.
+  Expr unrolled(const Expr& e) const;
+  std::map<const ir::VarNode*, std::pair<Var, int64_t>> const_vars_;  // unrolled loop variables
+  int unroll_depth_ = 0;
+  /// Direct A/B matrices already loaded in the unrolled nest being emitted, by tile.
+  std::map<std::string, uint32_t> coopmat_loads_;
   uint32_t coopmat_component(DType t, const SourceLoc& loc);
   /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
   struct DirectTile {

@@ -160,6 +160,7 @@ void KernelLowering::stmt(const Stmt& s) {
 }
 
 void KernelLowering::loop(const ir::For& op) {
+  if (unroll_mma_nest(op)) return;
   uint32_t type = M.value_type(op.var.dtype(), op.loc);
   uint32_t var = m.function_variable(m.type_pointer(spv::SCFunction, type));
   m.name(var, op.var.name());
