@@ -68,6 +68,7 @@ class KernelLowering {
   void cas_loop(const BufferStorage& b, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t value);
   void loop(const ir::For& op);
   void declare_buffers();
+  void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
   /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.
   struct Resident {
