@@ -122,6 +122,15 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
   };
   CHECK(source_of(insts[first].operands[2]) == "A_shared");
   CHECK(source_of(insts[first].operands[3]) == "B_shared");
+  // so the per-lane register fills of A and B are dead, and not emitted: nothing indexes them
+  int regs_vars = 0;
+  for (const auto& [id, name] : names) {
+    if (name.rfind("a_regs", 0) != 0 && name.rfind("b_regs", 0) != 0) continue;
+    ++regs_vars;
+    for (const Inst& in : insts)
+      if (in.op == spv::OpAccessChain) CHECK(in.operands[2] != id);
+  }
+  CHECK(regs_vars == 2);
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

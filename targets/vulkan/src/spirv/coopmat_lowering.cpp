@@ -111,13 +111,9 @@ void KernelLowering::mma(const ir::Mma& op) {
 
   // A and B straight from their Shared tiles where coopmat_direct.cpp proved the layout
   const DirectTile* direct[3] = {nullptr, nullptr, nullptr};
-  if (auto it = direct_.find(&op); it != direct_.end()) {
-    const std::optional<DirectTile>* d[2] = {&it->second.first, &it->second.second};
-    for (int i = 0; i < 2; ++i)
-      if (d[i]->has_value()) {
-        const BufferStorage& sh = storage_of((*d[i])->shared, op.loc);
-        if (sh.storage_class == spv::SCWorkgroup && sh.element_type == ops[i].component) direct[i] = &**d[i];
-      }
+  if (auto it = direct_.find(&op); it != direct_.end()) {  // plan_direct checked the storage
+    if (it->second.first) direct[0] = &*it->second.first;
+    if (it->second.second) direct[1] = &*it->second.second;
   }
   bool any_staged = false;
   for (int i = 0; i < staged; ++i) any_staged = any_staged || !direct[i];

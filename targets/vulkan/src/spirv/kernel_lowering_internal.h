@@ -102,6 +102,8 @@ class KernelLowering {
   std::optional<DirectTile> prove_direct(const Stmt& nest, const ir::BufferNode* regs, const Expr& offset,
                                          int64_t unit_regs, int64_t cols, DType type);
   void plan_direct(const ir::Seq& seq, std::size_t i);
+  /// Whether seq's child i only fills registers that every reader loads straight from Shared.
+  bool dead_fill(const ir::Seq& seq, std::size_t i);
   std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
   std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
   void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);

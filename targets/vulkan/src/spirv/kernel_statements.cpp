@@ -127,10 +127,9 @@ void KernelLowering::stmt(const Stmt& s) {
   switch (s->kind) {
     case ir::StmtKind::Seq: {
       const auto* seq = s.as<ir::Seq>();
-      for (std::size_t i = 0; i < seq->stmts.size(); ++i) {
-        plan_direct(*seq, i);
-        stmt(seq->stmts[i]);
-      }
+      for (std::size_t i = 0; i < seq->stmts.size(); ++i) plan_direct(*seq, i);
+      for (std::size_t i = 0; i < seq->stmts.size(); ++i)
+        if (!dead_fill(*seq, i)) stmt(seq->stmts[i]);
       return;
     }
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
