@@ -14,6 +14,10 @@
 //   for u < 16: OpCooperativeMatrixStoreKHR acc[u] to the staging tile; lanes read C_local[u*8 + r]
 // So the staging of C happens once a region instead of once an Mma, and the model layout holds
 // wherever lanes touch elements. Buffers or statements that do not fit keep the per-Mma form.
+// Where every C offset is constant once the loop nest around its Mma is unrolled (constant
+// bounds, ≤ kMaxUnrolled iterations), acc is not an array but one variable per tile
+// (acc_0 .. acc_15) and the nest is unrolled, so no matrix is ever indexed dynamically (which
+// would put the accumulators in local memory on NVIDIA).
 #include <algorithm>
 #include <set>
 
