@@ -137,9 +137,10 @@ void KernelLowering::mma(const ir::Mma& op) {
   if (resident && !resident->tiles.empty()) {  // a variable per tile: the offset is constant here
     std::optional<int64_t> c = constant_value(op.c.offset);
     if (!c || *c < 0 || *c / resident->regs >= resident->units)
-      throw Error("internal: the accumulator offset of this mma is not a constant tile once unrolled; "
-                  "report this kernel",
-                  op.loc);
+      throw Error(
+          "internal: the accumulator offset of this mma is not a constant tile once unrolled; "
+          "report this kernel",
+          op.loc);
     resident_ptr = resident->tiles[size_t(*c / resident->regs)];
     mats[2] = m.op(spv::OpLoad, resident->type, {resident_ptr});
   } else if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
@@ -151,9 +152,11 @@ void KernelLowering::mma(const ir::Mma& op) {
     Operand& o = ops[i];
     uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
     if (direct[i]) {  // inside an unrolled nest, each tile is loaded once
-      std::string key = unroll_depth_ > 0 ? std::string(role[i]) + std::to_string(reinterpret_cast<uintptr_t>(direct[i]->shared)) + ":" +
-                                                print(unrolled(direct[i]->flat))
-                                          : "";
+      std::string key = unroll_depth_ > 0
+                            ? std::string(role[i]) +
+                                  std::to_string(reinterpret_cast<uintptr_t>(direct[i]->shared)) + ":" +
+                                  print(unrolled(direct[i]->flat))
+                            : "";
       if (auto c = coopmat_loads_.find(key); !key.empty() && c != coopmat_loads_.end()) {
         mats[i] = c->second;
         continue;

@@ -73,8 +73,8 @@ void KernelLowering::declare_buffers() {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
       workgroup_vars_.push_back(s.variable);
       const int64_t width = s.form == BufferStorage::Form::Narrow ? std::max(1, b->dtype.bits() / 8)
-                            : b->dtype.bits() > 32                    ? 8
-                                                                      : 4;
+                            : b->dtype.bits() > 32                ? 8
+                                                                  : 4;
       workgroup_bytes += *n * width;
       names += (names.empty() ? "" : ", ") + b->name;
     } else {
@@ -85,7 +85,8 @@ void KernelLowering::declare_buffers() {
   }
   if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
     throw Error("unsupported: shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
-                    " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as bytes with shaderFloat16, "
+                    " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
+                    "bytes with shaderFloat16, "
                     "shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit values); this Vulkan "
                     "device has " +
                     std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
