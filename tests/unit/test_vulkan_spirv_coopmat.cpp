@@ -35,12 +35,13 @@ std::vector<Inst> instructions(const std::vector<uint32_t>& words) {
   return out;
 }
 
-SpirvOutput gemm_module(int64_t size) {
+SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
   const samples::Sample* s = nullptr;
   for (const samples::Sample& x : samples::all())
     if (x.name == "gemm") s = &x;
   REQUIRE(s);
-  samples::Params p = samples::resolve(*s, {{"M", size}, {"N", size}, {"K", size}});
+  extra.insert({{"M", size}, {"N", size}, {"K", size}});
+  samples::Params p = samples::resolve(*s, extra);
   Function f = s->build(p, f16).function();
   Function b = bind_sizes(f, infer_sizes(f, {{size, size}, {size, size}, {size, size}}));
   PassManager pm(gpu_pipeline());
@@ -131,6 +132,22 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
       if (in.op == spv::OpAccessChain) CHECK(in.operands[2] != id);
   }
   CHECK(regs_vars == 2);
+}
+
+TEST_CASE("vulkan coopmat: a nest too large to unroll keeps the accumulators in an indexed array") {
+  // one warp for a 256x128 tile: 16x8 unit tiles, more than the codegen unrolls
+  SpirvOutput out = gemm_module(256, {{"block_M", 256}, {"block_N", 128}, {"threads", 32}});
+  REQUIRE(out.uses_coopmat);
+  auto insts = instructions(out.words);
+  std::set<uint32_t> coopmat_types;
+  int muladds = 0, matrix_arrays = 0;
+  for (const Inst& in : insts) {
+    if (in.op == spv::OpTypeCooperativeMatrixKHR) coopmat_types.insert(in.operands[0]);
+    if (in.op == spv::OpTypeArray && coopmat_types.count(in.operands[1])) ++matrix_arrays;
+    muladds += in.op == spv::OpCooperativeMatrixMulAddKHR;
+  }
+  CHECK(muladds == 1);
+  CHECK(matrix_arrays == 1);
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN
