@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <set>
 
 #include "test_vulkan_spirv_util.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -34,12 +35,13 @@ std::vector<Inst> instructions(const std::vector<uint32_t>& words) {
   return out;
 }
 
-SpirvOutput gemm_module(int64_t size) {
+SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
   const samples::Sample* s = nullptr;
   for (const samples::Sample& x : samples::all())
     if (x.name == "gemm") s = &x;
   REQUIRE(s);
-  samples::Params p = samples::resolve(*s, {{"M", size}, {"N", size}, {"K", size}});
+  extra.insert({{"M", size}, {"N", size}, {"K", size}});
+  samples::Params p = samples::resolve(*s, extra);
   Function f = s->build(p, f16).function();
   Function b = bind_sizes(f, infer_sizes(f, {{size, size}, {size, size}, {size, size}}));
   PassManager pm(gpu_pipeline());
@@ -53,37 +55,54 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
   SpirvOutput out = gemm_module(256);
   REQUIRE(out.uses_coopmat);
   auto insts = instructions(out.words);
-  std::size_t muladd = insts.size();
-  int muladds = 0, stores_khr = 0, loads_khr = 0, stores_before_muladd_loop = 0;
+  std::size_t first = insts.size(), last = 0;
+  int muladds = 0, stores_khr = 0, loads_khr = 0;
   for (std::size_t i = 0; i < insts.size(); ++i) {
-    if (insts[i].op == spv::OpCooperativeMatrixMulAddKHR) muladd = i, ++muladds;
+    if (insts[i].op == spv::OpCooperativeMatrixMulAddKHR) first = std::min(first, i), last = i, ++muladds;
     if (insts[i].op == spv::OpCooperativeMatrixLoadKHR) ++loads_khr;
     if (insts[i].op == spv::OpCooperativeMatrixStoreKHR) {
       ++stores_khr;
-      CHECK(muladd < i);  // every store of a matrix is after the loop: the epilogue's staging
+      CHECK(last < i);  // every store of a matrix is after the loop: the epilogue's staging
     }
   }
-  REQUIRE(muladds == 1);
-  CHECK(stores_khr >= 1);
-  CHECK(loads_khr == 2 + stores_khr);  // A and B an Mma; C once a unit tile before the loop
-  // C is an OpLoad of the accumulator variable's element, and the result is stored straight back
-  const Inst& mad = insts[muladd];
-  uint32_t c = mad.operands[4];
-  bool c_from_variable = false;
+  // 128 threads, block 128x128: a 64x64 warp tile of 4x4 unit tiles, the mi/ni nest unrolled
+  REQUIRE(muladds == 16);
+  CHECK(stores_khr == 16);
+  // C once a unit tile before the loop; A and B once a unit row/column in the nest (4 + 4)
+  CHECK(loads_khr == 8 + stores_khr);
+  // the unrolled nest: no loop, no staging store, each MulAdd's result stored straight back
+  std::map<uint32_t, uint32_t> loaded_from;  // OpLoad result -> pointer
   for (const Inst& in : insts)
-    if (in.op == spv::OpLoad && in.operands.size() >= 3 && in.operands[1] == c) c_from_variable = true;
-  CHECK(c_from_variable);
-  REQUIRE(muladd + 1 < insts.size());
-  CHECK(insts[muladd + 1].op == spv::OpStore);
-  CHECK(insts[muladd + 1].operands[1] == mad.operands[1]);
-  // inside the K loop (from its header to the MulAdd) no matrix is stored to Workgroup memory
-  std::size_t header = muladd;
-  while (header > 0 && insts[header].op != spv::OpLoopMerge) --header;
-  for (std::size_t i = header; i < muladd; ++i) {
+    if (in.op == spv::OpLoad && in.operands.size() >= 3) loaded_from[in.operands[1]] = in.operands[2];
+  std::set<uint32_t> accumulators;
+  for (std::size_t i = first; i <= last; ++i) {
+    CHECK(insts[i].op != spv::OpLoopMerge);
     CHECK(insts[i].op != spv::OpCooperativeMatrixStoreKHR);
-    if (insts[i].op == spv::OpStore) ++stores_before_muladd_loop;
+    if (insts[i].op != spv::OpCooperativeMatrixMulAddKHR) continue;
+    const Inst& mad = insts[i];
+    REQUIRE(loaded_from.count(mad.operands[4]));
+    uint32_t var = loaded_from[mad.operands[4]];
+    accumulators.insert(var);
+    REQUIRE(i + 1 < insts.size());
+    CHECK(insts[i + 1].op == spv::OpStore);
+    CHECK(insts[i + 1].operands[0] == var);  // straight back into the same variable
+    CHECK(insts[i + 1].operands[1] == mad.operands[1]);
   }
-  CHECK(stores_before_muladd_loop == 0);  // A and B come straight from Shared: nothing is staged
+  CHECK(accumulators.size() == 16);
+  // each accumulator is its own Function variable of a cooperative-matrix type: no array of
+  // matrices, so no access chain with a dynamic index into one
+  std::set<uint32_t> coopmat_types, variables;
+  std::map<uint32_t, uint32_t> pointee;
+  for (const Inst& in : insts) {
+    if (in.op == spv::OpTypeCooperativeMatrixKHR) coopmat_types.insert(in.operands[0]);
+    if (in.op == spv::OpTypePointer) pointee[in.operands[0]] = in.operands[2];
+    if (in.op == spv::OpTypeArray) CHECK(!coopmat_types.count(in.operands[1]));
+    if (in.op == spv::OpVariable) variables.insert(in.operands[1]);
+  }
+  for (const Inst& in : insts)
+    if (in.op == spv::OpVariable && accumulators.count(in.operands[1]))
+      CHECK(coopmat_types.count(pointee[in.operands[0]]));
+  for (uint32_t v : accumulators) CHECK(variables.count(v));
   // A and B: OpCooperativeMatrixLoadKHR from an access chain into A_shared / B_shared
   std::map<uint32_t, std::string> names;
   for (const Inst& in : insts)
@@ -102,8 +121,33 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
             return names[chain.operands[2]];
     return "";
   };
-  CHECK(source_of(mad.operands[2]) == "A_shared");
-  CHECK(source_of(mad.operands[3]) == "B_shared");
+  CHECK(source_of(insts[first].operands[2]) == "A_shared");
+  CHECK(source_of(insts[first].operands[3]) == "B_shared");
+  // so the per-lane register fills of A and B are dead, and not emitted: nothing indexes them
+  int regs_vars = 0;
+  for (const auto& [id, name] : names) {
+    if (name.rfind("a_regs", 0) != 0 && name.rfind("b_regs", 0) != 0) continue;
+    ++regs_vars;
+    for (const Inst& in : insts)
+      if (in.op == spv::OpAccessChain) CHECK(in.operands[2] != id);
+  }
+  CHECK(regs_vars == 2);
+}
+
+TEST_CASE("vulkan coopmat: a nest too large to unroll keeps the accumulators in an indexed array") {
+  // one warp for a 256x128 tile: 16x8 unit tiles, more than the codegen unrolls
+  SpirvOutput out = gemm_module(256, {{"block_M", 256}, {"block_N", 128}, {"threads", 32}});
+  REQUIRE(out.uses_coopmat);
+  auto insts = instructions(out.words);
+  std::set<uint32_t> coopmat_types;
+  int muladds = 0, matrix_arrays = 0;
+  for (const Inst& in : insts) {
+    if (in.op == spv::OpTypeCooperativeMatrixKHR) coopmat_types.insert(in.operands[0]);
+    if (in.op == spv::OpTypeArray && coopmat_types.count(in.operands[1])) ++matrix_arrays;
+    muladds += in.op == spv::OpCooperativeMatrixMulAddKHR;
+  }
+  CHECK(muladds == 1);
+  CHECK(matrix_arrays == 1);
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

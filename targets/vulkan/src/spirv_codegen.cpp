@@ -64,6 +64,8 @@ std::string arch_string(const Features& f) {
   if (f.int8_storage) s += ";i8s";
   if (f.float16_arith) s += ";f16";
   if (f.int64) s += ";i64";
+  if (f.int16) s += ";i16";
+  if (f.int8) s += ";i8";
   if (f.float64) s += ";f64";
   if (f.subgroup_arith) s += ";sgops";
   if (f.float_atomic_add) s += ";fatom";
@@ -77,7 +79,7 @@ std::string arch_string(const Features& f) {
 
 Features parse_arch(const std::string& arch) {
   Features f;
-  f.float16_storage = f.int8_storage = f.int64 = f.subgroup_arith = false;
+  f.float16_storage = f.int8_storage = f.int64 = f.int16 = f.int8 = f.subgroup_arith = false;
   std::istringstream in(arch);
   std::string field;
   bool version = false;
@@ -96,6 +98,10 @@ Features parse_arch(const std::string& arch) {
       f.float16_arith = true;
     else if (key == "i64")
       f.int64 = true;
+    else if (key == "i16")
+      f.int16 = true;
+    else if (key == "i8")
+      f.int8 = true;
     else if (key == "f64")
       f.float64 = true;
     else if (key == "sgops")
@@ -113,7 +119,7 @@ Features parse_arch(const std::string& arch) {
         if (!u.empty()) f.coopmat_units.push_back(u);
     } else {
       throw Error("vulkan arch string \"" + arch + "\": unknown field \"" + field +
-                  "\"; expected vk1.3;sg=N;f16s;i8s;f16;i64;f64;sgops;fatom;smem=N;thr=N;cm=units");
+                  "\"; expected vk1.3;sg=N;f16s;i8s;f16;i64;i16;i8;f64;sgops;fatom;smem=N;thr=N;cm=units");
     }
   }
   if (!version) throw Error("vulkan arch string \"" + arch + "\" does not start with vk1.3");
@@ -125,6 +131,8 @@ Features parse_arch(const std::string& arch) {
   return f;
 }
 
+bool shared_at_width(const Features& f) { return f.float16_arith && f.int16 && f.int8; }
+
 TargetInfo target_info(const Features& f, const std::string& device_name, bool software) {
   TargetInfo info;
   info.target = "vulkan";
@@ -133,9 +141,10 @@ TargetInfo target_info(const Features& f, const std::string& device_name, bool s
   info.software = software;
   info.warp_size = int(f.subgroup_size);
   info.max_threads = int(f.max_threads);
-  // Shared tiles of 16-bit and 8-bit elements are held widened to 32 bits in Workgroup memory
-  // (see kernel_lowering.h), so the passes plan with half the device's budget.
-  info.shared_mem_bytes = f.max_shared_bytes / 2;
+  // Shared tiles of f16, bf16, i16, i8 and u8 elements are held at their width where the device
+  // has the types (shaderFloat16, shaderInt16, shaderInt8); otherwise widened to 32 bits in
+  // Workgroup memory (see declare_buffers), so the passes plan with half the device's budget.
+  info.shared_mem_bytes = f.max_shared_bytes / (shared_at_width(f) ? 1 : 2);
   info.vector_bytes = 16;
   info.async_copy = false;
   // Cooperative matrices are subgroup-scope operations of 32 lanes in the registry's model.

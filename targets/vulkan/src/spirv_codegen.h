@@ -30,6 +30,8 @@ struct Features {
   bool int8_storage = true;          // storageBuffer8BitAccess
   bool float16_arith = false;        // shaderFloat16 (otherwise f16 math is done in f32)
   bool int64 = true;                 // shaderInt64
+  bool int16 = true;                 // shaderInt16: 16-bit integer types (bf16/i16 Shared tiles at width)
+  bool int8 = true;                  // shaderInt8: 8-bit integer types (i8/u8 Shared tiles at width)
   bool float64 = false;              // shaderFloat64
   bool subgroup_arith = true;        // subgroup arithmetic/shuffle operations in compute
   bool float_atomic_add = false;     // VK_EXT_shader_atomic_float (f32 add on storage buffers)
@@ -40,9 +42,12 @@ struct Features {
   uint32_t max_threads = 1024;       // maxComputeWorkGroupInvocations
 };
 
-/// "vk1.3;sg=32;f16s;i8s;i64;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32,..." —
+/// "vk1.3;sg=32;f16s;i8s;i64;i16;i8;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32,..." —
 /// deterministic (the kernel cache keys on it) and parseable.
 std::string arch_string(const Features& f);
+/// Whether Shared tiles of every 16- and 8-bit tile format (f16, bf16, i16, i8, u8) are held at
+/// their width in Workgroup memory on such a device (else widened to 32 bits).
+bool shared_at_width(const Features& f);
 /// Inverse of arch_string; throws tg::Error naming the unknown field otherwise.
 Features parse_arch(const std::string& arch);
 /// The TargetInfo a Vulkan device with these features presents to the passes (warp_size =

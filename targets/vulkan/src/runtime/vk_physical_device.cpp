@@ -121,6 +121,8 @@ void fill_features(const Instance& in, PhysicalDevice& d, const VkPhysicalDevice
   f.int8_storage = s.v12.storageBuffer8BitAccess;
   f.float16_arith = s.v12.shaderFloat16;
   f.int64 = s.core.features.shaderInt64;
+  f.int16 = s.core.features.shaderInt16;
+  f.int8 = s.v12.shaderInt8;
   f.float64 = s.core.features.shaderFloat64;
   const VkSubgroupFeatureFlags ops =
       VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;

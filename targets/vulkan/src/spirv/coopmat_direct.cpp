@@ -178,7 +178,66 @@ void KernelLowering::plan_direct(const ir::Seq& seq, std::size_t i) {
     }
     return std::nullopt;
   };
-  direct_[op] = {find(op->a, u->a_regs(), u->k, u->a_type), find(op->b, u->b_regs(), u->n, u->b_type)};
+  // the Shared tile (of the unit's type, proven above) must be stored as the matrix's component
+  // type: f16 as f16 and i8 as i8 (the Narrow form), f32 and i32 as themselves
+  auto loadable = [&](std::optional<DirectTile> d, DType t) -> std::optional<DirectTile> {
+    if (!d) return d;
+    const BufferStorage& sh = storage_of(d->shared, op->loc);
+    const auto want = t.bits() < 32 ? BufferStorage::Form::Narrow : BufferStorage::Form::Value;
+    if (sh.storage_class != spv::SCWorkgroup || sh.form != want || t.bits() > 32) return std::nullopt;
+    return d;
+  };
+  direct_[op] = {loadable(find(op->a, u->a_regs(), u->k, u->a_type), u->a_type),
+                 loadable(find(op->b, u->b_regs(), u->n, u->b_type), u->b_type)};
+}
+
+namespace {
+
+// Every reference to b other than its stores, and the Mmas reading it as A or B.
+struct Readers : IRVisitor {
+  explicit Readers(const ir::BufferNode* buffer) : b(buffer) {}
+  const ir::BufferNode* b;
+  int other = 0;
+  std::vector<std::pair<const ir::Mma*, int>> mma_operands;  // (Mma, 0 for A / 1 for B)
+  void visit(const ir::Load* op) override {
+    other += op->buffer.get() == b;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Atomic* op) override {
+    other += op->buffer.get() == b;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::Mma* op) override {
+    if (op->a.buffer.get() == b) mma_operands.push_back({op, 0});
+    if (op->b.buffer.get() == b) mma_operands.push_back({op, 1});
+    other += op->c.buffer.get() == b;
+    IRVisitor::visit(op);
+  }
+};
+
+}  // namespace
+
+// A register-filling nest (see prove_direct) whose registers no one reads any more: every
+// Mma reading them loads its operand straight from the Shared tile. The nest is then not
+// emitted at all:
+//   for mi, p, h: a_regs[mi*8 + p*2 + h] = A_shared[...]   ; dropped
+//   for mi, ni:   mma ... a=a_regs[mi*8] ...               ; A from &A_shared[...]
+bool KernelLowering::dead_fill(const ir::Seq& seq, std::size_t i) {
+  Stmt s = seq.stmts[i];
+  while (const auto* f = s.as<ir::For>()) s = f->body;
+  const auto* st = s.as<ir::Store>();
+  if (!st || st->buffer->scope != Scope::Local) return false;
+  Writes w;
+  w.visit_stmt(seq.stmts[i]);
+  if (w.barriers || w.stores.size() != 1) return false;
+  Readers r(st->buffer.get());
+  r.visit_stmt(k_.body);
+  if (r.other || r.mma_operands.empty()) return false;
+  for (auto [op, which] : r.mma_operands) {
+    auto it = direct_.find(op);
+    if (it == direct_.end() || !(which == 0 ? it->second.first : it->second.second)) return false;
+  }
+  return true;
 }
 
 }  // namespace tg::vulkan

@@ -20,6 +20,7 @@
 
 #include "spirv/kernel_lowering_internal.h"
 #include "tilegen/ir/matrix_unit.h"
+#include "tilegen/ir/printer.h"
 
 namespace tg::vulkan {
 
@@ -110,13 +111,9 @@ void KernelLowering::mma(const ir::Mma& op) {
 
   // A and B straight from their Shared tiles where coopmat_direct.cpp proved the layout
   const DirectTile* direct[3] = {nullptr, nullptr, nullptr};
-  if (auto it = direct_.find(&op); it != direct_.end()) {
-    const std::optional<DirectTile>* d[2] = {&it->second.first, &it->second.second};
-    for (int i = 0; i < 2; ++i)
-      if (d[i]->has_value()) {
-        const BufferStorage& sh = storage_of((*d[i])->shared, op.loc);
-        if (sh.storage_class == spv::SCWorkgroup && sh.element_type == ops[i].component) direct[i] = &**d[i];
-      }
+  if (auto it = direct_.find(&op); it != direct_.end()) {  // plan_direct checked the storage
+    if (it->second.first) direct[0] = &*it->second.first;
+    if (it->second.second) direct[1] = &*it->second.second;
   }
   bool any_staged = false;
   for (int i = 0; i < staged; ++i) any_staged = any_staged || !direct[i];
@@ -137,7 +134,16 @@ void KernelLowering::mma(const ir::Mma& op) {
   if (any_staged) barrier(spv::ScopeSubgroup);
   uint32_t mats[3];
   uint32_t resident_ptr = 0;
-  if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
+  if (resident && !resident->tiles.empty()) {  // a variable per tile: the offset is constant here
+    std::optional<int64_t> c = constant_value(op.c.offset);
+    if (!c || *c < 0 || *c / resident->regs >= resident->units)
+      throw Error(
+          "internal: the accumulator offset of this mma is not a constant tile once unrolled; "
+          "report this kernel",
+          op.loc);
+    resident_ptr = resident->tiles[size_t(*c / resident->regs)];
+    mats[2] = m.op(spv::OpLoad, resident->type, {resident_ptr});
+  } else if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
     uint32_t index = m.op(spv::OpSDiv, M.t_i32, {expr(op.c.offset), c_i32(resident->regs)});
     resident_ptr = m.op(spv::OpAccessChain, resident->element_ptr, {resident->var, index});
     mats[2] = m.op(spv::OpLoad, resident->type, {resident_ptr});
@@ -145,11 +151,21 @@ void KernelLowering::mma(const ir::Mma& op) {
   for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
     uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
-    if (direct[i]) {
+    if (direct[i]) {  // inside an unrolled nest, each tile is loaded once
+      std::string key = unroll_depth_ > 0
+                            ? std::string(role[i]) +
+                                  std::to_string(reinterpret_cast<uintptr_t>(direct[i]->shared)) + ":" +
+                                  print(unrolled(direct[i]->flat))
+                            : "";
+      if (auto c = coopmat_loads_.find(key); !key.empty() && c != coopmat_loads_.end()) {
+        mats[i] = c->second;
+        continue;
+      }
       const BufferStorage& sh = storage_of(direct[i]->shared, op.loc);
       mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
                      {element_pointer(sh, expr(direct[i]->flat)), m.u32(spv::RowMajorKHR),
                       m.u32(direct[i]->stride), nonprivate});
+      if (!key.empty()) coopmat_loads_[key] = mats[i];
       continue;
     }
     mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,

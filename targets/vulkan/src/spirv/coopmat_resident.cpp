@@ -14,6 +14,10 @@
 //   for u < 16: OpCooperativeMatrixStoreKHR acc[u] to the staging tile; lanes read C_local[u*8 + r]
 // So the staging of C happens once a region instead of once an Mma, and the model layout holds
 // wherever lanes touch elements. Buffers or statements that do not fit keep the per-Mma form.
+// Where every C offset is constant once the loop nest around its Mma is unrolled (constant
+// bounds, ≤ kMaxUnrolled iterations), acc is not an array but one variable per tile
+// (acc_0 .. acc_15) and the nest is unrolled, so no matrix is ever indexed dynamically (which
+// would put the accumulators in local memory on NVIDIA).
 #include <algorithm>
 #include <set>
 
@@ -50,6 +54,47 @@ struct Uses : IRVisitor {
     visit_expr(op->a.offset);
     visit_expr(op->b.offset);
     visit_expr(op->c.offset);
+  }
+};
+
+// Unrolling a nest of more iterations than this is not worth the code size.
+constexpr int64_t kMaxUnrolled = 64;
+
+struct FreeVars : IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  void visit(const ir::VarNode* v) override { vars.insert(v); }
+};
+
+// Whether every Mma on b has a C offset that depends only on the variables of the loops
+// directly around it (each loop's body the next loop or the Mma), of constant bounds and at
+// most kMaxUnrolled iterations in all: then unrolling that nest makes every index constant.
+//   for mi in unrolled(0 +: 4) { for ni in unrolled(0 +: 4) { mma ... c=C_local[mi*32 + ni*8] } }
+struct ConstantNests : IRVisitor {
+  explicit ConstantNests(const ir::BufferNode* buffer) : b(buffer) {}
+  const ir::BufferNode* b;
+  bool ok = true;
+  std::vector<const ir::For*> stack;
+  void visit(const ir::For* op) override {
+    stack.push_back(op);
+    IRVisitor::visit(op);
+    stack.pop_back();
+  }
+  void visit(const ir::Mma* op) override {
+    if (op->c.buffer.get() != b) return;
+    std::set<const ir::VarNode*> chain;
+    int64_t trips = 1;
+    const ir::StmtNode* child = op;
+    for (auto it = stack.rbegin(); it != stack.rend() && (*it)->body.get() == child; ++it) {
+      std::optional<int64_t> n = (*it)->extent.as_int();
+      if (!(*it)->min.as_int() || !n || (*it)->for_kind == ForKind::Parallel) break;
+      trips *= std::max<int64_t>(*n, 1);
+      chain.insert((*it)->var.node());
+      child = *it;
+    }
+    FreeVars fv;
+    fv.visit_expr(op->c.offset);
+    for (const ir::VarNode* v : fv.vars) ok = ok && chain.count(v);
+    ok = ok && trips <= kMaxUnrolled;
   }
 };
 
@@ -116,8 +161,17 @@ void KernelLowering::plan_resident_accumulators() {
     r.type = m.type_cooperative_matrix(r.component, spv::ScopeSubgroup, uint32_t(u->m), uint32_t(u->n),
                                        spv::MatrixAccumulator);
     r.element_ptr = m.type_pointer(spv::SCFunction, r.type);
-    r.var = m.function_variable(m.type_pointer(spv::SCFunction, m.type_array(r.type, r.units)));
-    m.name(r.var, node->name + "_coopmat");
+    ConstantNests nests(node);
+    nests.visit_stmt(k_.body);
+    if (nests.ok) {
+      for (uint32_t t = 0; t < r.units; ++t) {
+        r.tiles.push_back(m.function_variable(r.element_ptr));
+        m.name(r.tiles.back(), node->name + "_coopmat_" + std::to_string(t));
+      }
+    } else {
+      r.var = m.function_variable(m.type_pointer(spv::SCFunction, m.type_array(r.type, r.units)));
+      m.name(r.var, node->name + "_coopmat");
+    }
     resident_[node] = r;
     for (auto& [stmt_node, bufs] : regions)
       resident_regions_[stmt_node].insert(resident_regions_[stmt_node].end(), bufs.begin(), bufs.end());
@@ -143,7 +197,7 @@ void KernelLowering::sync_resident(const ir::BufferNode* b, Resident& r, bool in
   const BufferStorage& regs = buffers_.at(b);
   const bool narrow = r.component != M.t_f32 && r.component != M.t_i32;
   for (uint32_t t = 0; t < r.units; ++t) {
-    uint32_t mat_ptr = m.op(spv::OpAccessChain, r.element_ptr, {r.var, c_i32(t)});
+    uint32_t mat_ptr = resident_tile(r, t);
     uint32_t tile = m.op(spv::OpAccessChain, ptr_type, {stage, base});
     barrier(spv::ScopeSubgroup);  // earlier readers of the staging tile are done
     if (into_matrices) {
@@ -172,6 +226,49 @@ void KernelLowering::sync_resident(const ir::BufferNode* b, Resident& r, bool in
       }
     }
   }
+}
+
+uint32_t KernelLowering::resident_tile(const Resident& r, uint32_t t) {
+  return r.tiles.empty() ? m.op(spv::OpAccessChain, r.element_ptr, {r.var, c_i32(t)}) : r.tiles.at(t);
+}
+
+Expr KernelLowering::unrolled(const Expr& e) const {
+  std::vector<std::pair<Var, Expr>> map;
+  for (const auto& [node, v] : const_vars_) map.push_back({v.first, Expr(int(v.second))});
+  return simplify_expr(map.empty() ? e : substitute(e, map));
+}
+
+std::optional<int64_t> KernelLowering::constant_value(const Expr& e) const { return unrolled(e).as_int(); }
+
+// A loop nest around one Mma whose accumulator has a variable per unit tile, emitted once per
+// iteration with the loop variables constant, so that each Mma names its tile's variable:
+//   for mi in unrolled(0 +: 4) { for ni in unrolled(0 +: 4) { mma ... c=C_local[mi*32 + ni*8] } }
+// becomes 16 Mmas on C_local_coopmat_0 .. C_local_coopmat_15. A and B tiles loaded straight
+// from Shared are loaded once in the nest and reused (nothing in the nest writes Shared).
+bool KernelLowering::unroll_mma_nest(const ir::For& op) {
+  int64_t trips = 1;
+  const ir::For* f = &op;
+  for (;;) {
+    std::optional<int64_t> n = f->extent.as_int();
+    if (!f->min.as_int() || !n || f->for_kind == ForKind::Parallel) return false;
+    trips *= std::max<int64_t>(*n, 1);
+    const auto* inner = f->body.as<ir::For>();
+    if (!inner) break;
+    f = inner;
+  }
+  const auto* mma_op = f->body.as<ir::Mma>();
+  if (!mma_op || trips > kMaxUnrolled) return false;
+  auto it = resident_.find(mma_op->c.buffer.get());
+  if (it == resident_.end() || !it->second.active || it->second.tiles.empty()) return false;
+  ++unroll_depth_;
+  const int64_t lo = *op.min.as_int();
+  for (int64_t i = lo; i < lo + *op.extent.as_int(); ++i) {
+    const_vars_[op.var.node()] = {op.var, i};
+    stmt(op.body);
+  }
+  const_vars_.erase(op.var.node());
+  if (--unroll_depth_ == 0) coopmat_loads_.clear();
+  return true;
 }
 
 // S with its accumulators held as matrices: loaded before, stored back after.

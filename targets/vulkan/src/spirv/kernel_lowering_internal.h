@@ -68,13 +68,30 @@ class KernelLowering {
   void cas_loop(const BufferStorage& b, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t value);
   void loop(const ir::For& op);
   void declare_buffers();
+  void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
   /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.
   struct Resident {
     const MatrixUnit* unit = nullptr;
     uint32_t var = 0, element_ptr = 0, type = 0, component = 0, units = 0, regs = 0;
     bool active = false;  // lowering is inside one of its regions
+    /// One Function variable per unit tile (instead of the array `var`) when every Mma's C
+    /// offset is constant once its loop nest is unrolled: no dynamic index, so registers.
+    std::vector<uint32_t> tiles;
   };
+  /// Pointer to unit tile t of a resident accumulator.
+  uint32_t resident_tile(const Resident& r, uint32_t t);
+  /// Emits op, a loop nest around one Mma on a split accumulator, once per iteration with the
+  /// loop variables constant (coopmat_resident.cpp); false, emitting nothing, otherwise.
+  bool unroll_mma_nest(const ir::For& op);
+  /// e with the unrolled loop variables replaced and simplified, if that is a constant.
+  std::optional<int64_t> constant_value(const Expr& e) const;
+  /// e with the unrolled loop variables replaced, simplified.
+  Expr unrolled(const Expr& e) const;
+  std::map<const ir::VarNode*, std::pair<Var, int64_t>> const_vars_;  // unrolled loop variables
+  int unroll_depth_ = 0;
+  /// Direct A/B matrices already loaded in the unrolled nest being emitted, by tile.
+  std::map<std::string, uint32_t> coopmat_loads_;
   uint32_t coopmat_component(DType t, const SourceLoc& loc);
   /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
   struct DirectTile {
@@ -85,6 +102,8 @@ class KernelLowering {
   std::optional<DirectTile> prove_direct(const Stmt& nest, const ir::BufferNode* regs, const Expr& offset,
                                          int64_t unit_regs, int64_t cols, DType type);
   void plan_direct(const ir::Seq& seq, std::size_t i);
+  /// Whether seq's child i only fills registers that every reader loads straight from Shared.
+  bool dead_fill(const ir::Seq& seq, std::size_t i);
   std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
   std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
   void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);

@@ -65,18 +65,17 @@ void KernelLowering::declare_buffers() {
     s.element_type = M.value_type(b->dtype, b->loc);
     if (M.float_bits_buffers.count(b.get()))
       s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
-    if (b->scope == Scope::Shared && b->dtype == f16 && M.features.float16_arith &&
-        s.form == BufferStorage::Form::Value) {  // f16 tiles as f16: half the memory, coopmat-loadable
-      m.capability(spv::CapFloat16);
-      s.element_type = m.type_float(16), s.form = BufferStorage::Form::Narrow;
-    }
+    if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) narrow_shared(b->dtype, &s);
     s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
     s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
     uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(*n)));
     if (b->scope == Scope::Shared) {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
       workgroup_vars_.push_back(s.variable);
-      workgroup_bytes += *n * (s.form == BufferStorage::Form::Narrow ? 2 : b->dtype.bits() > 32 ? 8 : 4);
+      const int64_t width = s.form == BufferStorage::Form::Narrow ? std::max(1, b->dtype.bits() / 8)
+                            : b->dtype.bits() > 32                ? 8
+                                                                  : 4;
+      workgroup_bytes += *n * width;
       names += (names.empty() ? "" : ", ") + b->name;
     } else {
       s.variable = m.function_variable(arr);
@@ -86,11 +85,28 @@ void KernelLowering::declare_buffers() {
   }
   if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
     throw Error("unsupported: shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
-                    " bytes of Workgroup memory (f16 as f16 with shaderFloat16, other formats below 32 bits "
-                    "as 32-bit "
-                    "values); this Vulkan device has " +
+                    " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
+                    "bytes with shaderFloat16, "
+                    "shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit values); this Vulkan "
+                    "device has " +
                     std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
                 k_.loc);
+}
+
+// A Shared tile of a 16- or 8-bit format held at its width (the Narrow form, as in a tensor)
+// where the device has the type: half or a quarter of the Workgroup memory, and f16/i8 tiles
+// can be loaded as cooperative matrices. bf16 is held as its 16 bits in a u16.
+void KernelLowering::narrow_shared(DType t, BufferStorage* s) {
+  if (t == f16 && M.features.float16_arith) {
+    m.capability(spv::CapFloat16);
+    s->element_type = m.type_float(16), s->form = BufferStorage::Form::Narrow;
+  } else if ((t == bf16 || t == i16) && M.features.int16) {
+    m.capability(spv::CapInt16);
+    s->element_type = m.type_int(16, t == i16), s->form = BufferStorage::Form::Narrow;
+  } else if ((t == i8 || t == u8 || t.is_packed()) && M.features.int8) {  // int4, uint4, fp4: a byte each
+    m.capability(spv::CapInt8);
+    s->element_type = m.type_int(8, t == i8 || t == int4), s->form = BufferStorage::Form::Narrow;
+  }
 }
 
 const BufferStorage& KernelLowering::storage_of(const ir::BufferNode* b, const SourceLoc& loc) {
@@ -112,10 +128,9 @@ void KernelLowering::stmt(const Stmt& s) {
   switch (s->kind) {
     case ir::StmtKind::Seq: {
       const auto* seq = s.as<ir::Seq>();
-      for (std::size_t i = 0; i < seq->stmts.size(); ++i) {
-        plan_direct(*seq, i);
-        stmt(seq->stmts[i]);
-      }
+      for (std::size_t i = 0; i < seq->stmts.size(); ++i) plan_direct(*seq, i);
+      for (std::size_t i = 0; i < seq->stmts.size(); ++i)
+        if (!dead_fill(*seq, i)) stmt(seq->stmts[i]);
       return;
     }
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
@@ -160,6 +175,7 @@ void KernelLowering::stmt(const Stmt& s) {
 }
 
 void KernelLowering::loop(const ir::For& op) {
+  if (unroll_mma_nest(op)) return;
   uint32_t type = M.value_type(op.var.dtype(), op.loc);
   uint32_t var = m.function_variable(m.type_pointer(spv::SCFunction, type));
   m.name(var, op.var.name());

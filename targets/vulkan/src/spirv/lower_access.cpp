@@ -207,8 +207,11 @@ uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<
       return m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpShiftLeftLogical, M.t_u32, {w, m.u32(16)})});
     }
     case TypeCode::I16:
-    case TypeCode::I8: return m.op(spv::OpSConvert, M.t_i32, {raw});
-    case TypeCode::U8: return byte_as_i32(raw);
+    case TypeCode::I8:
+    case TypeCode::I4: return m.op(spv::OpSConvert, M.t_i32, {raw});  // I4: a byte each in Shared
+    case TypeCode::U8:
+    case TypeCode::U4: return byte_as_i32(raw);
+    case TypeCode::F4E2M1: return decode_small_float(b.dtype, byte_as_i32(raw));
     case TypeCode::Bool:
       return m.op(spv::OpINotEqual, M.t_bool, {m.op(spv::OpUConvert, M.t_u32, {raw}), m.u32(0)});
     case TypeCode::F8E4M3:
@@ -280,8 +283,10 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
       return raw_store(ptr, m.op(spv::OpUConvert, b.element_type, {bits}));
     }
     case TypeCode::I16:
-    case TypeCode::I8: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
-    case TypeCode::U8: return raw_store(ptr, to_byte(v));
+    case TypeCode::I8:
+    case TypeCode::I4: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
+    case TypeCode::U8:
+    case TypeCode::U4: return raw_store(ptr, to_byte(v));
     case TypeCode::Bool:
       return raw_store(ptr, to_byte(m.op(spv::OpSelect, M.t_i32, {v, c_i32(1), c_i32(0)})));
     default: throw Error("vulkan codegen: no store for " + std::string(b.dtype.name()), loc);

@@ -1,0 +1,84 @@
+// Shared tiles of 16- and 8-bit formats are held at their width in Workgroup memory where the
+// device has the types (shaderInt16, shaderInt8), so the passes get the device's whole budget;
+// without them they are widened to 32 bits and the budget is halved.
+#ifdef TILEGEN_HAVE_SPIRV_CODEGEN
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "test_vulkan_spirv_util.h"
+#include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/samples.h"
+
+using namespace tg;
+using namespace tg::vulkan;
+
+namespace {
+
+SpirvOutput gemm_module(const Features& features, DType dtype) {
+  const samples::Sample* s = nullptr;
+  for (const samples::Sample& x : samples::all())
+    if (x.name == "gemm") s = &x;
+  REQUIRE(s);
+  const int64_t n = 128;
+  samples::Params p = samples::resolve(*s, {{"M", n}, {"N", n}, {"K", n}, {"block_M", 32}, {"block_N", 32}});
+  Function f = s->build(p, dtype).function();
+  Function b = bind_sizes(f, infer_sizes(f, {{n, n}, {n, n}, {n, n}}));
+  PassManager pm(gpu_pipeline());
+  return emit_spirv(pm.run(b, target_info(features, "test", false)), features);
+}
+
+// The element type of the Workgroup variable called `name`: {width, signedness}, or {0, 0}.
+std::pair<uint32_t, uint32_t> shared_element(const std::vector<uint32_t>& words, const std::string& name) {
+  std::map<uint32_t, std::vector<uint32_t>> defs;  // result id -> operands, for types
+  std::map<uint32_t, uint32_t> def_op, var_type;
+  uint32_t id = 0;
+  for (std::size_t i = 5; i < words.size();) {
+    uint32_t n = words[i] >> 16, op = words[i] & 0xffff;
+    if (!n) break;
+    std::vector<uint32_t> w(words.begin() + long(i) + 1, words.begin() + long(i + n));
+    if (op == spv::OpName) {
+      std::string text;
+      for (std::size_t k = 1; k < w.size(); ++k)
+        for (int b = 0; b < 4; ++b)
+          if (char ch = char((w[k] >> (8 * b)) & 0xff)) text += ch;
+      if (text == name) id = w[0];
+    }
+    if (op == spv::OpTypeInt || op == spv::OpTypeFloat || op == spv::OpTypeArray || op == spv::OpTypePointer)
+      defs[w[0]] = w, def_op[w[0]] = op;
+    if (op == spv::OpVariable && w.size() >= 3 && w[2] == spv::SCWorkgroup) var_type[w[1]] = w[0];
+    i += n;
+  }
+  if (!var_type.count(id)) return {0, 0};
+  uint32_t pointee = defs[var_type[id]][2];
+  REQUIRE(def_op[pointee] == spv::OpTypeArray);
+  uint32_t element = defs[pointee][1];
+  if (def_op[element] == spv::OpTypeFloat) return {defs[element][1], 2};
+  REQUIRE(def_op[element] == spv::OpTypeInt);
+  return {defs[element][1], defs[element][2]};
+}
+
+}  // namespace
+
+TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with shaderInt16") {
+  Features f = test::lavapipe_features();
+  SpirvOutput bf = gemm_module(f, bf16);
+  test::check_valid(bf);
+  CHECK(shared_element(bf.words, "A_shared") == std::pair<uint32_t, uint32_t>{16, 0});  // bf16 bits in a u16
+  CHECK(shared_element(bf.words, "B_shared") == std::pair<uint32_t, uint32_t>{16, 0});
+  CHECK(target_info(f, "test", false).shared_mem_bytes == 32768);  // the whole budget
+
+  f.int16 = f.int8 = false;  // no 16/8-bit integer types: widened, and half the budget to plan with
+  SpirvOutput wide = gemm_module(f, bf16);
+  test::check_valid(wide);
+  CHECK(shared_element(wide.words, "A_shared").first == 32);
+  CHECK(target_info(f, "test", false).shared_mem_bytes == 16384);
+  // the arch string carries the two features
+  Features g = parse_arch(arch_string(test::lavapipe_features()));
+  CHECK(g.int16);
+  CHECK(g.int8);
+  CHECK(!parse_arch(arch_string(f)).int16);
+}
+
+#endif  // TILEGEN_HAVE_SPIRV_CODEGEN
