@@ -114,7 +114,9 @@ func sym(X: f32[n, 3] global, Y: f32[n, 3] global, n: size) {
     feat.int64 = int64;
     SpirvOutput out = emit_spirv(f, feat);
     test::check_valid(out);
+#ifdef TILEGEN_HAVE_SPIRV_TOOLS  // the text is SPIRV-Tools' disassembly only where it is built in
     CHECK(test::contains(out.text, "PushConstant"));
+#endif
   }
 }
 
@@ -132,10 +134,12 @@ func add(A: f16[1000] global, B: f32[1000] global, C: f16[1000] global) {
   CHECK(!out.uses_coopmat);
   CHECK(test::count_opcode(out.words, spv::OpEntryPoint) == 1);
   CHECK(test::count_opcode(out.words, spv::OpSelectionMerge) == 1);
+#ifdef TILEGEN_HAVE_SPIRV_TOOLS  // the text is SPIRV-Tools' disassembly only where it is built in
   CHECK(test::contains(out.text, "add_k0"));
   CHECK(test::contains(out.text, "LocalSize 128 1 1"));
   CHECK(test::contains(out.text, "NonWritable"));
   CHECK(test::contains(out.text, "Binding 2"));
+#endif
 }
 
 TEST_CASE("vulkan codegen: loops, shared memory, barriers, atomics and lets") {

@@ -186,9 +186,10 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
                 : m.op(spv::OpBitwiseAnd, type, {a, m.constant_int(type, (int64_t(1) << k) - 1)});
       } else {
         // floor modulo from the remainder (C's %): r + b where r and b differ in sign; floor
-        // division is then (a - mod) / b, exact. (OpSMod is floor modulo by definition, but
-        // lavapipe computes it as a remainder.)
-        uint32_t rem = m.op(spv::OpSRem, type, {a, b});
+        // division is then (a - mod) / b, exact. The remainder is a - (a / b)·b: Vulkan leaves
+        // OpSRem and OpSMod undefined for negative operands (NVIDIA's driver returns other
+        // values; lavapipe computes OpSMod as a remainder), while OpSDiv truncates.
+        uint32_t rem = m.op(spv::OpISub, type, {a, m.op(spv::OpIMul, type, {m.op(spv::OpSDiv, type, {a, b}), b})});
         uint32_t zero = m.constant_int(type, 0);
         uint32_t fix = m.op(spv::OpLogicalAnd, bt,
                             {m.op(spv::OpINotEqual, bt, {rem, zero}),
