@@ -31,29 +31,33 @@ namespace tg::bench {
 #if TG_HAVE_DNNL_HEADER
 namespace {
 
+// The C entry points the peer uses (one list: declared in Dnnl, looked up in dnnl()).
+#define TG_DNNL_FUNCTIONS(X) \
+  X(dnnl_engine_create) \
+  X(dnnl_stream_create) \
+  X(dnnl_stream_wait) \
+  X(dnnl_memory_desc_init_by_tag) \
+  X(dnnl_memory_create) \
+  X(dnnl_memory_destroy) \
+  X(dnnl_matmul_desc_init) \
+  X(dnnl_softmax_v2_forward_desc_init) \
+  X(dnnl_primitive_attr_create) \
+  X(dnnl_primitive_attr_destroy) \
+  X(dnnl_primitive_attr_set_post_ops) \
+  X(dnnl_post_ops_create) \
+  X(dnnl_post_ops_destroy) \
+  X(dnnl_post_ops_append_eltwise) \
+  X(dnnl_primitive_desc_create) \
+  X(dnnl_primitive_desc_query) \
+  X(dnnl_primitive_desc_destroy) \
+  X(dnnl_primitive_create) \
+  X(dnnl_primitive_execute) \
+  X(dnnl_primitive_destroy)
+
 /// The C entry points the peer uses, looked up in libdnnl.so.2 (types from the header).
 struct Dnnl {
 #define TG_DNNL_FN(name) decltype(&::name) name = nullptr;
-  TG_DNNL_FN(dnnl_engine_create)
-  TG_DNNL_FN(dnnl_stream_create)
-  TG_DNNL_FN(dnnl_stream_wait)
-  TG_DNNL_FN(dnnl_memory_desc_init_by_tag)
-  TG_DNNL_FN(dnnl_memory_create)
-  TG_DNNL_FN(dnnl_memory_destroy)
-  TG_DNNL_FN(dnnl_matmul_desc_init)
-  TG_DNNL_FN(dnnl_softmax_v2_forward_desc_init)
-  TG_DNNL_FN(dnnl_primitive_attr_create)
-  TG_DNNL_FN(dnnl_primitive_attr_destroy)
-  TG_DNNL_FN(dnnl_primitive_attr_set_post_ops)
-  TG_DNNL_FN(dnnl_post_ops_create)
-  TG_DNNL_FN(dnnl_post_ops_destroy)
-  TG_DNNL_FN(dnnl_post_ops_append_eltwise)
-  TG_DNNL_FN(dnnl_primitive_desc_create)
-  TG_DNNL_FN(dnnl_primitive_desc_query)
-  TG_DNNL_FN(dnnl_primitive_desc_destroy)
-  TG_DNNL_FN(dnnl_primitive_create)
-  TG_DNNL_FN(dnnl_primitive_execute)
-  TG_DNNL_FN(dnnl_primitive_destroy)
+  TG_DNNL_FUNCTIONS(TG_DNNL_FN)
 #undef TG_DNNL_FN
   void (*omp_set_num_threads)(int) = nullptr;  // oneDNN 2.6 on Debian runs on OpenMP (libgomp)
   dnnl_engine_t engine = nullptr;
@@ -71,26 +75,7 @@ const Dnnl& dnnl() {
 #define TG_DNNL_FN(name)                                                                         \
   if (lib && error.empty() && !(d.name = reinterpret_cast<decltype(d.name)>(dlsym(lib, #name)))) \
     error = "libdnnl.so.2 has no " #name;
-    TG_DNNL_FN(dnnl_engine_create)
-    TG_DNNL_FN(dnnl_stream_create)
-    TG_DNNL_FN(dnnl_stream_wait)
-    TG_DNNL_FN(dnnl_memory_desc_init_by_tag)
-    TG_DNNL_FN(dnnl_memory_create)
-    TG_DNNL_FN(dnnl_memory_destroy)
-    TG_DNNL_FN(dnnl_matmul_desc_init)
-    TG_DNNL_FN(dnnl_softmax_v2_forward_desc_init)
-    TG_DNNL_FN(dnnl_primitive_attr_create)
-    TG_DNNL_FN(dnnl_primitive_attr_destroy)
-    TG_DNNL_FN(dnnl_primitive_attr_set_post_ops)
-    TG_DNNL_FN(dnnl_post_ops_create)
-    TG_DNNL_FN(dnnl_post_ops_destroy)
-    TG_DNNL_FN(dnnl_post_ops_append_eltwise)
-    TG_DNNL_FN(dnnl_primitive_desc_create)
-    TG_DNNL_FN(dnnl_primitive_desc_query)
-    TG_DNNL_FN(dnnl_primitive_desc_destroy)
-    TG_DNNL_FN(dnnl_primitive_create)
-    TG_DNNL_FN(dnnl_primitive_execute)
-    TG_DNNL_FN(dnnl_primitive_destroy)
+    TG_DNNL_FUNCTIONS(TG_DNNL_FN)
 #undef TG_DNNL_FN
     if (error.empty()) {
       // libgomp came in with libdnnl; its thread count is what oneDNN's parallel regions use.
