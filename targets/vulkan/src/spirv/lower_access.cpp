@@ -122,7 +122,7 @@ uint32_t KernelLowering::convert(uint32_t v, DType from, DType to, const SourceL
       case TypeCode::I16: lo = -32768, hi = 32767; break;
       case TypeCode::I32: lo = -2147483648.0, hi = 2147483647.0; break;
       case TypeCode::U32: lo = 0, hi = 4294967295.0; break;
-      default: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+      default: lo = -9.2233720368547758e18, hi = 9.2233720368547748e18; break;  // hi: the largest double below 2^63
     }
     const bool is_f32 = ft == M.t_f32;
     double hi_f = clamp_bound(hi, is_f32);
