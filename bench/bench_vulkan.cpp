@@ -8,13 +8,17 @@
 // A few block configurations are tried for each kernel and the fastest is reported. Prints a
 // table and writes CSV; on lavapipe (no peers) it reports tilegen's own figures only.
 //
-//   bench_vulkan [out.csv] [--quick]
+//   bench_vulkan [out.csv] [--quick] [--gemm-only] [--size N]
+//   TILEGEN_BENCH_GEMM_CONFIGS="bm,bn,bk,stages,threads;..."  the GEMM configurations to try
+//   (instead of the built-in list); TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH=0 switch the code
+//   generator's 16-byte copies, row padding and register prefetch off, one by one.
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -191,11 +195,37 @@ void sdpa_peer(Row& row, const Params& p) {
   row.peer_ms = std::atof(out.c_str() + ms + 10);
 }
 
+// "128,128,32,1,128;64,64,32,2,128" → GEMM configurations (block_M, block_N, block_K, stages,
+// threads); throws on anything else.
+std::vector<Params> parse_gemm_configs(const std::string& text) {
+  std::vector<Params> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(';', at);
+    std::string one = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    if (one.empty()) continue;
+    int64_t v[5];
+    if (std::sscanf(one.c_str(), "%ld,%ld,%ld,%ld,%ld", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
+      throw Error("TILEGEN_BENCH_GEMM_CONFIGS: '" + one + "' is not bm,bn,bk,stages,threads");
+    out.push_back(
+        {{"block_M", v[0]}, {"block_N", v[1]}, {"block_K", v[2]}, {"stages", v[3]}, {"threads", v[4]}});
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string csv = argc > 1 && argv[1][0] != '-' ? argv[1] : "bench_vulkan.csv";
-  bool quick = argc > 1 && std::string(argv[argc - 1]) == "--quick";
+  bool quick = false, gemm_only = false;
+  int64_t size = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    if (a == "--gemm-only") gemm_only = true;
+    if (a == "--size" && i + 1 < argc) size = std::atol(argv[++i]);
+  }
   try {
     Target vk = Target::get("vulkan");
     const TargetInfo& info = vk.info();
@@ -206,17 +236,22 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     Cublas cb;
 
-    const int64_t n = quick ? 512 : 4096;
+    const int64_t n = size > 0 ? size : quick ? 512 : 4096;
     const Params gemm{{"M", n}, {"N", n}, {"K", n}};
     Problem gp = find("gemm")->make_inputs(resolve(*find("gemm"), gemm), f16, rng);
-    // Tiles from the samples' defaults down to what fits 32 KB of Workgroup memory (lavapipe;
-    // NVIDIA offers 48 KB): configurations that do not fit fail fast and are listed as such.
+    // Large tiles first (one Workgroup buffer a tile, rows padded, the next tile's loads in
+    // registers: what the cooperative-matrix path is built for), then what fits 32 KB of
+    // Workgroup memory (lavapipe; NVIDIA offers 48 KB): configurations that do not fit fail fast
+    // and are listed as such.
     std::vector<Params> gemm_configs = {
-        {{"block_M", 128}, {"block_N", 128}, {"block_K", 32}, {"stages", 2}, {"threads", 128}},
-        {{"block_M", 64}, {"block_N", 64}, {"block_K", 32}, {"stages", 2}, {"threads", 128}},
-        {{"block_M", 64}, {"block_N", 64}, {"block_K", 32}, {"stages", 3}, {"threads", 128}},
-        {{"block_M", 64}, {"block_N", 64}, {"block_K", 32}, {"stages", 2}, {"threads", 256}},
-        {{"block_M", 64}, {"block_N", 64}, {"block_K", 16}, {"stages", 2}, {"threads", 128}}};
+        {{"block_M", 128}, {"block_N", 128}, {"block_K", 32}, {"stages", 1}, {"threads", 128}},
+        {{"block_M", 128}, {"block_N", 128}, {"block_K", 32}, {"stages", 1}, {"threads", 256}},
+        {{"block_M", 128}, {"block_N", 128}, {"block_K", 64}, {"stages", 1}, {"threads", 256}},
+        {{"block_M", 128}, {"block_N", 256}, {"block_K", 32}, {"stages", 1}, {"threads", 256}},
+        {{"block_M", 256}, {"block_N", 128}, {"block_K", 32}, {"stages", 1}, {"threads", 256}},
+        {{"block_M", 64}, {"block_N", 64}, {"block_K", 32}, {"stages", 2}, {"threads", 128}}};
+    if (const char* env = std::getenv("TILEGEN_BENCH_GEMM_CONFIGS"); env && *env)
+      gemm_configs = parse_gemm_configs(env);
     if (auto r = best_config(vk, "gemm", gemm, gemm_configs, f16, gp, runs)) {
       r->shape = shape_text(gemm, {"M", "N", "K"});
       cublas_peer(cb, *r, gp, n, n, n, runs);
@@ -224,6 +259,7 @@ int main(int argc, char** argv) {
     }
 
     for (int64_t causal : {0, 1}) {
+      if (gemm_only) break;
       Params fa{
           {"B", quick ? 1 : 8}, {"H", quick ? 2 : 16}, {"HKV", quick ? 2 : 16}, {"S", quick ? 512 : 4096},
           {"D", 128},           {"causal", causal}};

@@ -1,9 +1,12 @@
 // Shared tiles of 16- and 8-bit formats are held at their width in Workgroup memory where the
 // device has the types (shaderInt16, shaderInt8), so the passes get the device's whole budget;
-// without them they are widened to 32 bits and the budget is halved.
+// without them they are widened to 32 bits and the budget is halved. Tiles filled only by
+// 16-byte copies are held as uvec4s instead (vector_copy.cpp): checked here with those copies
+// switched off (TILEGEN_VULKAN_VECTOR=0), and as uvec4s with them on.
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <map>
 
 #include "test_vulkan_spirv_util.h"
@@ -45,7 +48,8 @@ std::pair<uint32_t, uint32_t> shared_element(const std::vector<uint32_t>& words,
           if (char ch = char((w[k] >> (8 * b)) & 0xff)) text += ch;
       if (text == name) id = w[0];
     }
-    if (op == spv::OpTypeInt || op == spv::OpTypeFloat || op == spv::OpTypeArray || op == spv::OpTypePointer)
+    if (op == spv::OpTypeInt || op == spv::OpTypeFloat || op == spv::OpTypeArray ||
+        op == spv::OpTypePointer || op == spv::OpTypeVector)
       defs[w[0]] = w, def_op[w[0]] = op;
     if (op == spv::OpVariable && w.size() >= 3 && w[2] == spv::SCWorkgroup) var_type[w[1]] = w[0];
     i += n;
@@ -55,13 +59,29 @@ std::pair<uint32_t, uint32_t> shared_element(const std::vector<uint32_t>& words,
   REQUIRE(def_op[pointee] == spv::OpTypeArray);
   uint32_t element = defs[pointee][1];
   if (def_op[element] == spv::OpTypeFloat) return {defs[element][1], 2};
+  if (def_op[element] == spv::OpTypeVector) return {defs[defs[element][1]][1] * defs[element][2], 4};
   REQUIRE(def_op[element] == spv::OpTypeInt);
   return {defs[element][1], defs[element][2]};
 }
 
+// Sets an environment variable for a scope (the code generator reads its switches from it).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+
 }  // namespace
 
+TEST_CASE("vulkan shared width: tiles filled by 16-byte copies are uvec4 arrays") {
+  SpirvOutput out = gemm_module(test::lavapipe_features(), bf16);
+  test::check_valid(out);
+  CHECK(shared_element(out.words, "A_shared") == std::pair<uint32_t, uint32_t>{128, 4});
+  CHECK(shared_element(out.words, "B_shared") == std::pair<uint32_t, uint32_t>{128, 4});
+}
+
 TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with shaderInt16") {
+  ScopedEnv scalar_copies("TILEGEN_VULKAN_VECTOR", "0");
   Features f = test::lavapipe_features();
   SpirvOutput bf = gemm_module(f, bf16);
   test::check_valid(bf);

@@ -7,7 +7,9 @@
 // to ((L·regs + r) / cols, (L·regs + r) % cols) (the model layout, proven by exact symbolic
 // differences in which everything but the lane cancels), the Mma's operand is the unit tile at
 // lane 0's element of a row-major Shared buffer: OpCooperativeMatrixLoadKHR RowMajor, stride =
-// the buffer's row length. Anything else keeps the staging path.
+// the buffer's row pitch (its row length, or more where declare_buffers padded the rows; a tile
+// held as uvec4s is loaded through a uvec4 pointer, offset and stride in uvec4s). Anything else
+// keeps the staging path.
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
@@ -141,11 +143,14 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
       LinearForm dc = linear_difference(element(ld->indices[1], L, r, true), col0, -(e % cols));
       if (!dr.is_constant() || dr.constant != 0 || !dc.is_constant() || dc.constant != 0) return std::nullopt;
     }
-  // 16-byte alignment of the tile's start and rows (the Vulkan rule for coopmat loads)
+  // 16-byte alignment of the tile's start and rows (the Vulkan rule for coopmat loads), in the
+  // tile's storage: its rows may be padded (declare_buffers)
   const int64_t per16 = 16 / std::max(1, type.bits() / 8);
-  Expr flat = row0 * Expr(int(*row_len)) + col0;
-  if (*row_len % per16 != 0 || !multiple_of(flat, per16)) return std::nullopt;
-  return DirectTile{ld->buffer.get(), flat, uint32_t(*row_len)};
+  std::optional<int64_t> pitch = storage_of(ld->buffer.get(), ld->loc).strides[0].as_int();
+  if (!pitch || *pitch < *row_len) return std::nullopt;
+  Expr flat = row0 * Expr(int(*pitch)) + col0;
+  if (*pitch % per16 != 0 || !multiple_of(flat, per16)) return std::nullopt;
+  return DirectTile{ld->buffer.get(), flat, uint32_t(*pitch)};
 }
 
 // Before lowering seq's child i: where it is a loop nest of Mmas whose A or B registers are
@@ -184,7 +189,9 @@ void KernelLowering::plan_direct(const ir::Seq& seq, std::size_t i) {
     if (!d) return d;
     const BufferStorage& sh = storage_of(d->shared, op->loc);
     const auto want = t.bits() < 32 ? BufferStorage::Form::Narrow : BufferStorage::Form::Value;
-    if (sh.storage_class != spv::SCWorkgroup || sh.form != want || t.bits() > 32) return std::nullopt;
+    const bool vector = sh.form == BufferStorage::Form::Vector && t.bits() == 16;
+    if (sh.storage_class != spv::SCWorkgroup || (sh.form != want && !vector) || t.bits() > 32)
+      return std::nullopt;
     return d;
   };
   direct_[op] = {loadable(find(op->a, u->a_regs(), u->k, u->a_type), u->a_type),

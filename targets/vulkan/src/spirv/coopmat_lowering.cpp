@@ -162,9 +162,11 @@ void KernelLowering::mma(const ir::Mma& op) {
         continue;
       }
       const BufferStorage& sh = storage_of(direct[i]->shared, op.loc);
+      const bool vector = sh.form == BufferStorage::Form::Vector;  // 8 elements a uvec4
+      uint32_t flat = expr(direct[i]->flat);
       mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
-                     {element_pointer(sh, expr(direct[i]->flat)), m.u32(spv::RowMajorKHR),
-                      m.u32(direct[i]->stride), nonprivate});
+                     {vector ? vector_pointer(sh, flat) : element_pointer(sh, flat), m.u32(spv::RowMajorKHR),
+                      m.u32(vector ? direct[i]->stride / 8 : direct[i]->stride), nonprivate});
       if (!key.empty()) coopmat_loads_[key] = mats[i];
       continue;
     }

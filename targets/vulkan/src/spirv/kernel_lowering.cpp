@@ -1,6 +1,7 @@
 // Module-wide declarations (tensors, push constants, built-ins) and the statements of a kernel
 // (see kernel_lowering.h for what is emitted).
 #include <algorithm>
+#include <cstdlib>
 
 #include "spirv/kernel_lowering_internal.h"
 #include "tilegen/ir/visitor.h"
@@ -27,6 +28,14 @@ struct WriteScan : IRVisitor {
   }
 };
 
+// On unless the environment variable says 0/off/false.
+bool switched_on(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return true;
+  std::string s = v;
+  return !(s == "0" || s == "off" || s == "false" || s == "OFF" || s == "FALSE");
+}
+
 }  // namespace
 
 std::vector<Expr> row_major_strides(const ir::BufferNode& b) {
@@ -49,6 +58,10 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   scan.float_add = features.float_atomic_add;
   scan.visit_stmt(f.body);
   float_bits_buffers = scan.cas;
+  written_tensors = scan.written;
+  vector_copies = switched_on("TILEGEN_VULKAN_VECTOR");
+  pad_rows = switched_on("TILEGEN_VULKAN_PAD");
+  prefetch = switched_on("TILEGEN_VULKAN_PREFETCH");
   declare_tensors();
   for (auto& [node, b] : tensors)
     if (!scan.written.count(node)) m.decorate(b.variable, spv::DecNonWritable);

@@ -36,6 +36,7 @@ struct BufferStorage {
     Narrow,     // a 16- or 8-bit format in a tensor (f16, bf16 bits, i16, i8, u8, fp8 bits, bool bytes)
     FloatBits,  // f32 held as its int32 bits, so compare-and-swap loops can update it
     Packed,     // two 4-bit elements a byte (int4, uint4, fp4)
+    Vector,     // 16-bit elements 8 a uvec4: tiles stored only by 16-byte copies (vector_copy.cpp)
   };
   uint32_t variable = 0;
   uint32_t storage_class = 0;
@@ -43,9 +44,10 @@ struct BufferStorage {
   uint32_t element_ptr = 0;   // pointer to one stored element in storage_class
   DType dtype;
   Form form = Form::Value;
-  bool tensor = false;        // a Block struct around a runtime array: access chains start with 0
-  std::vector<Expr> strides;  // element strides, row-major
-  bool wide_index = false;    // 64-bit element indices (2^31 elements or more)
+  bool tensor = false;           // a Block struct around a runtime array: access chains start with 0
+  std::vector<Expr> strides;     // element strides, row-major (Shared tiles: rows may be padded)
+  uint32_t vector_variable = 0;  // tensors: the same binding seen as uvec4s, made on first use
+  bool wide_index = false;       // 64-bit element indices (2^31 elements or more)
 };
 
 /// Module-wide state: the tensors' descriptors, the push constants, the built-in inputs, and
@@ -68,6 +70,14 @@ class ModuleLowering {
   std::vector<uint32_t> interface;                     // globals every entry point lists
   std::set<const ir::BufferNode*> float_bits_buffers;  // f32 buffers updated by CAS loops
   bool coopmat_used = false;
+  std::set<const ir::BufferNode*> written_tensors;  // tensors some statement stores to
+  /// Switches for measuring the fast paths one by one (TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH=0
+  /// turn them off; part of the kernel-cache key, as every TILEGEN_VULKAN_* is).
+  bool vector_copies = true, pad_rows = true, prefetch = true;
+
+  /// The tensor's binding as a runtime array of uvec4 (an aliasing variable at the same set and
+  /// binding), for 16-byte loads; its id, declared on first use.
+  uint32_t vector_view(BufferStorage& tensor);
 
   /// The value type of t; throws tg::Error (at loc) where the device lacks it.
   uint32_t value_type(DType t, const SourceLoc& loc);
@@ -76,6 +86,7 @@ class ModuleLowering {
   void need_int64(const SourceLoc& loc, const std::string& what);
 
  private:
+  uint32_t vector_block_ = 0;
   void declare_tensors();
   void declare_push_constants();
 };

@@ -1,6 +1,7 @@
 // One kernel's lowering, shared by kernel_lowering.cpp (statements, buffers), lower_expr.cpp
 // (expressions, conversions, element access) and coopmat_lowering.cpp (Mma).
 #pragma once
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -38,6 +39,26 @@ class KernelLowering {
   uint32_t c_i32(int64_t v) { return m.constant_int(M.t_i32, v); }
   uint32_t c_f32(double v) { return m.constant_float(M.t_f32, v); }
 
+  // ---- 16-byte copies and register prefetch (vector_copy.cpp)
+  /// A vectorized loop of 8 elements copying a Global 16-bit tensor to a Shared tile bit for bit,
+  /// both sides contiguous and 16-byte aligned; the indices are those of element 0.
+  struct GroupCopy {
+    const ir::BufferNode* dst = nullptr;
+    const ir::BufferNode* src = nullptr;
+    std::vector<Expr> dst_index, src_index;
+  };
+  std::optional<GroupCopy> match_group_copy(const ir::For& op) const;
+  /// The Shared tiles to hold in the Vector form: 16-bit, stored only by group copies.
+  std::set<const ir::BufferNode*> plan_vector_tiles() const;
+  /// Emits a group copy into a Vector-form tile as one uvec4 load and store; false otherwise.
+  bool vector_copy(const ir::For& op);
+  /// Emits a K loop whose leading copies are group copies with their next tile's loads issued
+  /// before the rest of the body (register prefetch); false, emitting nothing, otherwise.
+  bool prefetch_loop(const ir::For& op);
+  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8).
+  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat);
+  uint32_t vector_element(const BufferStorage& b, uint32_t flat);
+
   // ---- structured control flow helpers (kernel_lowering.cpp)
   /// if (cond) { then_fn() } else { else_fn() } as a selection construct; either may be empty.
   template <typename Then, typename Else>
@@ -67,6 +88,8 @@ class KernelLowering {
   void atomic(const ir::Atomic& op);
   void cas_loop(const BufferStorage& b, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t value);
   void loop(const ir::For& op);
+  /// for op.var in [op.min, op.min + op.extent) { body() }, the variable in loop_vars_.
+  void counted_loop(const ir::For& op, const std::function<void()>& body);
   void declare_buffers();
   void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
@@ -114,6 +137,7 @@ class KernelLowering {
   std::map<const ir::VarNode*, uint32_t> loop_vars_;        // loop variables: Function variables
   std::map<const ir::BufferNode*, BufferStorage> buffers_;  // Shared and Local
   std::vector<uint32_t> workgroup_vars_;
+  std::vector<uint32_t> vector_views_;  // tensors' uvec4 views this entry point uses
   struct Scratch {
     uint32_t variable = 0, element_ptr = 0;
   };

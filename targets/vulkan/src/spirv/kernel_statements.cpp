@@ -11,6 +11,7 @@
 //   %cont: i = i + 1; OpBranch %header
 //   %merge: ...
 #include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/visitor.h"
 
 namespace tg::vulkan {
 
@@ -18,6 +19,15 @@ namespace {
 constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory |
                                        spv::SemUniformMemory | spv::SemMakeAvailable | spv::SemMakeVisible;
 constexpr uint32_t kLoopControlUnroll = 0x1;
+bool contains_mma(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    void visit(const ir::Mma*) override { found = true; }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 }  // namespace
 
 uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* interface) {
@@ -42,13 +52,15 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
   m.inst(spv::OpReturn, {});
   m.end_function();
   interface->insert(interface->end(), workgroup_vars_.begin(), workgroup_vars_.end());
+  interface->insert(interface->end(), vector_views_.begin(), vector_views_.end());
   return fn;
 }
 
-// Shared → a Workgroup array, Local → a Function array, both of value types.
+// Shared → a Workgroup array, Local → a Function array, both of value types (Shared tiles of
+// 16- and 8-bit formats at their width, see narrow_shared; tiles filled only by 16-byte copies
+// as uvec4s with padded rows, see vector_copy.cpp).
 void KernelLowering::declare_buffers() {
-  int64_t workgroup_bytes = 0;
-  std::string names;
+  const std::set<const ir::BufferNode*> vector_tiles = plan_vector_tiles();
   for (const Buffer& b : k_.buffers) {
     if (b->scope == Scope::Fragment)
       throw Error(
@@ -59,23 +71,65 @@ void KernelLowering::declare_buffers() {
       throw Error(std::string(name_of(b->scope)) + " buffer " + b->name +
                       " needs a constant shape of fewer than 2^31 elements; bind the sizes first",
                   b->loc);
+  }
+  // Rows of 16-byte-copied tiles padded by 16 bytes where a row is a multiple of 64 bytes: the
+  // rows a cooperative-matrix load reads together then start in different banks. Dropped where
+  // the padding would not fit.
+  std::map<const ir::BufferNode*, int64_t> pitch;
+  auto bytes_of = [&](bool padded) {
+    int64_t total = 0;
+    for (const Buffer& b : k_.buffers) {
+      if (b->scope != Scope::Shared) continue;
+      int64_t n = *b.const_numel(), last = *b->shape.back().as_int();
+      if (vector_tiles.count(b.get())) {
+        int64_t p = padded && M.pad_rows && b->shape.size() >= 2 && last * 2 % 64 == 0 ? last + 8 : last;
+        pitch[b.get()] = p;
+        total += n / last * p * 2;
+        continue;
+      }
+      const bool narrow =
+          b->dtype.bits() < 32 && shared_at_width(M.features) && !M.float_bits_buffers.count(b.get());
+      total += *b.const_numel() * (narrow ? std::max(1, b->dtype.bits() / 8) : b->dtype.bits() > 32 ? 8 : 4);
+    }
+    // the per-subgroup staging tiles of cooperative matrices (coopmat_lowering.cpp)
+    if (!M.features.coopmat_units.empty()) total += k_.threads / 32 * 256 * 4;
+    return total;
+  };
+  if (bytes_of(true) > int64_t(M.features.max_shared_bytes)) bytes_of(false);
+  int64_t workgroup_bytes = 0;
+  std::string names;
+  for (const Buffer& b : k_.buffers) {
+    std::optional<int64_t> n = b.const_numel();
     BufferStorage s;
     s.dtype = b->dtype;
     s.strides = row_major_strides(*b.get());
     s.element_type = M.value_type(b->dtype, b->loc);
     if (M.float_bits_buffers.count(b.get()))
       s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
-    if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) narrow_shared(b->dtype, &s);
+    int64_t elements = *n;
+    if (vector_tiles.count(b.get())) {
+      const int64_t p = pitch.at(b.get()), last = *b->shape.back().as_int();
+      if (b->shape.size() >= 2) {
+        s.strides[b->shape.size() - 2] = Expr(p);
+        for (std::size_t d = b->shape.size() - 2; d-- > 0;) s.strides[d] = s.strides[d + 1] * b->shape[d + 1];
+      }
+      elements = *n / last * p / 8;
+      s.form = BufferStorage::Form::Vector;
+      s.element_type = m.type_vector(M.t_u32, 4);
+    } else if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) {
+      narrow_shared(b->dtype, &s);
+    }
     s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
     s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
-    uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(*n)));
+    uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(elements)));
     if (b->scope == Scope::Shared) {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
       workgroup_vars_.push_back(s.variable);
-      const int64_t width = s.form == BufferStorage::Form::Narrow ? std::max(1, b->dtype.bits() / 8)
-                            : b->dtype.bits() > 32                ? 8
-                                                                  : 4;
-      workgroup_bytes += *n * width;
+      const int64_t width = s.form == BufferStorage::Form::Vector   ? 16
+                            : s.form == BufferStorage::Form::Narrow ? std::max(1, b->dtype.bits() / 8)
+                            : b->dtype.bits() > 32                  ? 8
+                                                                    : 4;
+      workgroup_bytes += elements * width;
       names += (names.empty() ? "" : ", ") + b->name;
     } else {
       s.variable = m.function_variable(arr);
@@ -175,7 +229,11 @@ void KernelLowering::stmt(const Stmt& s) {
 }
 
 void KernelLowering::loop(const ir::For& op) {
-  if (unroll_mma_nest(op)) return;
+  if (unroll_mma_nest(op) || prefetch_loop(op) || vector_copy(op)) return;
+  counted_loop(op, [&] { stmt(op.body); });
+}
+
+void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>& body_fn) {
   uint32_t type = M.value_type(op.var.dtype(), op.loc);
   uint32_t var = m.function_variable(m.type_pointer(spv::SCFunction, type));
   m.name(var, op.var.name());
@@ -187,12 +245,15 @@ void KernelLowering::loop(const ir::For& op) {
   m.label(header);
   uint32_t i = m.op(spv::OpLoad, type, {var});
   uint32_t c = m.op(spv::OpSLessThan, M.t_bool, {i, end});
-  const bool unroll = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized;
+  // short loops around cooperative-matrix MulAdds too (the K steps of a tile): the driver then
+  // schedules the next step's matrix loads beside this step's MulAdds
+  const bool unroll = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized ||
+                      (op.extent.as_int() && *op.extent.as_int() <= 8 && contains_mma(op.body));
   m.inst(spv::OpLoopMerge, {merge, cont, unroll ? kLoopControlUnroll : spv::kLoopControlNone});
   m.inst(spv::OpBranchConditional, {c, body, merge});
   m.label(body);
   loop_vars_[op.var.node()] = var;
-  stmt(op.body);
+  body_fn();
   loop_vars_.erase(op.var.node());
   m.inst(spv::OpBranch, {cont});
   m.label(cont);

@@ -194,6 +194,7 @@ uint32_t KernelLowering::load_element(const BufferStorage& b, const std::vector<
     uint32_t nib = m.op(spv::OpBitFieldUExtract, M.t_i32, {w, sh, c_i32(4)});
     return b.dtype == uint4 ? nib : decode_small_float(b.dtype, nib);
   }
+  if (b.form == BufferStorage::Form::Vector) return vector_element(b, flat_index(b, indices));
   uint32_t raw = raw_load(element_pointer(b, flat_index(b, indices)));
   switch (b.form) {
     case BufferStorage::Form::Value: return raw;
@@ -272,6 +273,8 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
                     " elements to a tensor (two share a byte, and threads storing neighbours would undo each "
                     "other's writes); store i8 and pack on the host",
                 loc);
+  if (b.form == BufferStorage::Form::Vector)  // plan_vector_tiles admits 16-byte copies only
+    throw Error("internal: a single element stored to a tile held as uvec4s; report this kernel", loc);
   uint32_t ptr = element_pointer(b, flat_index(b, indices));
   if (b.form == BufferStorage::Form::Value) return raw_store(ptr, v);
   if (b.form == BufferStorage::Form::FloatBits) return raw_store(ptr, m.op(spv::OpBitcast, M.t_i32, {v}));

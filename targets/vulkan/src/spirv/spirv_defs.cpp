@@ -40,6 +40,7 @@ const char* opcode_name(uint32_t opcode) {
     case OpMemberDecorate: return "OpMemberDecorate";
     case OpCompositeConstruct: return "OpCompositeConstruct";
     case OpCompositeExtract: return "OpCompositeExtract";
+    case OpVectorExtractDynamic: return "OpVectorExtractDynamic";
     case OpConvertFToU: return "OpConvertFToU";
     case OpConvertFToS: return "OpConvertFToS";
     case OpConvertSToF: return "OpConvertSToF";

@@ -38,6 +38,7 @@ enum Op : uint32_t {
   OpAccessChain = 65,
   OpDecorate = 71,
   OpMemberDecorate = 72,
+  OpVectorExtractDynamic = 77,
   OpCompositeConstruct = 80,
   OpCompositeExtract = 81,
   OpConvertFToU = 109,

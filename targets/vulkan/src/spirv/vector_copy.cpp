@@ -1,0 +1,288 @@
+// 16-byte copies from global memory into Shared tiles, and the register prefetch of a K loop.
+//
+// partition_threads groups a copy's innermost loop by the vector width (8 elements of f16):
+//   for v in vectorized(0 +: 8) { let c1 = flat % 4 * 8 + v { A_shared[c0, c1] = A[by*128 + c0, ko*32 + c1] }
+//   }
+// Where both sides are contiguous in v and 16-byte aligned at v = 0 (proven on the indices: the
+// last index is e + v with e a multiple of 8, the others free of v, the last dimension a
+// multiple of 8), that is one uvec4 load from the tensor (its binding seen as a runtime array of
+// uvec4, an aliasing variable) and one uvec4 store into the tile:
+//   %v = OpLoad %v4uint (OpAccessChain %A_vec4 %int_0 (flat(A, element 0) >> 3))
+//   OpStore (OpAccessChain %A_shared (flat(A_shared, element 0) >> 3)) %v
+// A tile every store of which is such a copy is held as uvec4s (BufferStorage::Form::Vector):
+// single elements are read by extracting their half of a word, cooperative matrices are loaded
+// through a uvec4 pointer, and rows a multiple of 64 bytes long are padded by 16 bytes so the 8
+// rows a matrix load reads at once fall in different banks (declare_buffers).
+//
+// A K loop that starts with such copies, fenced by barriers,
+//   for ko { barrier; for it { let .. { <group copy> } }; barrier; <compute on the tiles> }
+// is emitted with the copies' global loads one iteration ahead, in registers:
+//   r[it] = A[.. ko = 0 ..]                                  (before the loop)
+//   for ko { barrier; A_shared[..it..] = r[it]; barrier; r[it] = A[.. min(ko + 1, n - 1) ..]; <compute> }
+// so the loads' latency overlaps the compute. The tensors read are never written by the kernel,
+// so reading them earlier reads the same values; the stores stay where they were.
+#include <algorithm>
+
+#include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
+
+namespace tg::vulkan {
+
+namespace {
+
+constexpr int kGroup = 8;             // 16-bit elements in 16 bytes
+constexpr int64_t kMaxPrefetch = 16;  // uvec4 registers a copy nest may hold per thread
+
+bool multiple_of(const Expr& e, int64_t k) {
+  LinearForm f = linear_form(simplify_expr(e));
+  if (f.constant % k != 0) return false;
+  for (auto& [term, coeff] : f.terms)
+    if (coeff % k != 0) return false;
+  return true;
+}
+
+// e with the lets substituted, innermost first (a let's value may use the ones outside it).
+Expr through_lets(Expr e, const std::vector<std::pair<Var, Expr>>& lets) {
+  for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = substitute(e, {{it->first, it->second}});
+  return e;
+}
+
+// Indices of element v (lets substituted) contiguous in v from element 0, 16-byte aligned.
+bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNode& b) {
+  auto last = b.shape.back().as_int();
+  if (index.empty() || index.size() != b.shape.size() || !last || *last % kGroup != 0) return false;
+  for (std::size_t d = 0; d < index.size(); ++d) {
+    Expr at0 = simplify_expr(substitute(index[d], {{v, Expr(0)}}));
+    for (int k = 1; k < kGroup; ++k) {
+      Expr at = simplify_expr(substitute(index[d], {{v, Expr(k)}}));
+      LinearForm diff = linear_difference(at, at0, d + 1 == index.size() ? -k : 0);
+      if (!diff.is_constant() || diff.constant != 0) return false;
+    }
+    if (d + 1 == index.size() && !multiple_of(at0, kGroup)) return false;
+  }
+  return true;
+}
+
+// One copy nest of a prefetched K loop: for it { let ... { <group copy> } }.
+struct PrefetchNest {
+  const ir::For* outer = nullptr;
+  std::vector<std::pair<Var, Expr>> lets;
+  KernelLowering::GroupCopy copy;
+  std::vector<uint32_t> regs;  // a uvec4 Function variable per iteration of `outer`
+};
+
+struct FreeVars : IRVisitor {
+  std::set<const ir::VarNode*> vars;
+  void visit(const ir::VarNode* v) override { vars.insert(v); }
+};
+
+}  // namespace
+
+uint32_t ModuleLowering::vector_view(BufferStorage& t) {
+  if (t.vector_variable) return t.vector_variable;
+  if (!vector_block_) {  // struct { uvec4 data[]; }, one for every view
+    uint32_t arr = m.type_runtime_array(m.type_vector(t_u32, 4));
+    m.decorate(arr, spv::DecArrayStride, {16});
+    vector_block_ = m.type_struct({arr});
+    m.decorate(vector_block_, spv::DecBlock);
+    m.member_decorate(vector_block_, 0, spv::DecOffset, {0});
+  }
+  t.vector_variable =
+      m.global_variable(m.type_pointer(spv::SCStorageBuffer, vector_block_), spv::SCStorageBuffer);
+  for (auto& [node, b] : tensors)
+    if (&b == &t) {
+      uint32_t binding = 0;
+      for (const Param& p : f.params) {
+        if (p.kind != Param::Kind::Tensor) continue;
+        if (p.buffer.get() == node) break;
+        ++binding;
+      }
+      m.decorate(t.vector_variable, spv::DecDescriptorSet, {0});
+      m.decorate(t.vector_variable, spv::DecBinding, {binding});
+      if (!written_tensors.count(node)) m.decorate(t.vector_variable, spv::DecNonWritable);
+      m.name(t.vector_variable, node->name + "_vec4");
+    }
+  return t.vector_variable;  // each entry point using it lists it (KernelLowering::vector_views_)
+}
+
+std::optional<KernelLowering::GroupCopy> KernelLowering::match_group_copy(const ir::For& op) const {
+  if (!M.vector_copies || op.for_kind != ForKind::Vectorized || !op.min.as_int() || *op.min.as_int() != 0 ||
+      !op.extent.as_int() || *op.extent.as_int() != kGroup)
+    return std::nullopt;
+  std::vector<std::pair<Var, Expr>> lets;
+  Stmt s = op.body;
+  while (const auto* l = s.as<ir::Let>()) lets.push_back({l->var, l->value}), s = l->body;
+  const auto* st = s.as<ir::Store>();
+  const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
+  if (!ld || st->buffer->scope != Scope::Shared || ld->buffer->scope != Scope::Global ||
+      st->buffer->dtype != ld->buffer->dtype || st->buffer->dtype.bits() != 16 ||
+      st->buffer->dtype.is_packed())
+    return std::nullopt;
+  auto t = M.tensors.find(ld->buffer.get());
+  if (t == M.tensors.end() || t->second.form != BufferStorage::Form::Narrow) return std::nullopt;
+  GroupCopy g{st->buffer.get(), ld->buffer.get(), {}, {}};
+  std::vector<Expr> di, si;
+  for (const Expr& e : st->indices) di.push_back(through_lets(e, lets));
+  for (const Expr& e : ld->indices) si.push_back(through_lets(e, lets));
+  if (!contiguous(di, op.var, *g.dst) || !contiguous(si, op.var, *g.src)) return std::nullopt;
+  for (const Expr& e : di) g.dst_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
+  for (const Expr& e : si) g.src_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
+  return g;
+}
+
+std::set<const ir::BufferNode*> KernelLowering::plan_vector_tiles() const {
+  struct Scan : IRVisitor {
+    const KernelLowering* self;
+    std::set<const ir::BufferNode*> grouped, other;
+    void visit(const ir::For* op) override {
+      if (auto g = self->match_group_copy(*op)) return void(grouped.insert(g->dst));
+      IRVisitor::visit(op);
+    }
+    void visit(const ir::Store* op) override {
+      other.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+    void visit(const ir::Atomic* op) override {
+      other.insert(op->buffer.get());
+      IRVisitor::visit(op);
+    }
+    void visit(const ir::Mma* op) override {
+      other.insert(op->c.buffer.get());
+      IRVisitor::visit(op);
+    }
+  } scan;
+  scan.self = this;
+  scan.visit_stmt(k_.body);
+  std::set<const ir::BufferNode*> out;
+  for (const ir::BufferNode* b : scan.grouped)
+    if (!scan.other.count(b)) out.insert(b);
+  return out;
+}
+
+uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat) {
+  uint32_t v4 = m.type_vector(M.t_u32, 4);
+  uint32_t index_type = b.wide_index ? m.type_int(64, true) : M.t_i32;
+  uint32_t q = m.op(spv::OpShiftRightArithmetic, index_type, {flat, m.constant_int(index_type, 3)});
+  if (b.tensor) {
+    auto& t = M.tensors.at(
+        std::find_if(M.tensors.begin(), M.tensors.end(), [&](auto& kv) { return &kv.second == &b; })->first);
+    uint32_t var = M.vector_view(t);
+    if (std::find(vector_views_.begin(), vector_views_.end(), var) == vector_views_.end())
+      vector_views_.push_back(var);
+    return m.op(spv::OpAccessChain, m.type_pointer(spv::SCStorageBuffer, v4), {var, c_i32(0), q});
+  }
+  return m.op(spv::OpAccessChain, b.element_ptr, {b.variable, q});
+}
+
+// Element `flat` of a tile held as uvec4s: its word, then its half.
+uint32_t KernelLowering::vector_element(const BufferStorage& b, uint32_t flat) {
+  uint32_t v4 = m.type_vector(M.t_u32, 4);
+  uint32_t vec = m.op(spv::OpLoad, v4, {vector_pointer(b, flat), uint32_t(spv::MemNonPrivatePointer)});
+  uint32_t word_index = m.op(spv::OpBitwiseAnd, M.t_i32,
+                             {m.op(spv::OpShiftRightArithmetic, M.t_i32, {flat, c_i32(1)}), c_i32(3)});
+  uint32_t word = m.op(spv::OpVectorExtractDynamic, M.t_u32, {vec, word_index});
+  uint32_t shift =
+      m.op(spv::OpShiftLeftLogical, M.t_i32, {m.op(spv::OpBitwiseAnd, M.t_i32, {flat, c_i32(1)}), c_i32(4)});
+  if (b.dtype == i16)
+    return m.op(spv::OpBitFieldSExtract, M.t_i32, {m.op(spv::OpBitcast, M.t_i32, {word}), shift, c_i32(16)});
+  uint32_t bits = m.op(spv::OpBitFieldUExtract, M.t_u32, {word, shift, c_i32(16)});
+  if (b.dtype == bf16)
+    return m.op(spv::OpBitcast, M.t_f32, {m.op(spv::OpShiftLeftLogical, M.t_u32, {bits, m.u32(16)})});
+  return m.op(spv::OpCompositeExtract, M.t_f32,
+              {glsl(m.type_vector(M.t_f32, 2), spv::GlslUnpackHalf2x16, {bits}), 0});
+}
+
+bool KernelLowering::vector_copy(const ir::For& op) {
+  std::optional<GroupCopy> g = match_group_copy(op);
+  if (!g) return false;
+  const BufferStorage& dst = storage_of(g->dst, op.loc);
+  if (dst.form != BufferStorage::Form::Vector) return false;
+  const BufferStorage& src = storage_of(g->src, op.loc);
+  uint32_t v4 = m.type_vector(M.t_u32, 4);
+  uint32_t v =
+      m.op(spv::OpLoad, v4,
+           {vector_pointer(src, flat_index(src, g->src_index)), uint32_t(spv::MemNonPrivatePointer)});
+  m.inst(spv::OpStore,
+         {vector_pointer(dst, flat_index(dst, g->dst_index)), v, uint32_t(spv::MemNonPrivatePointer)});
+  return true;
+}
+
+bool KernelLowering::prefetch_loop(const ir::For& op) {
+  const auto* seq = op.body.as<ir::Seq>();
+  if (!M.prefetch || op.for_kind != ForKind::Serial || !op.min.as_int() || !op.extent.as_int() ||
+      *op.extent.as_int() < 1 || !seq || seq->stmts.size() < 3 || !seq->stmts[0].as<ir::Barrier>())
+    return false;
+  std::vector<PrefetchNest> nests;
+  std::size_t i = 1;
+  for (; i < seq->stmts.size(); ++i) {
+    const auto* f = seq->stmts[i].as<ir::For>();
+    if (!f) break;
+    std::optional<int64_t> lo = f->min.as_int(), n = f->extent.as_int();
+    if (f->for_kind == ForKind::Parallel || !lo || !n || *n < 1 || *n > kMaxPrefetch) return false;
+    PrefetchNest nest;
+    nest.outer = f;
+    Stmt s = f->body;
+    while (const auto* l = s.as<ir::Let>()) nest.lets.push_back({l->var, l->value}), s = l->body;
+    const auto* inner = s.as<ir::For>();
+    std::optional<GroupCopy> g = inner ? match_group_copy(*inner) : std::nullopt;
+    if (!g || storage_of(g->dst, op.loc).form != BufferStorage::Form::Vector ||
+        M.written_tensors.count(g->src))
+      return false;
+    // the source indices may use the loops' variables and values bound before the K loop only
+    for (const Expr& e : g->src_index) {
+      FreeVars fv;
+      fv.visit_expr(through_lets(e, nest.lets));
+      for (const ir::VarNode* v : fv.vars)
+        if (v != op.var.node() && v != f->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
+            !const_vars_.count(v))
+          return false;
+    }
+    nest.copy = *g;
+    nests.push_back(std::move(nest));
+  }
+  if (nests.empty() || i + 1 >= seq->stmts.size() || !seq->stmts[i].as<ir::Barrier>()) return false;
+
+  uint32_t v4 = m.type_vector(M.t_u32, 4), reg_ptr = m.type_pointer(spv::SCFunction, v4);
+  const uint32_t nonprivate = spv::MemNonPrivatePointer;
+  for (PrefetchNest& nest : nests)
+    for (int64_t it = 0; it < *nest.outer->extent.as_int(); ++it)
+      nest.regs.push_back(m.function_variable(reg_ptr));
+  // element 0's indices of iteration `it` of a nest, the K loop variable replaced by ko (if given)
+  auto indices = [&](const PrefetchNest& nest, const std::vector<Expr>& index, int64_t it, const Expr& ko) {
+    std::vector<std::pair<Var, Expr>> map = {{nest.outer->var, Expr(int(*nest.outer->min.as_int() + it))}};
+    if (ko.defined()) map.push_back({op.var, ko});
+    std::vector<Expr> out;
+    for (const Expr& e : index) out.push_back(simplify_expr(substitute(through_lets(e, nest.lets), map)));
+    return out;
+  };
+  auto load_tiles = [&](const Expr& ko) {
+    for (const PrefetchNest& nest : nests) {
+      const BufferStorage& src = storage_of(nest.copy.src, op.loc);
+      for (std::size_t it = 0; it < nest.regs.size(); ++it) {
+        uint32_t flat = flat_index(src, indices(nest, nest.copy.src_index, int64_t(it), ko));
+        m.inst(spv::OpStore, {nest.regs[it], m.op(spv::OpLoad, v4, {vector_pointer(src, flat), nonprivate})});
+      }
+    }
+  };
+  load_tiles(op.min);
+  for (std::size_t j = 0; j < seq->stmts.size(); ++j) plan_direct(*seq, j);
+  counted_loop(op, [&] {
+    barrier(spv::ScopeWorkgroup);
+    for (const PrefetchNest& nest : nests) {
+      const BufferStorage& dst = storage_of(nest.copy.dst, op.loc);
+      for (std::size_t it = 0; it < nest.regs.size(); ++it) {
+        uint32_t flat = flat_index(dst, indices(nest, nest.copy.dst_index, int64_t(it), Expr()));
+        m.inst(spv::OpStore, {vector_pointer(dst, flat), m.op(spv::OpLoad, v4, {nest.regs[it]}), nonprivate});
+      }
+    }
+    barrier(spv::ScopeWorkgroup);
+    load_tiles(min(op.var + 1, op.min + op.extent - 1));
+    for (std::size_t j = i + 1; j < seq->stmts.size(); ++j)
+      if (!dead_fill(*seq, j)) stmt(seq->stmts[j]);
+  });
+  return true;
+}
+
+}  // namespace tg::vulkan
