@@ -62,6 +62,7 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   vector_copies = switched_on("TILEGEN_VULKAN_VECTOR");
   pad_rows = switched_on("TILEGEN_VULKAN_PAD");
   prefetch = switched_on("TILEGEN_VULKAN_PREFETCH");
+  double_buffer = switched_on("TILEGEN_VULKAN_DOUBLE");
   declare_tensors();
   for (auto& [node, b] : tensors)
     if (!scan.written.count(node)) m.decorate(b.variable, spv::DecNonWritable);

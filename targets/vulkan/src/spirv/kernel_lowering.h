@@ -47,6 +47,8 @@ struct BufferStorage {
   bool tensor = false;           // a Block struct around a runtime array: access chains start with 0
   std::vector<Expr> strides;     // element strides, row-major (Shared tiles: rows may be padded)
   uint32_t vector_variable = 0;  // tensors: the same binding seen as uvec4s, made on first use
+  uint32_t slot_vec4s = 0;       // a Vector-form tile in two slots: uvec4s a slot (else 0)
+  uint32_t slot_offset = 0;      // ... and the i32 value of the slot being read, in uvec4s
   bool wide_index = false;       // 64-bit element indices (2^31 elements or more)
 };
 
@@ -71,9 +73,9 @@ class ModuleLowering {
   std::set<const ir::BufferNode*> float_bits_buffers;  // f32 buffers updated by CAS loops
   bool coopmat_used = false;
   std::set<const ir::BufferNode*> written_tensors;  // tensors some statement stores to
-  /// Switches for measuring the fast paths one by one (TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH=0
+  /// Switches for measuring the fast paths one by one (TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH / _DOUBLE=0
   /// turn them off; part of the kernel-cache key, as every TILEGEN_VULKAN_* is).
-  bool vector_copies = true, pad_rows = true, prefetch = true;
+  bool vector_copies = true, pad_rows = true, prefetch = true, double_buffer = true;
 
   /// The tensor's binding as a runtime array of uvec4 (an aliasing variable at the same set and
   /// binding), for 16-byte loads; its id, declared on first use.

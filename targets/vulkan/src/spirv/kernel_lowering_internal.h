@@ -52,11 +52,28 @@ class KernelLowering {
   std::set<const ir::BufferNode*> plan_vector_tiles() const;
   /// Emits a group copy into a Vector-form tile as one uvec4 load and store; false otherwise.
   bool vector_copy(const ir::For& op);
+  /// One copy nest of a prefetched K loop: for it { let ... { <group copy> } }.
+  struct PrefetchNest {
+    const ir::For* outer = nullptr;
+    std::vector<std::pair<Var, Expr>> lets;
+    GroupCopy copy;
+    std::vector<uint32_t> regs;  // a uvec4 Function variable per iteration of `outer`
+  };
+  struct PrefetchPlan {
+    std::vector<PrefetchNest> nests;
+    std::size_t second_barrier = 0;  // index in the body of the barrier after the copy nests
+  };
+  std::optional<PrefetchPlan> match_prefetch(const ir::For& op) const;
+  /// The Vector-form tiles of prefetched K loops that can be held in two slots.
+  std::set<const ir::BufferNode*> plan_double_buffers(
+      const std::set<const ir::BufferNode*>& vector_tiles) const;
   /// Emits a K loop whose leading copies are group copies with their next tile's loads issued
-  /// before the rest of the body (register prefetch); false, emitting nothing, otherwise.
+  /// before the rest of the body (register prefetch), and with tiles in two slots one barrier an
+  /// iteration; false, emitting nothing, otherwise.
   bool prefetch_loop(const ir::For& op);
-  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8).
-  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat);
+  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8), in a
+  /// two-slot tile plus `offset` uvec4s (the slot filled) or else b.slot_offset (the slot read).
+  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset = 0);
   uint32_t vector_element(const BufferStorage& b, uint32_t flat);
 
   // ---- structured control flow helpers (kernel_lowering.cpp)

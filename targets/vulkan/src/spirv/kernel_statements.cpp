@@ -73,10 +73,12 @@ void KernelLowering::declare_buffers() {
                   b->loc);
   }
   // Rows of 16-byte-copied tiles padded by 16 bytes where a row is a multiple of 64 bytes: the
-  // rows a cooperative-matrix load reads together then start in different banks. Dropped where
-  // the padding would not fit.
+  // rows a cooperative-matrix load reads together then start in different banks. Tiles of
+  // prefetched K loops get two slots (vector_copy.cpp). Either is dropped where it does not fit:
+  // first the second slots, then the padding.
+  const std::set<const ir::BufferNode*> two_slots = plan_double_buffers(vector_tiles);
   std::map<const ir::BufferNode*, int64_t> pitch;
-  auto bytes_of = [&](bool padded) {
+  auto bytes_of = [&](bool padded, bool doubled) {
     int64_t total = 0;
     for (const Buffer& b : k_.buffers) {
       if (b->scope != Scope::Shared) continue;
@@ -84,7 +86,7 @@ void KernelLowering::declare_buffers() {
       if (vector_tiles.count(b.get())) {
         int64_t p = padded && M.pad_rows && b->shape.size() >= 2 && last * 2 % 64 == 0 ? last + 8 : last;
         pitch[b.get()] = p;
-        total += n / last * p * 2;
+        total += n / last * p * 2 * (doubled && two_slots.count(b.get()) ? 2 : 1);
         continue;
       }
       const bool narrow =
@@ -95,7 +97,9 @@ void KernelLowering::declare_buffers() {
     if (!M.features.coopmat_units.empty()) total += k_.threads / 32 * 256 * 4;
     return total;
   };
-  if (bytes_of(true) > int64_t(M.features.max_shared_bytes)) bytes_of(false);
+  const int64_t budget = M.features.max_shared_bytes;
+  bool doubled = bytes_of(true, true) <= budget;
+  if (!doubled && bytes_of(true, false) > budget) bytes_of(false, false);
   int64_t workgroup_bytes = 0;
   std::string names;
   for (const Buffer& b : k_.buffers) {
@@ -114,6 +118,7 @@ void KernelLowering::declare_buffers() {
         for (std::size_t d = b->shape.size() - 2; d-- > 0;) s.strides[d] = s.strides[d + 1] * b->shape[d + 1];
       }
       elements = *n / last * p / 8;
+      if (doubled && two_slots.count(b.get())) s.slot_vec4s = uint32_t(elements), elements *= 2;
       s.form = BufferStorage::Form::Vector;
       s.element_type = m.type_vector(M.t_u32, 4);
     } else if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) {

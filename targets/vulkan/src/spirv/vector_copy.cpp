@@ -65,14 +65,6 @@ bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNo
   return true;
 }
 
-// One copy nest of a prefetched K loop: for it { let ... { <group copy> } }.
-struct PrefetchNest {
-  const ir::For* outer = nullptr;
-  std::vector<std::pair<Var, Expr>> lets;
-  KernelLowering::GroupCopy copy;
-  std::vector<uint32_t> regs;  // a uvec4 Function variable per iteration of `outer`
-};
-
 struct FreeVars : IRVisitor {
   std::set<const ir::VarNode*> vars;
   void visit(const ir::VarNode* v) override { vars.insert(v); }
@@ -161,10 +153,12 @@ std::set<const ir::BufferNode*> KernelLowering::plan_vector_tiles() const {
   return out;
 }
 
-uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat) {
+uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset) {
   uint32_t v4 = m.type_vector(M.t_u32, 4);
   uint32_t index_type = b.wide_index ? m.type_int(64, true) : M.t_i32;
   uint32_t q = m.op(spv::OpShiftRightArithmetic, index_type, {flat, m.constant_int(index_type, 3)});
+  if (!b.tensor && (offset || b.slot_offset))  // a two-slot tile: the slot being filled, or the one read
+    q = m.op(spv::OpIAdd, index_type, {q, offset ? offset : b.slot_offset});
   if (b.tensor) {
     auto& t = M.tensors.at(
         std::find_if(M.tensors.begin(), M.tensors.end(), [&](auto& kv) { return &kv.second == &b; })->first);
@@ -209,41 +203,104 @@ bool KernelLowering::vector_copy(const ir::For& op) {
   return true;
 }
 
-bool KernelLowering::prefetch_loop(const ir::For& op) {
+// The static shape of a prefetchable K loop (see the file comment): the copy nests, and the
+// index of the barrier after them; nothing where op is not one.
+std::optional<KernelLowering::PrefetchPlan> KernelLowering::match_prefetch(const ir::For& op) const {
   const auto* seq = op.body.as<ir::Seq>();
   if (!M.prefetch || op.for_kind != ForKind::Serial || !op.min.as_int() || !op.extent.as_int() ||
       *op.extent.as_int() < 1 || !seq || seq->stmts.size() < 3 || !seq->stmts[0].as<ir::Barrier>())
-    return false;
-  std::vector<PrefetchNest> nests;
+    return std::nullopt;
+  PrefetchPlan plan;
   std::size_t i = 1;
   for (; i < seq->stmts.size(); ++i) {
     const auto* f = seq->stmts[i].as<ir::For>();
     if (!f) break;
     std::optional<int64_t> lo = f->min.as_int(), n = f->extent.as_int();
-    if (f->for_kind == ForKind::Parallel || !lo || !n || *n < 1 || *n > kMaxPrefetch) return false;
+    if (f->for_kind == ForKind::Parallel || !lo || !n || *n < 1 || *n > kMaxPrefetch) return std::nullopt;
     PrefetchNest nest;
     nest.outer = f;
     Stmt s = f->body;
     while (const auto* l = s.as<ir::Let>()) nest.lets.push_back({l->var, l->value}), s = l->body;
     const auto* inner = s.as<ir::For>();
     std::optional<GroupCopy> g = inner ? match_group_copy(*inner) : std::nullopt;
-    if (!g || storage_of(g->dst, op.loc).form != BufferStorage::Form::Vector ||
-        M.written_tensors.count(g->src))
-      return false;
+    if (!g || M.written_tensors.count(g->src)) return std::nullopt;
+    nest.copy = *g;
+    plan.nests.push_back(std::move(nest));
+  }
+  if (plan.nests.empty() || i + 1 >= seq->stmts.size() || !seq->stmts[i].as<ir::Barrier>())
+    return std::nullopt;
+  plan.second_barrier = i;
+  return plan;
+}
+
+// Tiles of prefetched K loops that can have two slots (read slot (ko - min) % 2, fill the
+// other): the loop body ends with a barrier and nothing outside the loop touches the tile.
+std::set<const ir::BufferNode*> KernelLowering::plan_double_buffers(
+    const std::set<const ir::BufferNode*>& vector_tiles) const {
+  std::set<const ir::BufferNode*> out;
+  if (!M.double_buffer) return out;
+  struct Loops : IRVisitor {
+    const KernelLowering* self;
+    std::vector<std::pair<const ir::For*, PrefetchPlan>> found;
+    void visit(const ir::For* op) override {
+      if (auto p = self->match_prefetch(*op)) found.push_back({op, *p});
+      IRVisitor::visit(op);
+    }
+  } loops;
+  loops.self = this;
+  loops.visit_stmt(k_.body);
+  for (auto& [loop, plan] : loops.found) {
+    const auto& stmts = loop->body.as<ir::Seq>()->stmts;
+    if (!stmts.back().as<ir::Barrier>()) continue;
+    struct Outside : IRVisitor {  // buffers referenced outside `loop`
+      const ir::For* loop;
+      std::set<const ir::BufferNode*> used;
+      void visit(const ir::For* op) override {
+        if (op != loop) IRVisitor::visit(op);
+      }
+      void visit(const ir::Load* op) override {
+        used.insert(op->buffer.get());
+        IRVisitor::visit(op);
+      }
+      void visit(const ir::Store* op) override {
+        used.insert(op->buffer.get());
+        IRVisitor::visit(op);
+      }
+      void visit(const ir::Mma* op) override {
+        used.insert(op->a.buffer.get()), used.insert(op->b.buffer.get()), used.insert(op->c.buffer.get());
+        IRVisitor::visit(op);
+      }
+    } outside;
+    outside.loop = loop;
+    outside.visit_stmt(k_.body);
+    bool ok = true;
+    for (const PrefetchNest& n : plan.nests)
+      ok = ok && vector_tiles.count(n.copy.dst) && !outside.used.count(n.copy.dst);
+    if (ok)
+      for (const PrefetchNest& n : plan.nests) out.insert(n.copy.dst);
+  }
+  return out;
+}
+
+bool KernelLowering::prefetch_loop(const ir::For& op) {
+  std::optional<PrefetchPlan> plan = match_prefetch(op);
+  if (!plan) return false;
+  std::vector<PrefetchNest>& nests = plan->nests;
+  bool two_slots = true;
+  for (const PrefetchNest& nest : nests) {
+    if (storage_of(nest.copy.dst, op.loc).form != BufferStorage::Form::Vector) return false;
+    two_slots = two_slots && storage_of(nest.copy.dst, op.loc).slot_vec4s > 0;
     // the source indices may use the loops' variables and values bound before the K loop only
-    for (const Expr& e : g->src_index) {
+    for (const Expr& e : nest.copy.src_index) {
       FreeVars fv;
       fv.visit_expr(through_lets(e, nest.lets));
       for (const ir::VarNode* v : fv.vars)
-        if (v != op.var.node() && v != f->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
+        if (v != op.var.node() && v != nest.outer->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
             !const_vars_.count(v))
           return false;
     }
-    nest.copy = *g;
-    nests.push_back(std::move(nest));
   }
-  if (nests.empty() || i + 1 >= seq->stmts.size() || !seq->stmts[i].as<ir::Barrier>()) return false;
-
+  const auto* seq = op.body.as<ir::Seq>();
   uint32_t v4 = m.type_vector(M.t_u32, 4), reg_ptr = m.type_pointer(spv::SCFunction, v4);
   const uint32_t nonprivate = spv::MemNonPrivatePointer;
   for (PrefetchNest& nest : nests)
@@ -257,7 +314,7 @@ bool KernelLowering::prefetch_loop(const ir::For& op) {
     for (const Expr& e : index) out.push_back(simplify_expr(substitute(through_lets(e, nest.lets), map)));
     return out;
   };
-  auto load_tiles = [&](const Expr& ko) {
+  auto load_tiles = [&](const Expr& ko) {  // registers ← the tensors' tiles of iteration ko
     for (const PrefetchNest& nest : nests) {
       const BufferStorage& src = storage_of(nest.copy.src, op.loc);
       for (std::size_t it = 0; it < nest.regs.size(); ++it) {
@@ -266,21 +323,52 @@ bool KernelLowering::prefetch_loop(const ir::For& op) {
       }
     }
   };
-  load_tiles(op.min);
-  for (std::size_t j = 0; j < seq->stmts.size(); ++j) plan_direct(*seq, j);
-  counted_loop(op, [&] {
-    barrier(spv::ScopeWorkgroup);
+  // Shared tiles ← registers; `slot` (0 or 1, an i32 value; 0 for none) picks the tiles' half
+  auto store_tiles = [&](uint32_t slot) {
     for (const PrefetchNest& nest : nests) {
       const BufferStorage& dst = storage_of(nest.copy.dst, op.loc);
+      uint32_t offset = slot ? m.op(spv::OpIMul, M.t_i32, {slot, c_i32(dst.slot_vec4s)}) : 0;
       for (std::size_t it = 0; it < nest.regs.size(); ++it) {
         uint32_t flat = flat_index(dst, indices(nest, nest.copy.dst_index, int64_t(it), Expr()));
-        m.inst(spv::OpStore, {vector_pointer(dst, flat), m.op(spv::OpLoad, v4, {nest.regs[it]}), nonprivate});
+        m.inst(spv::OpStore,
+               {vector_pointer(dst, flat, offset), m.op(spv::OpLoad, v4, {nest.regs[it]}), nonprivate});
       }
     }
-    barrier(spv::ScopeWorkgroup);
-    load_tiles(min(op.var + 1, op.min + op.extent - 1));
-    for (std::size_t j = i + 1; j < seq->stmts.size(); ++j)
+  };
+  const Expr last = op.min + op.extent - 1;
+  for (std::size_t j = 0; j < seq->stmts.size(); ++j) plan_direct(*seq, j);
+  auto rest = [&](std::size_t from) {
+    for (std::size_t j = from; j < seq->stmts.size(); ++j)
       if (!dead_fill(*seq, j)) stmt(seq->stmts[j]);
+  };
+  load_tiles(op.min);
+  if (!two_slots) {
+    //   for ko { barrier; tiles ← regs; barrier; regs ← tile ko+1; rest }
+    counted_loop(op, [&] {
+      barrier(spv::ScopeWorkgroup);
+      store_tiles(0);
+      barrier(spv::ScopeWorkgroup);
+      load_tiles(min(op.var + 1, last));
+      rest(plan->second_barrier + 1);
+    });
+    return true;
+  }
+  //   slot 0 ← tile min; regs ← tile min+1; barrier
+  //   for ko { p = (ko - min) & 1; slot 1-p ← regs; regs ← tile ko+2; rest reading slot p (ends with a
+  //   barrier) }
+  store_tiles(0);
+  load_tiles(min(op.min + 1, last));
+  barrier(spv::ScopeWorkgroup);
+  counted_loop(op, [&] {
+    uint32_t p = m.op(spv::OpBitwiseAnd, M.t_i32, {expr(op.var - op.min), c_i32(1)});
+    store_tiles(m.op(spv::OpISub, M.t_i32, {c_i32(1), p}));
+    load_tiles(min(op.var + 2, last));
+    for (const PrefetchNest& nest : nests) {
+      BufferStorage& dst = buffers_.at(nest.copy.dst);
+      dst.slot_offset = m.op(spv::OpIMul, M.t_i32, {p, c_i32(dst.slot_vec4s)});
+    }
+    rest(plan->second_barrier + 1);
+    for (const PrefetchNest& nest : nests) buffers_.at(nest.copy.dst).slot_offset = 0;
   });
   return true;
 }
