@@ -7,6 +7,7 @@
 
 #include "cuda_codegen.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/timed_launches.h"
 
 namespace tg::cuda {
 
@@ -185,22 +186,12 @@ class CudaContext final : public DeviceContext {
                                     const std::vector<LaunchArg>& args, int runs) override {
     bind();
     Driver& d = driver();
-    CUevent start, stop;
-    d.check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    d.check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    std::vector<double> ms;
-    for (int r = 0; r < runs; ++r) {
-      d.check(d.cuEventRecord(start, stream_), "cuEventRecord");
-      launch(loaded, lowered, args);
-      d.check(d.cuEventRecord(stop, stream_), "cuEventRecord");
-      d.check(d.cuEventSynchronize(stop), "cuEventSynchronize");
-      float t = 0;
-      d.check(d.cuEventElapsedTime_v2(&t, start, stop), "cuEventElapsedTime");
-      ms.push_back(t);
-    }
-    d.cuEventDestroy_v2(start);
-    d.cuEventDestroy_v2(stop);
-    return ms;
+    EventCalls<CUevent, CUstream, CUresult> calls{
+        [&](CUevent* e) { return d.cuEventCreate(e, CU_EVENT_DEFAULT); }, d.cuEventRecord,
+        d.cuEventSynchronize, d.cuEventElapsedTime_v2, d.cuEventDestroy_v2};
+    auto check = [&](CUresult e, const char* call) { d.check(e, ("cu" + std::string(call)).c_str()); };
+    return time_with_events(
+        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing a buffer larger than L2 (H200: 60 MB) evicts the previous run's data.

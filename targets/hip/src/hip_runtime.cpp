@@ -9,6 +9,7 @@
 
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/gpu_source.h"
+#include "tilegen/timed_launches.h"
 
 namespace tg::hip {
 
@@ -213,22 +214,11 @@ class HipContext final : public DeviceContext {
                                     const std::vector<LaunchArg>& args, int runs) override {
     bind();
     Runtime& r = runtime();
-    hipEvent_t start = nullptr, stop = nullptr;
-    r.check(r.hipEventCreate(&start), "hipEventCreate");
-    r.check(r.hipEventCreate(&stop), "hipEventCreate");
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i) {
-      r.check(r.hipEventRecord(start, stream_), "hipEventRecord");
-      launch(loaded, lowered, args);
-      r.check(r.hipEventRecord(stop, stream_), "hipEventRecord");
-      r.check(r.hipEventSynchronize(stop), "hipEventSynchronize");
-      float t = 0;
-      r.check(r.hipEventElapsedTime(&t, start, stop), "hipEventElapsedTime");
-      ms.push_back(t);
-    }
-    r.hipEventDestroy(start);
-    r.hipEventDestroy(stop);
-    return ms;
+    EventCalls<hipEvent_t, hipStream_t, hipError_t> calls{
+        r.hipEventCreate, r.hipEventRecord, r.hipEventSynchronize, r.hipEventElapsedTime, r.hipEventDestroy};
+    auto check = [&](hipError_t e, const char* call) { r.check(e, ("hip" + std::string(call)).c_str()); };
+    return time_with_events(
+        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing more than the last-level cache (MI300X: 256 MB Infinity Cache) evicts the last run's data.
