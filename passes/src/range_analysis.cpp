@@ -2,6 +2,7 @@
 // Infinite endpoints are INT64_MIN / INT64_MAX; every operation below keeps the result sound by
 // widening to ±∞ whenever an endpoint would not fit in 64 bits.
 #include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
 
 #include <algorithm>
 
@@ -187,6 +188,14 @@ Interval type_range(DType t) {
     case TypeCode::U32: return {0, 4294967295LL};
     default: return Interval::everything();
   }
+}
+
+bool is_multiple_of(const Expr& e, int64_t k) {
+  LinearForm f = linear_form(simplify_expr(e));
+  if (f.constant % k != 0) return false;
+  for (auto& [term, coeff] : f.terms)
+    if (coeff % k != 0) return false;
+  return true;
 }
 
 LinearForm linear_form(const Expr& e) {

@@ -71,6 +71,17 @@ TEST_CASE("range analysis: linear forms") {
   CHECK(d.constant == 4);
 }
 
+TEST_CASE("range analysis: multiples, proven on the linear form") {
+  Var i("i"), j("j");
+  CHECK(is_multiple_of(i * 8 + j * 16, 8));
+  CHECK(is_multiple_of((i + 2) * 8 - j * 24 + 40, 8));
+  CHECK(is_multiple_of(Expr(0), 16));
+  CHECK_FALSE(is_multiple_of(i + 8, 8));           // i may be odd
+  CHECK_FALSE(is_multiple_of(i * 8 + 4, 8));       // the constant is not
+  CHECK_FALSE(is_multiple_of(i * 16 + j * 12, 8)); // one coefficient is not
+  CHECK(is_multiple_of(i * 8 + i * 4 + i * 4, 16)); // equal terms merged: 16·i
+}
+
 TEST_CASE("range analysis: deciding comparisons") {
   Var i("i"), j("j"), x("x");
   RangeContext c = ranges({{i, {0, 3}}, {j, {0, 127}}});

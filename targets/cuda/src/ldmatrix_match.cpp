@@ -48,14 +48,6 @@ bool is_zero(const Expr& e) {
   return v && *v == 0;
 }
 
-bool multiple_of(const Expr& e, int64_t k) {
-  LinearForm f = linear_form(simplify_expr(e));
-  if (f.constant % k != 0) return false;
-  for (auto& [term, coeff] : f.terms)
-    if (coeff % k != 0) return false;
-  return true;
-}
-
 int64_t coefficient(const Expr& e, const Var& v) {
   int64_t c = 0;
   for (auto& [term, coeff] : linear_form(simplify_expr(e)).terms)
@@ -77,7 +69,7 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
     return std::nullopt;
   Expr base = substitute(dst, {{s->r, Expr(0)}});
   if (pairs) base = substitute(base, {{s->h, Expr(0)}});
-  if (!multiple_of(base, 2)) return std::nullopt;
+  if (!is_multiple_of(base, 2)) return std::nullopt;
   // F(lane, reg): the flat shared index one lane loads into one register.
   std::vector<int64_t> st = strides(*s->load->buffer);
   Expr flat = 0;
@@ -105,7 +97,7 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
     return pairs ? F(4 * i, 2 * j) : F(i / 2, 2 * j + i % 2);
   };
   for (int64_t l = 0; l < 32; ++l)
-    if (!multiple_of(row_start(l), 8)) return std::nullopt;
+    if (!is_multiple_of(row_start(l), 8)) return std::nullopt;
   LdmatrixMatch out;
   out.matrices = int(m);
   out.trans = !pairs;

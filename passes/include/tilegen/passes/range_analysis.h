@@ -52,6 +52,10 @@ struct LinearForm {
 
 /// The linear form of an integer expression (a bool or float one is a single term).
 LinearForm linear_form(const Expr& e);
+/// Whether e is a multiple of k for every value of its variables, seen on its simplified linear
+/// form: every coefficient and the constant divisible by k. 8*i + 16*j → true for k = 8;
+/// i + 8 → false (i may be odd). A sound "yes", used to prove alignment and lane shapes.
+bool is_multiple_of(const Expr& e, int64_t k);
 /// Rebuild a linear form: positive terms first in their order, then the negative ones, then the
 /// constant: {x:1, y:-1, 7} → x - y + 7; {x:4} → x * 4; {} with constant c → c.
 Expr to_expr(const LinearForm& f);

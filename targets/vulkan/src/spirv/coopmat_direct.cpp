@@ -41,14 +41,6 @@ struct Writes : IRVisitor {
   int barriers = 0;
 };
 
-bool multiple_of(const Expr& e, int64_t k) {
-  LinearForm f = linear_form(simplify_expr(e));
-  if (f.constant % k != 0) return false;
-  for (auto& [term, coeff] : f.terms)
-    if (coeff % k != 0) return false;
-  return true;
-}
-
 bool is_var(const Expr& e, const ir::VarNode* v) { return e.as<ir::VarNode>() == v; }
 
 // v = tx op 32
@@ -149,7 +141,7 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
   std::optional<int64_t> pitch = storage_of(ld->buffer.get(), ld->loc).strides[0].as_int();
   if (!pitch || *pitch < *row_len) return std::nullopt;
   Expr flat = row0 * Expr(int(*pitch)) + col0;
-  if (*pitch % per16 != 0 || !multiple_of(flat, per16)) return std::nullopt;
+  if (*pitch % per16 != 0 || !is_multiple_of(flat, per16)) return std::nullopt;
   return DirectTile{ld->buffer.get(), flat, uint32_t(*pitch)};
 }
 
@@ -167,7 +159,7 @@ void KernelLowering::plan_direct(const ir::Seq& seq, std::size_t i) {
   Writes all;
   all.visit_stmt(k_.body);
   auto find = [&](const ir::MmaOperand& o, int64_t regs, int64_t cols, DType t) -> std::optional<DirectTile> {
-    if (all.stores[o.buffer.get()] != 1 || !multiple_of(o.offset, regs)) return std::nullopt;
+    if (all.stores[o.buffer.get()] != 1 || !is_multiple_of(o.offset, regs)) return std::nullopt;
     for (std::size_t j = i; j-- > 0;) {
       Writes w;
       w.visit_stmt(seq.stmts[j]);

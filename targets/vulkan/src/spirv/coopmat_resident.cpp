@@ -98,14 +98,6 @@ struct ConstantNests : IRVisitor {
   }
 };
 
-bool multiple_of(const Expr& e, int64_t k) {
-  LinearForm f = linear_form(simplify_expr(e));
-  if (f.constant % k != 0) return false;
-  for (auto& [term, coeff] : f.terms)
-    if (coeff % k != 0) return false;
-  return true;
-}
-
 // The outermost statements under s (through Seq, Let and For bodies) that use b only as Mma C
 // operands: loops, or several Mmas.
 void find_regions(const Stmt& s, const ir::BufferNode* b,
@@ -147,7 +139,7 @@ void KernelLowering::plan_resident_accumulators() {
       continue;
     const int64_t regs = u->c_regs();
     bool ok = regs > 0 && buffers_.at(node).form == BufferStorage::Form::Value;
-    for (const ir::Mma* op : mmas) ok = ok && op->unit == u->name && multiple_of(op->c.offset, regs);
+    for (const ir::Mma* op : mmas) ok = ok && op->unit == u->name && is_multiple_of(op->c.offset, regs);
     std::optional<int64_t> n = buf.const_numel();
     if (!ok || !n || *n % regs != 0) continue;
     std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> regions;

@@ -35,14 +35,6 @@ namespace {
 constexpr int kGroup = 8;             // 16-bit elements in 16 bytes
 constexpr int64_t kMaxPrefetch = 16;  // uvec4 registers a copy nest may hold per thread
 
-bool multiple_of(const Expr& e, int64_t k) {
-  LinearForm f = linear_form(simplify_expr(e));
-  if (f.constant % k != 0) return false;
-  for (auto& [term, coeff] : f.terms)
-    if (coeff % k != 0) return false;
-  return true;
-}
-
 // e with the lets substituted, innermost first (a let's value may use the ones outside it).
 Expr through_lets(Expr e, const std::vector<std::pair<Var, Expr>>& lets) {
   for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = substitute(e, {{it->first, it->second}});
@@ -60,7 +52,7 @@ bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNo
       LinearForm diff = linear_difference(at, at0, d + 1 == index.size() ? -k : 0);
       if (!diff.is_constant() || diff.constant != 0) return false;
     }
-    if (d + 1 == index.size() && !multiple_of(at0, kGroup)) return false;
+    if (d + 1 == index.size() && !is_multiple_of(at0, kGroup)) return false;
   }
   return true;
 }
