@@ -34,11 +34,10 @@ Kernel build_softmax(const Params& p, DType t) {
     });
     k.serial(ceildiv(N, bn), [&](Expr jo) {
       k.copy(X.at(bx * bm, jo * bn), Xf);
-      k.parallel(Xf, [&](Expr i, Expr j) {
-        Xf(i, j) = select(in_row(jo, j), exp(Xf(i, j) - row_max(i)), 0.0f);
-      });
-      k.reduce_sum(Xf, row_sum, 1, /*clear=*/false);
+      k.parallel(Xf,
+                 [&](Expr i, Expr j) { Xf(i, j) = select(in_row(jo, j), exp(Xf(i, j) - row_max(i)), 0.0f); });
       k.copy(Xf, Y.at(bx * bm, jo * bn));
+      k.reduce_sum(Xf, row_sum, 1, /*clear=*/false);
     });
     k.parallel({bm}, [&](Expr i) { row_sum(i) = 1.0f / row_sum(i); });
     // The block rereads its own rows of Y (in cache on a cpu: bm rows of N).

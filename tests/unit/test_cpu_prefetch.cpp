@@ -20,8 +20,8 @@ std::mt19937_64& rng() {
 }
 
 // C = op(A) · op(B) in bm×bn×bk tiles, the K loop pipelined or serial.
-Kernel tiled_gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk,
-                  bool pipelined) {
+Kernel tiled_gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
+                  int64_t bk, bool pipelined) {
   KernelBuilder k("pg");
   auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
   auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
@@ -67,8 +67,9 @@ TEST_CASE("cpu prefetch: a pipelined gemm still equals the interpreter, ragged, 
       std::vector<int64_t> as = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
       std::vector<int64_t> bs = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
       check_cpu_matches_interpreter(
-          *cpu, k.function(), {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({M, N}, f32, rng())},
-          {}, 1e-4);
+          *cpu, k.function(),
+          {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({M, N}, f32, rng())}, {},
+          1e-4);
     }
 }
 
@@ -76,8 +77,10 @@ TEST_CASE("cpu prefetch: only a pipelined loop with a micro-kernel gemm prefetch
   auto cpu = tg::testing::cpu_target_or_skip();
   if (!cpu) return;
   tg::testing::NoKernelCache no_cache;
-  const std::string pipelined = cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, true)).assembly();
-  const std::string serial = cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, false)).assembly();
+  const std::string pipelined =
+      cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, true)).assembly();
+  const std::string serial =
+      cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, false)).assembly();
   // 32 micro-tiles of 6×16 share A's next 48×32 tile (96 lines: 3 each) and B's next 32×64
   // tile (128 lines: 4 each); the serial loop promises no overlap and gets none.
   CHECK(count(pipelined, "prefetcht0") >= 7);

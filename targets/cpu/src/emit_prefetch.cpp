@@ -89,9 +89,9 @@ void Emitter::prefetch_next_tiles(Value* tile, int64_t tiles) {
     for (int64_t u = 0; u < q; ++u) {
       Value* l = B.CreateAdd(B.CreateMul(tile, B.getInt64(uint64_t(q))), B.getInt64(uint64_t(u)));
       Value* row = B.CreateUDiv(l, B.getInt64(uint64_t(line_per_row)));
-      Value* col = B.CreateMul(B.CreateURem(l, B.getInt64(uint64_t(line_per_row))), B.getInt64(uint64_t(per_line)));
-      vars_[next_loop_var_.node()] =
-          B.CreateAdd(now, llvm::ConstantInt::get(now->getType(), 1));
+      Value* col =
+          B.CreateMul(B.CreateURem(l, B.getInt64(uint64_t(line_per_row))), B.getInt64(uint64_t(per_line)));
+      vars_[next_loop_var_.node()] = B.CreateAdd(now, llvm::ConstantInt::get(now->getType(), 1));
       vars_[c.row_var.node()] = B.CreateIntCast(row, reg_type(c.row_var.dtype()), false);
       vars_[c.col_var.node()] = B.CreateIntCast(col, reg_type(c.col_var.dtype()), false);
       Value* flat = flat_index(src, c.src->indices);
