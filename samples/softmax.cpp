@@ -2,7 +2,8 @@
 // block_M rows and walks their columns in block_N tiles three times: the max; exp(x - max) written
 // to Y and summed; Y scaled by 1 / sum. exp runs once per element (an online max and sum would run
 // it twice: once for the sum, again for the output); the second and third walks reread the block's
-// own rows, which a cpu still holds in its caches.
+// own rows, which a cpu still holds in its caches. The max and the sum first accumulate per column
+// of the tile (element-wise), and each row is reduced once at the end of its walk.
 #include <algorithm>
 #include <cmath>
 
@@ -21,24 +22,30 @@ Kernel build_softmax(const Params& p, DType t) {
   auto Y = k.tensor("Y", {M, N}, t);
   k.grid(ceildiv(M, bm)).threads(int(param(p, "threads"))).body([&](Expr bx) {
     auto Xf = k.fragment({bm, bn}, f32, "x");
+    // Per column of the tile, the max (then the sum) over the tiles seen: element-wise updates,
+    // so each row is reduced once per walk, not once per tile.
+    auto acc = k.fragment({bm, bn}, f32, "acc");
     auto row_max = k.fragment({bm}, f32, "row_max");
     auto row_sum = k.fragment({bm}, f32, "row_sum");  // sum of exp(x - row_max), then its inverse
-    k.fill(row_max, lowest(f32));
-    k.clear(row_sum);
     // Columns past N were read as zero: keep them out of the max and the sum.
     auto in_row = [&](Expr jo, Expr j) { return jo * bn + j < N; };
+    k.fill(acc, lowest(f32));
     k.serial(ceildiv(N, bn), [&](Expr jo) {
       k.copy(X.at(bx * bm, jo * bn), Xf);
-      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = select(in_row(jo, j), Xf(i, j), lowest(f32)); });
-      k.reduce_max(Xf, row_max, 1, /*clear=*/false);
+      k.parallel(Xf, [&](Expr i, Expr j) {
+        acc(i, j) = max(acc(i, j), select(in_row(jo, j), Xf(i, j), lowest(f32)));
+      });
     });
+    k.reduce_max(acc, row_max, 1);
+    k.clear(acc);
     k.serial(ceildiv(N, bn), [&](Expr jo) {
       k.copy(X.at(bx * bm, jo * bn), Xf);
       k.parallel(Xf,
                  [&](Expr i, Expr j) { Xf(i, j) = select(in_row(jo, j), exp(Xf(i, j) - row_max(i)), 0.0f); });
       k.copy(Xf, Y.at(bx * bm, jo * bn));
-      k.reduce_sum(Xf, row_sum, 1, /*clear=*/false);
+      k.parallel(Xf, [&](Expr i, Expr j) { acc(i, j) = acc(i, j) + Xf(i, j); });
     });
+    k.reduce_sum(acc, row_sum, 1);
     k.parallel({bm}, [&](Expr i) { row_sum(i) = 1.0f / row_sum(i); });
     // The block rereads its own rows of Y (in cache on a cpu: bm rows of N).
     k.serial(ceildiv(N, bn), [&](Expr jo) {
