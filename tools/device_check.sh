@@ -46,6 +46,8 @@ for inc in ${TILEGEN_DOCTEST_INCLUDE:-} "$ROOT/.deb/usr/include" /usr/include /u
 done
 echo "doctest: tests $TESTS ${DOCTEST_ARGS[*]:-}" | tee -a "$SUMMARY"
 
+# ---- the cuda section (TILEGEN_SKIP_CUDA=1 leaves it out, for a vulkan-only run)
+cuda_section() {
 # ---- configure and build (Release; cpu, hip and vulkan plugins off: vulkan has its own build below)
 step configure configure.txt cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DTILEGEN_PLUGIN_CUDA=ON -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_VULKAN=OFF \
@@ -132,12 +134,16 @@ if [ $HAVE_CLI = 1 ]; then
   "$TG" source gemm --target cuda --emit asm > "$OUT/gemm.ptx" 2>&1
 fi
 
+}
+[ "${TILEGEN_SKIP_CUDA:-0}" = 1 ] || cuda_section
+
 # ---- vulkan: the NVIDIA driver's Vulkan ICD through a Vulkan loader brought along as .deb files
 # (.deb/libvulkan1_*.deb, .deb/libvulkan-dev_*.deb, unpacked into .deb/vulkan). A build of its
 # own (core + cuda + vulkan plugins, so bench_vulkan can put cuBLAS beside it), then conformance
 # on the cooperative-matrix path and on the plain path (TILEGEN_VULKAN_COOPMAT=0), the vulkan
 # unit tests, bench_vulkan (fp16 GEMM vs cuBLAS, flash_attention vs SDPA) and a SPIR-V listing.
-# Each step logs and the script goes on; TILEGEN_SKIP_VULKAN=1 leaves the section out.
+# Each step logs and the script goes on; TILEGEN_SKIP_VULKAN=1 leaves the section out,
+# TILEGEN_VULKAN_FAST=1 the plain path's conformance and bench.
 vulkan_section() {
   local prefix=$ROOT/.deb/vulkan vbuild=${TILEGEN_VULKAN_BUILD_DIR:-$ROOT/build-device-vulkan}
   local vout=$OUT/vulkan deb
@@ -194,15 +200,22 @@ vulkan_section() {
     fi
     step "vulkan: conformance (cooperative-matrix path)" vulkan/conformance_coopmat.txt \
       "$tg" conformance --target vulkan --json "$vout/conformance_coopmat.json"
+    [ "${TILEGEN_VULKAN_FAST:-0}" = 1 ] ||
     TILEGEN_VULKAN_COOPMAT=0 step "vulkan: conformance (plain path)" vulkan/conformance_plain.txt \
       "$tg" conformance --target vulkan --json "$vout/conformance_plain.json"
     if [ -x "$vbuild/bin/bench_vulkan" ]; then
       step "vulkan: bench (coopmat) vs cuBLAS and SDPA" vulkan/bench_vulkan.txt \
         "$vbuild/bin/bench_vulkan" "$vout/bench_vulkan.csv"
+      [ "${TILEGEN_VULKAN_FAST:-0}" = 1 ] ||
       TILEGEN_VULKAN_COOPMAT=0 step "vulkan: bench (plain path)" vulkan/bench_vulkan_plain.txt \
         "$vbuild/bin/bench_vulkan" "$vout/bench_vulkan_plain.csv" --quick
     fi
     "$tg" source gemm --target vulkan > "$vout/gemm.spvasm" 2>&1
+    # TILEGEN_VULKAN_EXTRA=SCRIPT: more commands in this environment (bench variants under study),
+    # run as `bash SCRIPT BUILD_DIR LOG_DIR`.
+    if [ -n "${TILEGEN_VULKAN_EXTRA:-}" ]; then
+      step "vulkan: extra ($TILEGEN_VULKAN_EXTRA)" vulkan/extra.txt bash "$ROOT/$TILEGEN_VULKAN_EXTRA" "$vbuild" "$vout"
+    fi
     TILEGEN_VULKAN_COOPMAT=0 "$tg" source gemm --target vulkan > "$vout/gemm_plain.spvasm" 2>&1
     exit 0
   )

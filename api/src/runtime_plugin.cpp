@@ -3,6 +3,7 @@
 
 #include "tilegen/ir/error.h"
 #include "tilegen/plugin.h"
+#include "tilegen/timed_launches.h"
 
 namespace tg {
 
@@ -10,16 +11,16 @@ namespace tg {
 // events, Vulkan timestamps) override this to leave out the host's launch overhead.
 std::vector<double> DeviceContext::time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
                                                  const std::vector<LaunchArg>& args, int runs) {
-  std::vector<double> ms;
-  ms.reserve(std::size_t(std::max(runs, 0)));
-  for (int r = 0; r < runs; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    launch(loaded, lowered, args);
+  std::chrono::steady_clock::time_point start, stop;
+  LaunchTimer timer;
+  timer.record_start = [&] { start = std::chrono::steady_clock::now(); };
+  timer.launch = [&] { launch(loaded, lowered, args); };
+  timer.record_stop = [&] {
     synchronize();
-    auto stop = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(stop - start).count());
-  }
-  return ms;
+    stop = std::chrono::steady_clock::now();
+  };
+  timer.elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(stop - start).count(); };
+  return timed_launches(timer, runs);
 }
 
 TargetInfo TargetPlugin::info_for_arch(const std::string& arch) {

@@ -119,18 +119,22 @@ Scalar convert_scalar(DType from, DType to, Scalar v) {
   if (std::isnan(d)) return Scalar::of_int(0);
   d = std::trunc(d);
   // Saturate into the target's range, as GPU conversions do.
-  double lo, hi;
-  switch (to.code) {
-    case TypeCode::I4: lo = -8, hi = 7; break;
-    case TypeCode::U4: lo = 0, hi = 15; break;
-    case TypeCode::I8: lo = -128, hi = 127; break;
-    case TypeCode::U8: lo = 0, hi = 255; break;
-    case TypeCode::I16: lo = -32768, hi = 32767; break;
-    case TypeCode::I32: lo = -2147483648.0, hi = 2147483647.0; break;
-    case TypeCode::U32: lo = 0, hi = 4294967295.0; break;
-    default: lo = -9.2233720368547758e18, hi = 9.2233720368547748e18; break;
-  }
+  auto [lo, hi] = saturation_bounds(to);
+  if (to == i64 && d > hi) return Scalar::of_int(std::numeric_limits<int64_t>::max());
   return Scalar::of_int(int64_t(std::clamp(d, lo, hi)));
+}
+
+std::pair<double, double> saturation_bounds(DType t) {
+  switch (t.code) {
+    case TypeCode::I4: return {-8, 7};
+    case TypeCode::U4: return {0, 15};
+    case TypeCode::I8: return {-128, 127};
+    case TypeCode::U8: return {0, 255};
+    case TypeCode::I16: return {-32768, 32767};
+    case TypeCode::I32: return {-2147483648.0, 2147483647.0};
+    case TypeCode::U32: return {0, 4294967295.0};
+    default: return {-9.2233720368547758e18, 9.2233720368547748e18};  // i64
+  }
 }
 
 double scalar_as_double(DType t, Scalar v) { return t.is_float() ? v.f : double(v.i); }

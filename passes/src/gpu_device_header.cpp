@@ -6,6 +6,25 @@
 
 namespace tg::gpu {
 
+namespace {
+
+// First in the header: the target's primitives are written in these types.
+const char* integer_types() {
+  return R"TGDEV(
+#pragma once
+typedef unsigned char tg_u8;
+typedef unsigned short tg_u16;
+typedef unsigned int tg_u32;
+typedef long long tg_i64;
+)TGDEV";
+}
+
+}  // namespace
+
+std::string gpu_device_header(const char* primitives, const char* target_part) {
+  return std::string(integer_types()) + primitives + gpu_device_header_common() + target_part;
+}
+
 const char* gpu_device_header_common() {
   return R"TGDEV(
 // ---- f16 / bf16 rounding through the target's exact conversions (round to nearest even).

@@ -1,15 +1,18 @@
-// Helpers for the GPU pass tests: parse a function, fill its tensors with random values, run it
-// in the interpreter, and compare two versions of a function on the same inputs.
+// Helpers for the GPU pass tests: the usual gemm kernel as IR text, a pass run on a kernel for a
+// target (sm_80 unless told), random inputs run in the interpreter, and two versions of a
+// function compared on the same inputs.
 #pragma once
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/passes/gpu_pipeline.h"
 
 namespace tg::test {
 
@@ -54,6 +57,76 @@ inline void check_same_results(const Function& before, const Function& after, do
       INFO("tensor " << k << " element " << i);
       CHECK(std::abs(a[k][i] - b[k][i]) <= tol * (1 + std::abs(a[k][i])));
     }
+}
+
+/// One block's C = A·B, the usual input of the GPU pass tests. Defaults give
+///   func mm(A: f32[16, 16] global, B: f32[16, 16] global, C: f32[16, 16] global) {
+///     kernel grid(1) threads(64) -> (bx; tx) {
+///       shared As: f32[16, 16]
+///       shared Bs: f32[16, 16]
+///       fragment Cf: f32[16, 16]
+///       copy A -> As
+///       copy B -> Bs
+///       gemm(As, Bs -> Cf, clear)
+///       copy Cf -> C
+///     }
+///   }
+/// k_tile > 0 stages K through the tiles in a loop instead (fill Cf = 0.0, then
+/// `for ko in serial(0 +: k/k_tile)` or pipelined with `stages`, copying the ko-th tiles);
+/// `epilogue` stands before the store; `reduce` ("max", "sum") stores Cf's rows reduced into
+/// fragment m to M: acc[m] instead of storing Cf to C.
+struct GemmKernel {
+  std::string name = "mm";
+  int m = 16, n = 16, k = 16;
+  int k_tile = 0, stages = 0;
+  int threads = 64;
+  std::string in = "f32", acc = "f32", out = "f32";  // A and B, Cf, C
+  std::string epilogue = "", reduce = "";            // defaults keep designated initializers warning-free
+
+  std::string text() const {
+    auto dims = [](int a, int b) { return "[" + std::to_string(a) + ", " + std::to_string(b) + "]"; };
+    const int kt = k_tile ? k_tile : k;
+    std::string s =
+        "func " + name + "(A: " + in + dims(m, k) + " global, B: " + in + dims(k, n) + " global, ";
+    s += reduce.empty() ? "C: " + out + dims(m, n) : "M: " + acc + "[" + std::to_string(m) + "]";
+    s += " global) {\n  kernel grid(1) threads(" + std::to_string(threads) + ") -> (bx; tx) {\n";
+    s += "    shared As: " + in + dims(m, kt) + "\n    shared Bs: " + in + dims(kt, n) + "\n";
+    s += "    fragment Cf: " + acc + dims(m, n) + "\n";
+    if (!reduce.empty()) s += "    fragment m: " + acc + "[" + std::to_string(m) + "]\n";
+    if (k_tile) {
+      const std::string tiles = "0 +: " + std::to_string(k / k_tile), t = std::to_string(k_tile);
+      s += "    fill Cf = 0.0\n    for ko in ";
+      s += stages ? "pipelined(" + tiles + ", stages=" + std::to_string(stages) + ")"
+                  : "serial(" + tiles + ")";
+      s += " {\n      copy A[0 +: " + std::to_string(m) + ", ko*" + t + " +: " + t + "] -> As\n";
+      s += "      copy B[ko*" + t + " +: " + t + ", 0 +: " + std::to_string(n) + "] -> Bs\n";
+      s += "      gemm(As, Bs -> Cf)\n    }\n";
+    } else {
+      s += "    copy A -> As\n    copy B -> Bs\n    gemm(As, Bs -> Cf, clear)\n";
+    }
+    s += epilogue;
+    s += reduce.empty() ? "    copy Cf -> C\n"
+                        : "    reduce " + reduce + "(Cf -> m, axis=1, clear)\n    copy m -> M\n";
+    return s + "  }\n}\n";
+  }
+};
+
+/// A pass run on a kernel for a target: the function before and after, and the result printed
+/// (for contains() checks; INFO(text) shows it when one fails).
+struct PassRun {
+  Function before, after;
+  std::string text;
+};
+
+template <class Pass>
+PassRun run_pass(const Function& f, Pass pass, const TargetInfo& info = nvidia_target_info(80)) {
+  PassRun r{f, pass(f, info), ""};
+  r.text = print(r.after);
+  return r;
+}
+template <class Pass>
+PassRun run_pass(const std::string& source, Pass pass, const TargetInfo& info = nvidia_target_info(80)) {
+  return run_pass(parse_function(source), pass, info);
 }
 
 inline bool contains(const std::string& text, const std::string& part) {

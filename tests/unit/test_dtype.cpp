@@ -1,9 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "tilegen/ir/dtype.h"
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/parser.h"
 
 using namespace tg;
 
@@ -67,4 +71,46 @@ TEST_CASE("conversions saturate float to int and wrap int to int") {
   CHECK(convert_scalar(f32, i32, Scalar::of_float(-2.7)).i == -2);
   CHECK(convert_scalar(i32, u8, Scalar::of_int(257)).i == 1);
   CHECK(convert_scalar(i32, f16, Scalar::of_int(2049)).f == 2048.0);
+}
+
+TEST_CASE("saturation bounds: each integer type's range, as doubles the conversion can hold") {
+  using Bounds = std::pair<double, double>;
+  CHECK(saturation_bounds(int4) == Bounds{-8, 7});
+  CHECK(saturation_bounds(uint4) == Bounds{0, 15});
+  CHECK(saturation_bounds(i8) == Bounds{-128, 127});
+  CHECK(saturation_bounds(u8) == Bounds{0, 255});
+  CHECK(saturation_bounds(i16) == Bounds{-32768, 32767});
+  CHECK(saturation_bounds(i32) == Bounds{-2147483648.0, 2147483647.0});
+  CHECK(saturation_bounds(u32) == Bounds{0, 4294967295.0});
+  // i64: 2^63 is no int64; hi is the double just below it, lo is -2^63 exactly.
+  auto [lo, hi] = saturation_bounds(i64);
+  CHECK(lo == -std::ldexp(1.0, 63));
+  CHECK(hi == std::nextafter(std::ldexp(1.0, 63), 0.0));
+  CHECK(int64_t(hi) == 9223372036854774784);
+}
+
+TEST_CASE("conversions to i64 saturate to INT64_MAX and INT64_MIN") {
+  constexpr int64_t max = std::numeric_limits<int64_t>::max(), min = std::numeric_limits<int64_t>::min();
+  CHECK(convert_scalar(f32, i64, Scalar::of_float(1e19)).i == max);
+  CHECK(convert_scalar(f32, i64, Scalar::of_float(-1e19)).i == min);
+  CHECK(convert_scalar(f64, i64, Scalar::of_float(std::ldexp(1.0, 63))).i == max);
+  double hi = saturation_bounds(i64).second;  // exact: no saturation
+  CHECK(convert_scalar(f64, i64, Scalar::of_float(hi)).i == 9223372036854774784);
+  CHECK(convert_scalar(f64, i64, Scalar::of_float(-1e300)).i == min);
+  CHECK(convert_scalar(f64, i64, Scalar::of_float(std::nan(""))).i == 0);
+
+  // The same through the interpreter, from f32 tensor elements.
+  Function f = parse_function(R"(
+func to_i64(X: f32[4] global, Y: i64[4] global) {
+  kernel grid(1) threads(4) -> (bx; tx) {
+    Y[tx] = cast<i64>(X[tx])
+  }
+})");
+  std::vector<float> x = {1e19f, -1e19f, -2.5e9f, 3.75f};
+  std::vector<int64_t> y(4, 7);
+  HostArg xa, ya;
+  xa.data = x.data(), xa.shape = {4}, xa.dtype = f32;
+  ya.data = y.data(), ya.shape = {4}, ya.dtype = i64;
+  interpret(f, {xa, ya});
+  CHECK(y == std::vector<int64_t>{max, min, -2500000000, 3});
 }

@@ -15,26 +15,22 @@ using namespace tg::test;
 
 namespace {
 
-const char* kGemmRelu = R"(
-func gemm_relu(A: f16[32, 32] global, B: f16[32, 32] global, C: f16[32, 32] global) {
-  kernel grid(1) threads(128) -> (bx; tx) {
-    shared As: f16[32, 16]
-    shared Bs: f16[16, 32]
-    fragment Cf: f32[32, 32]
-    fill Cf = 0.0
-    for ko in serial(0 +: 2) {
-      copy A[0 +: 32, ko*16 +: 16] -> As
-      copy B[ko*16 +: 16, 0 +: 32] -> Bs
-      gemm(As, Bs -> Cf)
-    }
+// 32×32×32 in f16, K in two tiles of 16, a relu epilogue, f32 accumulators.
+const GemmKernel kGemmRelu{.name = "gemm_relu",
+                           .m = 32,
+                           .n = 32,
+                           .k = 32,
+                           .k_tile = 16,
+                           .threads = 128,
+                           .in = "f16",
+                           .out = "f16",
+                           .epilogue = R"(
     for i in parallel(0 +: 32) {
       for j in parallel(0 +: 32) {
         Cf[i, j] = max(Cf[i, j], 0.0)
       }
     }
-    copy Cf -> C
-  }
-})";
+)"};
 
 // Evaluates a slot expression at constant lane and register.
 int64_t at(const Expr& e, const Var& lane, const Var& reg, int l, int r) {
@@ -44,44 +40,28 @@ int64_t at(const Expr& e, const Var& lane, const Var& reg, int l, int r) {
 }  // namespace
 
 TEST_CASE("infer_fragment_layouts: gemm + relu + store run per warp on mma.sync registers") {
-  Function f = parse_function(kGemmRelu);
-  Function g = infer_fragment_layouts(f, nvidia_target_info(80));
-  std::string text = print(g);
-  INFO(text);
-  CHECK(contains(text, "local Cf: f32[8]"));  // 32×32 over a 2×2 warp grid: 1×2 tiles, 8 a thread
-  CHECK(contains(text, "mma \"mma_m16n8k16_f16_f32\""));
-  CHECK_FALSE(contains(text, "gemm("));
-  CHECK_FALSE(contains(text, "fragment Cf"));
-  check_same_results(f, g, 1e-3);
-  check_same_results(f, partition_threads(g, nvidia_target_info(80)), 1e-3);
+  PassRun r = run_pass(kGemmRelu.text(), infer_fragment_layouts);
+  INFO(r.text);
+  CHECK(contains(r.text, "local Cf: f32[8]"));  // 32×32 over a 2×2 warp grid: 1×2 tiles, 8 a thread
+  CHECK(contains(r.text, "mma \"mma_m16n8k16_f16_f32\""));
+  CHECK_FALSE(contains(r.text, "gemm("));
+  CHECK_FALSE(contains(r.text, "fragment Cf"));
+  check_same_results(r.before, r.after, 1e-3);
+  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
 }
 
 TEST_CASE("infer_fragment_layouts: a reduced fragment stays a tile; its gemm still uses the matrix unit") {
-  Function f = parse_function(R"(
-func rowmax(A: f16[16, 16] global, B: f16[16, 16] global, M: f32[16] global) {
-  kernel grid(1) threads(64) -> (bx; tx) {
-    shared As: f16[16, 16]
-    shared Bs: f16[16, 16]
-    fragment S: f32[16, 16]
-    fragment m: f32[16]
-    copy A -> As
-    copy B -> Bs
-    gemm(As, Bs -> S, clear)
-    reduce max(S -> m, axis=1, clear)
-    copy m -> M
-  }
-})");
-  Function g = infer_fragment_layouts(f, nvidia_target_info(80));
-  std::string text = print(g);
-  INFO(text);
-  CHECK(contains(text, "fragment S: f32[16, 16]"));  // kept: reduce needs whole rows
-  CHECK(contains(text, "local c_regs_"));            // the gemm goes through temporary registers
-  CHECK(contains(text, "mma \"mma_m16n8k16_f16_f32\""));
-  check_same_results(f, partition_threads(g, nvidia_target_info(80)), 1e-3);
+  PassRun r =
+      run_pass(GemmKernel{.name = "rowmax", .in = "f16", .reduce = "max"}.text(), infer_fragment_layouts);
+  INFO(r.text);
+  CHECK(contains(r.text, "fragment Cf: f32[16, 16]"));  // kept: reduce needs whole rows
+  CHECK(contains(r.text, "local c_regs_"));             // the gemm goes through temporary registers
+  CHECK(contains(r.text, "mma \"mma_m16n8k16_f16_f32\""));
+  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
 }
 
 TEST_CASE("infer_fragment_layouts: nothing to do on a CPU target (warp size 1)") {
-  Function f = parse_function(kGemmRelu);
+  Function f = parse_function(kGemmRelu.text());
   CHECK(infer_fragment_layouts(f, TargetInfo{}).body.same_as(f.body));
 }
 
@@ -103,26 +83,25 @@ TargetInfo no_units_target() {
 
 // The SIMT layout's signature: the accumulator in registers, gemm as per-thread FMA loops.
 void check_simt(const Function& f, const TargetInfo& info, const std::string& local, double tol) {
-  Function g = infer_fragment_layouts(f, info);
-  std::string text = print(g);
-  INFO(text);
-  CHECK(contains(text, local));
-  CHECK_FALSE(contains(text, "gemm("));
-  CHECK_FALSE(contains(text, "mma "));
-  CHECK_FALSE(contains(text, "fragment Cf"));
-  check_same_results(f, partition_threads(g, info), tol);
+  PassRun r = run_pass(f, infer_fragment_layouts, info);
+  INFO(r.text);
+  CHECK(contains(r.text, local));
+  CHECK_FALSE(contains(r.text, "gemm("));
+  CHECK_FALSE(contains(r.text, "mma "));
+  CHECK_FALSE(contains(r.text, "fragment Cf"));
+  check_same_results(f, partition_threads(r.after, info), tol);
 }
 
 }  // namespace
 
 TEST_CASE("infer_fragment_layouts: f32 gemm on sm_90 gets the SIMT register layout") {
   // 32×32 over 128 threads: an 8×16 thread grid, 4×2 accumulators a thread.
-  Function f = parse_function(with_dtype(kGemmRelu, "f16", "f32"));
+  Function f = parse_function(with_dtype(kGemmRelu.text(), "f16", "f32"));
   check_simt(f, nvidia_target_info(90), "local Cf: f32[8]", 1e-5);
 }
 
 TEST_CASE("infer_fragment_layouts: without a matching unit, f16 gemm runs as SIMT FMA loops") {
-  Function f = parse_function(kGemmRelu);
+  Function f = parse_function(kGemmRelu.text());
   check_simt(f, no_units_target(), "local Cf: f32[8]", 1e-3);
   TargetInfo no_f16 = nvidia_target_info(80);
   no_f16.matrix_units = {"mma_m16n8k16_bf16_f32"};
@@ -156,42 +135,18 @@ func ragged(A: f32[7, 24] global, B: f32[20, 7] global, C0: f32[24, 20] global, 
 
 TEST_CASE("infer_fragment_layouts: SIMT leaves big per-thread tiles, f16 accumulators, reduced fragments") {
   // 64×64 over 16 threads would be 256 accumulators a thread: kept a tile.
-  Function big = parse_function(R"(
-func big(A: f32[64, 8] global, B: f32[8, 64] global, C: f32[64, 64] global) {
-  kernel grid(1) threads(16) -> (bx; tx) {
-    shared As: f32[64, 8]
-    shared Bs: f32[8, 64]
-    fragment Cf: f32[64, 64]
-    copy A -> As
-    copy B -> Bs
-    gemm(As, Bs -> Cf, clear)
-    copy Cf -> C
-  }
-})");
-  CHECK(contains(print(infer_fragment_layouts(big, no_units_target())), "fragment Cf: f32[64, 64]"));
+  Function big = parse_function(GemmKernel{.name = "big", .m = 64, .n = 64, .k = 8, .threads = 16}.text());
+  CHECK(contains(run_pass(big, infer_fragment_layouts, no_units_target()).text, "fragment Cf: f32[64, 64]"));
   // An f16 accumulator would round every K step: kept a tile.
   std::string big_text = print(big);
   Function half = parse_function(with_dtype(with_dtype(big_text, "f32", "f16"), "threads(16)", "threads(128)"));
-  CHECK(contains(print(infer_fragment_layouts(half, no_units_target())), "fragment Cf: f16[64, 64]"));
+  CHECK(contains(run_pass(half, infer_fragment_layouts, no_units_target()).text, "fragment Cf: f16[64, 64]"));
   // A reduced accumulator stays a tile, and its gemm stays block-cooperative.
-  Function reduced = parse_function(R"(
-func rowsum(A: f32[16, 16] global, B: f32[16, 16] global, M: f32[16] global) {
-  kernel grid(1) threads(64) -> (bx; tx) {
-    shared As: f32[16, 16]
-    shared Bs: f32[16, 16]
-    fragment S: f32[16, 16]
-    fragment m: f32[16]
-    copy A -> As
-    copy B -> Bs
-    gemm(As, Bs -> S, clear)
-    reduce sum(S -> m, axis=1, clear)
-    copy m -> M
-  }
-})");
-  std::string text = print(infer_fragment_layouts(reduced, no_units_target()));
-  INFO(text);
-  CHECK(contains(text, "fragment S: f32[16, 16]"));
-  CHECK(contains(text, "gemm("));
+  PassRun r = run_pass(GemmKernel{.name = "rowsum", .reduce = "sum"}.text(), infer_fragment_layouts,
+                       no_units_target());
+  INFO(r.text);
+  CHECK(contains(r.text, "fragment Cf: f32[16, 16]"));
+  CHECK(contains(r.text, "gemm("));
 }
 
 TEST_CASE("lane layouts: slot expressions reproduce every built-in linear table") {

@@ -9,7 +9,7 @@ using namespace tg;
 using namespace tg::test;
 
 TEST_CASE("partition_threads: a parallel nest becomes a strided per-thread loop with vector groups") {
-  Function f = parse_function(R"(
+  PassRun r = run_pass(R"(
 func scale(X: f32[8, 64] global, Y: f32[8, 64] global) {
   kernel grid(2) threads(32) -> (bx; tx) {
     for i in parallel(0 +: 4) {
@@ -18,18 +18,17 @@ func scale(X: f32[8, 64] global, Y: f32[8, 64] global) {
       }
     }
   }
-})");
-  Function g = partition_threads(f, nvidia_target_info(80));
-  std::string text = print(g);
-  INFO(text);
-  CHECK_FALSE(contains(text, "parallel"));
-  CHECK(contains(text, "vectorized(0 +: 4)"));        // 16-byte groups of f32
-  CHECK(contains(text, "for it in serial(0 +: 2)"));  // 64 groups over 32 threads
-  check_same_results(f, g);
+})",
+                       partition_threads);
+  INFO(r.text);
+  CHECK_FALSE(contains(r.text, "parallel"));
+  CHECK(contains(r.text, "vectorized(0 +: 4)"));        // 16-byte groups of f32
+  CHECK(contains(r.text, "for it in serial(0 +: 2)"));  // 64 groups over 32 threads
+  check_same_results(r.before, r.after);
 }
 
 TEST_CASE("partition_threads: copies, fills and reductions; fragments become shared") {
-  Function f = parse_function(R"(
+  PassRun r = run_pass(R"(
 func rows(X: f32[5, 30] global, Y: f32[5] global) {
   kernel grid(2) threads(64) -> (bx; tx) {
     fragment x: f32[4, 32]
@@ -39,35 +38,22 @@ func rows(X: f32[5, 30] global, Y: f32[5] global) {
     reduce max(x -> m, axis=1, clear)
     copy m -> Y[bx*4 +: 4]
   }
-})");
-  Function g = partition_threads(f, nvidia_target_info(80));
-  std::string text = print(g);
-  INFO(text);
-  CHECK_FALSE(contains(text, "fragment"));
-  CHECK(contains(text, "shared x: f32[4, 32]"));
-  CHECK_FALSE(contains(text, "copy "));
-  CHECK_FALSE(contains(text, "reduce "));
-  CHECK(contains(text, "barrier"));
-  CHECK(contains(text, "select("));  // ragged reads of X give 0
-  check_same_results(f, g);
+})",
+                       partition_threads);
+  INFO(r.text);
+  CHECK_FALSE(contains(r.text, "fragment"));
+  CHECK(contains(r.text, "shared x: f32[4, 32]"));
+  CHECK_FALSE(contains(r.text, "copy "));
+  CHECK_FALSE(contains(r.text, "reduce "));
+  CHECK(contains(r.text, "barrier"));
+  CHECK(contains(r.text, "select("));  // ragged reads of X give 0
+  check_same_results(r.before, r.after);
 }
 
 TEST_CASE("partition_threads: a gemm without a matrix unit becomes per-element dot products") {
-  Function f = parse_function(R"(
-func mm(A: f32[16, 8] global, B: f32[8, 16] global, C: f32[16, 16] global) {
-  kernel grid(1) threads(64) -> (bx; tx) {
-    shared As: f32[16, 8]
-    shared Bs: f32[8, 16]
-    fragment Cf: f32[16, 16]
-    copy A -> As
-    copy B -> Bs
-    gemm(As, Bs -> Cf, clear)
-    copy Cf -> C
-  }
-})");
-  Function g = partition_threads(f, nvidia_target_info(80));
-  CHECK_FALSE(contains(print(g), "gemm("));
-  check_same_results(f, g);
+  PassRun r = run_pass(GemmKernel{.k = 8}.text(), partition_threads);
+  CHECK_FALSE(contains(r.text, "gemm("));
+  check_same_results(r.before, r.after);
 }
 
 TEST_CASE("partition_threads: packed 4-bit stores come in whole bytes; an odd extent is an error") {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <random>
 
 #include "tilegen/ir/interpreter.h"
@@ -49,8 +50,9 @@ std::vector<std::vector<uint8_t>> random_tensors(const Function& f, unsigned see
 
 // Bit-exact by default. float_tolerance (relative) is for kernels using operations whose Vulkan
 // precision is not exact (OpFDiv: 2.5 ulp; sqrt: inherited from inversesqrt): NVIDIA's driver
-// uses those latitudes, lavapipe does not.
-void check_same_as_interpreter(const std::string& text, double float_tolerance = 0.0) {
+// uses those latitudes, lavapipe does not. Returns the tensors as the vulkan target left them.
+std::vector<std::vector<uint8_t>> check_same_as_interpreter(const std::string& text,
+                                                            double float_tolerance = 0.0) {
   Function f = parse_function(text);
   INFO(text);
   auto interp_data = random_tensors(f, 9), vk_data = interp_data;
@@ -78,9 +80,10 @@ void check_same_as_interpreter(const std::string& text, double float_tolerance =
       const bool same = got == want || (std::isnan(got) && std::isnan(want)) ||
                         (ts[i]->dtype.is_float() && std::abs(got - want) <= float_tolerance * std::max(1.0, std::abs(want)));
       CHECK(same);
-      if (!same) return;
+      if (!same) return vk_data;
     }
   }
+  return vk_data;
 }
 
 }  // namespace
@@ -148,6 +151,35 @@ func atom(X: f32[128] global, M: f32[4] global, N: f32[4] global, S: i32[4] glob
   }
 })",
                             1e-6);
+}
+
+TEST_CASE("vulkan execution: f32 → i64 saturates to INT64_MAX and INT64_MIN as the interpreter does") {
+  if (!vulkan_device()) return;
+  // X is in [-300, 300], so the products reach ±3e19: beyond ±2^63 (9.2e18) at both ends.
+  auto out = check_same_as_interpreter(R"(
+func to_i64(X: f32[256] global, Y: i64[256] global) {
+  kernel grid(2) threads(128) -> (bx; tx) {
+    let i: i32 = bx*128 + tx
+    Y[i] = cast<i64>(X[i] * 100000000000000000.0)
+  }
+})");
+  REQUIRE(out.size() == 2);
+  const auto* x = reinterpret_cast<const float*>(out[0].data());
+  const auto* y = reinterpret_cast<const int64_t*>(out[1].data());
+  int above = 0, below = 0;
+  for (int i = 0; i < 256; ++i) {
+    const float p = x[i] * 1e17f, two63 = 0x1p63f;
+    INFO("X[" << i << "] = " << x[i]);
+    if (p >= two63) {
+      CHECK(y[i] == std::numeric_limits<int64_t>::max());
+      ++above;
+    } else if (p <= -two63) {
+      CHECK(y[i] == std::numeric_limits<int64_t>::min());
+      ++below;
+    }
+  }
+  CHECK(above > 0);
+  CHECK(below > 0);
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

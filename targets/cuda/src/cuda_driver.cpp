@@ -6,7 +6,9 @@
 #include <dlfcn.h>
 
 #include "cuda_codegen.h"
+#include "tilegen/kernel_params.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/timed_launches.h"
 
 namespace tg::cuda {
 
@@ -150,26 +152,7 @@ class CudaContext final : public DeviceContext {
   void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
               const std::vector<LaunchArg>& args) override {
     bind();
-    // One slot of storage per parameter; cuLaunchKernel reads each through a pointer.
-    std::vector<CUdeviceptr> ptrs(args.size());
-    std::vector<double> f64s(args.size());
-    std::vector<float> f32s(args.size());
-    std::vector<long long> i64s(args.size());
-    std::vector<int> i32s(args.size());
-    std::vector<void*> params;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const LaunchArg& a = args[i];
-      if (a.is_tensor)
-        ptrs[i] = reinterpret_cast<CUdeviceptr>(a.device_ptr), params.push_back(&ptrs[i]);
-      else if (a.dtype == f64)
-        f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
-      else if (a.dtype.is_float())
-        f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
-      else if (a.dtype == i64)
-        i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
-      else
-        i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
-    }
+    KernelParams params(args);
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
       driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared,
                                              stream_, params.data(), nullptr),
@@ -185,22 +168,12 @@ class CudaContext final : public DeviceContext {
                                     const std::vector<LaunchArg>& args, int runs) override {
     bind();
     Driver& d = driver();
-    CUevent start, stop;
-    d.check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate");
-    d.check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate");
-    std::vector<double> ms;
-    for (int r = 0; r < runs; ++r) {
-      d.check(d.cuEventRecord(start, stream_), "cuEventRecord");
-      launch(loaded, lowered, args);
-      d.check(d.cuEventRecord(stop, stream_), "cuEventRecord");
-      d.check(d.cuEventSynchronize(stop), "cuEventSynchronize");
-      float t = 0;
-      d.check(d.cuEventElapsedTime_v2(&t, start, stop), "cuEventElapsedTime");
-      ms.push_back(t);
-    }
-    d.cuEventDestroy_v2(start);
-    d.cuEventDestroy_v2(stop);
-    return ms;
+    EventCalls<CUevent, CUstream, CUresult> calls{
+        [&](CUevent* e) { return d.cuEventCreate(e, CU_EVENT_DEFAULT); }, d.cuEventRecord,
+        d.cuEventSynchronize, d.cuEventElapsedTime_v2, d.cuEventDestroy_v2};
+    auto check = [&](CUresult e, const char* call) { d.check(e, ("cu" + std::string(call)).c_str()); };
+    return time_with_events(
+        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing a buffer larger than L2 (H200: 60 MB) evicts the previous run's data.

@@ -1,8 +1,8 @@
 // The device-header library compiled by NVRTC with every generated kernel, as
-// "tilegen_device.h". Self-contained: no CUDA headers, so NVRTC needs no include path. Three
-// parts: CUDA's primitives (PTX cvt, bit casts, atomics), the part every GPU source target shares
-// (gpu_device_header_common(): fp8/fp4 decoding, floor div/mod, ...), and CUDA's own (mma.sync,
-// ldmatrix, cp.async).
+// "tilegen_device.h". Self-contained: no CUDA headers, so NVRTC needs no include path.
+// gpu_device_header() puts together the shared integer types, CUDA's primitives (PTX cvt, bit
+// casts, atomics), the part every GPU source target shares (gpu_device_header_common(): fp8/fp4
+// decoding, floor div/mod, ...), and CUDA's own (mma.sync, ldmatrix, cp.async).
 #include "device_header.h"
 
 #include <string>
@@ -15,12 +15,6 @@ namespace {
 
 const char* primitives() {
   return R"TGDEV(
-#pragma once
-typedef unsigned char tg_u8;
-typedef unsigned short tg_u16;
-typedef unsigned int tg_u32;
-typedef long long tg_i64;
-
 #define TG_DEVICE __device__ __forceinline__
 
 // ---- primitives the shared part builds on (gpu_device_header_common()).
@@ -107,7 +101,7 @@ __device__ __forceinline__ void tg_copy_16(void* dst, const void* src) {
 }  // namespace
 
 const char* device_header() {
-  static const std::string text = std::string(primitives()) + gpu::gpu_device_header_common() + cuda_part();
+  static const std::string text = gpu::gpu_device_header(primitives(), cuda_part());
   return text.c_str();
 }
 

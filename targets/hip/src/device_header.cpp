@@ -1,7 +1,8 @@
 // The device-header library compiled with every generated HIP kernel, as "tilegen_device.h".
-// Three parts: HIP's primitives (bit casts, f16/bf16 conversion, atomics, the barrier, block and
-// thread indices, all from clang's AMDGPU builtins), the part every GPU source target shares
-// (gpu_device_header_common(): fp8/fp4 decoding, floor div/mod, ...), and MFMA.
+// gpu_device_header() puts together the shared integer types, HIP's primitives (bit casts,
+// f16/bf16 conversion, atomics, the barrier, block and thread indices, all from clang's AMDGPU
+// builtins), the part every GPU source target shares (gpu_device_header_common(): fp8/fp4
+// decoding, floor div/mod, ...), and MFMA.
 //
 // Two compilers read it. hiprtc (a ROCm install) brings HIP's own headers: __global__, expf, ...
 // exist. clang's HIP device compilation without ROCm (-nogpuinc -nogpulib, TG_HIP_STANDALONE)
@@ -19,12 +20,6 @@ namespace {
 
 const char* primitives() {
   return R"TGDEV(
-#pragma once
-typedef unsigned char tg_u8;
-typedef unsigned short tg_u16;
-typedef unsigned int tg_u32;
-typedef long long tg_i64;
-
 #ifdef TG_HIP_STANDALONE
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -145,7 +140,7 @@ TG_DEVICE void tg_mfma_f32_16x16x32_fp8(float* c, const tg_u8* a, const tg_u8* b
 }  // namespace
 
 const char* device_header() {
-  static const std::string text = std::string(primitives()) + gpu::gpu_device_header_common() + mfma_part();
+  static const std::string text = gpu::gpu_device_header(primitives(), mfma_part());
   return text.c_str();
 }
 

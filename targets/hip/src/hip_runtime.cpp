@@ -7,8 +7,10 @@
 #include <fstream>
 #include <string>
 
+#include "tilegen/kernel_params.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/gpu_source.h"
+#include "tilegen/timed_launches.h"
 
 namespace tg::hip {
 
@@ -179,25 +181,7 @@ class HipContext final : public DeviceContext {
   void launch(const std::shared_ptr<void>& loaded, const Function&,
               const std::vector<LaunchArg>& args) override {
     bind();
-    // One slot of storage per parameter; hipModuleLaunchKernel reads each through a pointer.
-    std::vector<void*> ptrs(args.size()), params;
-    std::vector<double> f64s(args.size());
-    std::vector<float> f32s(args.size());
-    std::vector<long long> i64s(args.size());
-    std::vector<int> i32s(args.size());
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      const LaunchArg& a = args[i];
-      if (a.is_tensor)
-        ptrs[i] = a.device_ptr, params.push_back(&ptrs[i]);
-      else if (a.dtype == f64)
-        f64s[i] = a.scalar.f, params.push_back(&f64s[i]);
-      else if (a.dtype.is_float())
-        f32s[i] = float(a.scalar.f), params.push_back(&f32s[i]);
-      else if (a.dtype == i64)
-        i64s[i] = a.scalar.i, params.push_back(&i64s[i]);
-      else
-        i32s[i] = int(a.scalar.i), params.push_back(&i32s[i]);
-    }
+    KernelParams params(args);
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
       runtime().check(runtime().hipModuleLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1,
                                                       0, stream_, params.data(), nullptr),
@@ -213,22 +197,11 @@ class HipContext final : public DeviceContext {
                                     const std::vector<LaunchArg>& args, int runs) override {
     bind();
     Runtime& r = runtime();
-    hipEvent_t start = nullptr, stop = nullptr;
-    r.check(r.hipEventCreate(&start), "hipEventCreate");
-    r.check(r.hipEventCreate(&stop), "hipEventCreate");
-    std::vector<double> ms;
-    for (int i = 0; i < runs; ++i) {
-      r.check(r.hipEventRecord(start, stream_), "hipEventRecord");
-      launch(loaded, lowered, args);
-      r.check(r.hipEventRecord(stop, stream_), "hipEventRecord");
-      r.check(r.hipEventSynchronize(stop), "hipEventSynchronize");
-      float t = 0;
-      r.check(r.hipEventElapsedTime(&t, start, stop), "hipEventElapsedTime");
-      ms.push_back(t);
-    }
-    r.hipEventDestroy(start);
-    r.hipEventDestroy(stop);
-    return ms;
+    EventCalls<hipEvent_t, hipStream_t, hipError_t> calls{
+        r.hipEventCreate, r.hipEventRecord, r.hipEventSynchronize, r.hipEventElapsedTime, r.hipEventDestroy};
+    auto check = [&](hipError_t e, const char* call) { r.check(e, ("hip" + std::string(call)).c_str()); };
+    return time_with_events(
+        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing more than the last-level cache (MI300X: 256 MB Infinity Cache) evicts the last run's data.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace tg {
 
@@ -82,6 +83,11 @@ double round_float_to(DType t, double v);
 int64_t wrap_int_to(DType t, int64_t v);
 /// Convert between dtypes with C semantics (float→int truncates toward zero and saturates).
 Scalar convert_scalar(DType from, DType to, Scalar v);
+/// The clamping range {lo, hi} of a float→int conversion to the integer type `t`, as doubles
+/// exactly representable and convertible to `t`: {-128, 127} for i8, {0, 4294967295} for u32.
+/// i64's hi is the largest double below 2^63 (2^63 itself overflows); a value above it
+/// saturates to INT64_MAX, which no double holds.
+std::pair<double, double> saturation_bounds(DType t);
 double scalar_as_double(DType t, Scalar v);
 
 /// Element access on host memory in the dtype's storage format.

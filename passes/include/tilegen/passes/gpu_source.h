@@ -54,13 +54,17 @@ int64_t stored_elements(const ir::BufferNode& b);
 std::string value_type(DType t);
 std::string storage_type(DType t);
 
-/// The device-header text both GPU source targets share: integer types, f16/bf16/fp8/fp4
-/// decoding, packed 4-bit access, floor division and modulo, min/max, sigmoid, float atomics by
-/// compare-and-swap. Each target's header defines, before including this text, TG_DEVICE (its
-/// inline device-function qualifier) and the primitives it builds on: tg_f16_to_f32,
-/// tg_f32_to_f16, tg_f32_to_bf16, tg_f32_from_bits, tg_f64_from_bits, tg_f32_bits, tg_atomic_cas,
-/// ldexpf, expf, floorf, floor.
+/// The device-header text both GPU source targets share: f16/bf16/fp8/fp4 decoding, packed
+/// 4-bit access, floor division and modulo, min/max, sigmoid, float atomics by compare-and-swap.
+/// Each target's header defines, before including this text, TG_DEVICE (its inline
+/// device-function qualifier) and the primitives it builds on: tg_f16_to_f32, tg_f32_to_f16,
+/// tg_f32_to_bf16, tg_f32_from_bits, tg_f64_from_bits, tg_f32_bits, tg_atomic_cas, ldexpf, expf,
+/// floorf, floor.
 const char* gpu_device_header_common();
+/// A GPU source target's whole device header ("tilegen_device.h"), in this order: `#pragma once`
+/// and the integer types (tg_u8, tg_u16, tg_u32, tg_i64), the target's `primitives` (above),
+/// gpu_device_header_common(), and `target_part` (matrix units, async copies, ...).
+std::string gpu_device_header(const char* primitives, const char* target_part);
 
 /// Emits one kernel function of lowered IR. Not thread-safe; one object per kernel.
 class SourceEmitter {

@@ -15,11 +15,7 @@ namespace {
 // The largest value of `from` (f32 or f64) not above hi, and likewise for lo: the clamp bounds
 // of a saturating float→int conversion that the conversion itself can represent.
 double clamp_bound(double v, bool is_f32) {
-  if (!is_f32) {
-    double d = v;
-    if (std::fabs(d) >= 9.2e18) d = std::nextafter(d, 0.0);
-    return d;
-  }
+  if (!is_f32) return v;  // saturation_bounds are doubles the conversion represents
   float f = float(v);
   if (std::fabs(double(f)) > std::fabs(v)) f = std::nextafter(f, 0.0f);
   return double(f);
@@ -113,27 +109,17 @@ uint32_t KernelLowering::convert(uint32_t v, DType from, DType to, const SourceL
     return round_to(to, r, loc);
   }
   if (from.is_float()) {  // truncate toward zero, saturate, NaN → 0
-    double lo = 0, hi = 0;
-    switch (to.code) {
-      case TypeCode::I4: lo = -8, hi = 7; break;
-      case TypeCode::U4: lo = 0, hi = 15; break;
-      case TypeCode::I8: lo = -128, hi = 127; break;
-      case TypeCode::U8: lo = 0, hi = 255; break;
-      case TypeCode::I16: lo = -32768, hi = 32767; break;
-      case TypeCode::I32: lo = -2147483648.0, hi = 2147483647.0; break;
-      case TypeCode::U32: lo = 0, hi = 4294967295.0; break;
-      default: lo = -9.2233720368547758e18, hi = 9.2233720368547748e18; break;  // hi: the largest double below 2^63
-    }
+    auto [lo, hi] = saturation_bounds(to);
     const bool is_f32 = ft == M.t_f32;
     double hi_f = clamp_bound(hi, is_f32);
     uint32_t c = glsl(ft, spv::GlslNMax, {v, m.constant_float(ft, lo)});
     c = glsl(ft, spv::GlslNMin, {c, m.constant_float(ft, hi_f)});
     uint32_t r = to == u32 ? m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpConvertFToU, M.t_u32, {c})})
                            : m.op(spv::OpConvertFToS, tt, {c});
-    if (hi_f < hi) {  // beyond the last representable float below hi: hi itself
+    if (hi_f < hi || to == i64) {  // above the last `from` value ≤ hi: the type's max (i64's is no double)
       uint32_t over = m.op(spv::OpFOrdGreaterThan, M.t_bool, {v, m.constant_float(ft, hi_f)});
       r = m.op(spv::OpSelect, tt,
-               {over, m.constant_int(tt, to == u32 ? int64_t(0xffffffffu) : int64_t(hi)), r});
+               {over, m.constant_int(tt, to == i64 ? std::numeric_limits<int64_t>::max() : int64_t(hi)), r});
     }
     return m.op(spv::OpSelect, tt, {m.op(spv::OpIsNan, M.t_bool, {v}), m.constant_int(tt, 0), r});
   }
