@@ -1,6 +1,9 @@
 // softmax: Y[i, :] = exp(X[i, :] - max) / sum, row-wise over an M×N matrix, any N. A block owns
-// block_M rows and walks their columns in block_N tiles twice: first an online max and sum kept in
-// fragments (the sum rescaled whenever the max grows), then the normalised values.
+// block_M rows and walks their columns in block_N tiles three times: the max; exp(x - max) written
+// to Y and summed; Y scaled by 1 / sum. exp runs once per element (an online max and sum would run
+// it twice: once for the sum, again for the output); the second and third walks reread the block's
+// own rows, which a cpu still holds in its caches. The max and the sum first accumulate per column
+// of the tile (element-wise), and each row is reduced once at the end of its walk.
 #include <algorithm>
 #include <cmath>
 
@@ -19,27 +22,35 @@ Kernel build_softmax(const Params& p, DType t) {
   auto Y = k.tensor("Y", {M, N}, t);
   k.grid(ceildiv(M, bm)).threads(int(param(p, "threads"))).body([&](Expr bx) {
     auto Xf = k.fragment({bm, bn}, f32, "x");
-    auto row_max = k.fragment({bm}, f32, "row_max");  // running max of the columns seen
-    auto tile_max = k.fragment({bm}, f32, "tile_max");
-    auto row_sum = k.fragment({bm}, f32, "row_sum");  // sum of exp(x - row_max) so far
-    k.fill(row_max, lowest(f32));
-    k.clear(row_sum);
+    // Per column of the tile, the max (then the sum) over the tiles seen: element-wise updates,
+    // so each row is reduced once per walk, not once per tile.
+    auto acc = k.fragment({bm, bn}, f32, "acc");
+    auto row_max = k.fragment({bm}, f32, "row_max");
+    auto row_sum = k.fragment({bm}, f32, "row_sum");  // sum of exp(x - row_max), then its inverse
+    // Columns past N were read as zero: keep them out of the max and the sum.
+    auto in_row = [&](Expr jo, Expr j) { return jo * bn + j < N; };
+    k.fill(acc, lowest(f32));
     k.serial(ceildiv(N, bn), [&](Expr jo) {
       k.copy(X.at(bx * bm, jo * bn), Xf);
-      // Columns past N were read as zero; keep them out of the max and the sum.
-      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = select(jo * bn + j < N, Xf(i, j), lowest(f32)); });
-      k.reduce_max(Xf, tile_max, 1);
-      k.parallel({bm}, [&](Expr i) {
-        tile_max(i) = max(row_max(i), tile_max(i));  // the new running max
-        row_sum(i) = row_sum(i) * exp(row_max(i) - tile_max(i));
-        row_max(i) = tile_max(i);
+      k.parallel(Xf, [&](Expr i, Expr j) {
+        acc(i, j) = max(acc(i, j), select(in_row(jo, j), Xf(i, j), lowest(f32)));
       });
-      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = exp(Xf(i, j) - row_max(i)); });
-      k.reduce_sum(Xf, row_sum, 1, /*clear=*/false);
     });
+    k.reduce_max(acc, row_max, 1);
+    k.clear(acc);
     k.serial(ceildiv(N, bn), [&](Expr jo) {
       k.copy(X.at(bx * bm, jo * bn), Xf);
-      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = exp(Xf(i, j) - row_max(i)) / row_sum(i); });
+      k.parallel(Xf,
+                 [&](Expr i, Expr j) { Xf(i, j) = select(in_row(jo, j), exp(Xf(i, j) - row_max(i)), 0.0f); });
+      k.copy(Xf, Y.at(bx * bm, jo * bn));
+      k.parallel(Xf, [&](Expr i, Expr j) { acc(i, j) = acc(i, j) + Xf(i, j); });
+    });
+    k.reduce_sum(acc, row_sum, 1);
+    k.parallel({bm}, [&](Expr i) { row_sum(i) = 1.0f / row_sum(i); });
+    // The block rereads its own rows of Y (in cache on a cpu: bm rows of N).
+    k.serial(ceildiv(N, bn), [&](Expr jo) {
+      k.copy(Y.at(bx * bm, jo * bn), Xf);
+      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = Xf(i, j) * row_sum(i); });
       k.copy(Xf, Y.at(bx * bm, jo * bn));
     });
   });
@@ -75,7 +86,7 @@ Tolerance softmax_tolerance(const Params&, DType t) {
 Sample softmax_sample() {
   Sample s;
   s.name = "softmax";
-  s.description = "row-wise softmax of an M×N matrix, any N: online max and sum over column tiles";
+  s.description = "row-wise softmax of an M×N matrix, any N: max, exp and sum, scale, over column tiles";
   s.params = {{"M", 1024, "rows"},
               {"N", 2048, "row length"},
               {"block_M", 4, "rows per block"},
@@ -97,7 +108,7 @@ Sample softmax_sample() {
   add_test_shape(s, "vocabulary row", {{"M", 4}, {"N", 32000}}, true);
   s.bench_shapes = {{{"M", 4096}, {"N", 4096}}, {{"M", 8192}, {"N", 1024}}, {{"M", 1024}, {"N", 32000}}};
   s.flops = [](const Params&, DType) { return 0.0; };
-  // One read and one write of X is the floor; the kernel reads X twice.
+  // One read and one write of X is the floor; the kernel reads X twice and rewrites Y once.
   s.bytes = [](const Params& p, DType t) { return 2.0 * param(p, "M") * param(p, "N") * element_bytes(t); };
   return s;
 }

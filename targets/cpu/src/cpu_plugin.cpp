@@ -19,6 +19,7 @@
 #include "emitter.h"
 #include "jit.h"
 #include "tilegen/host_device_context.h"
+#include "tilegen/passes/fuse_parallel_loops.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
 #include "tilegen/passes/rasterize_blocks.h"
@@ -232,6 +233,8 @@ class CpuPlugin final : public TargetPlugin {
     p.push_back({"simplify", simplify});
     p.push_back({"serialize_threads", serialize_threads});
     p.push_back({"simplify", simplify});
+    // A tile's copy in, element-wise updates and copy out: one pass over the tile, not three.
+    p.push_back({"fuse_parallel_loops", fuse_parallel_loops});
     return p;
   }
 

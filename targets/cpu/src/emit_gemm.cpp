@@ -183,8 +183,13 @@ class GemmEmitter {
   // Every row of one column strip: whole MR-row micro-tiles, then the remaining rows.
   void rows(Value* j0, int nv, const PanelFn& panel) {
     if (m_main_ > 0)
-      e_.loop(i64(0), i64(m_main_ / mr_), nullptr,
-              [&](Value* ib) { micro(B.CreateMul(ib, i64(mr_)), j0, mr_, nv, panel); });
+      e_.loop(i64(0), i64(m_main_ / mr_), nullptr, [&](Value* ib) {
+        // Whole micro-tiles of whole strips share out the prefetches of the next tiles.
+        if (nv == nv_)
+          e_.prefetch_next_tiles(B.CreateAdd(B.CreateMul(B.CreateUDiv(j0, i64(NR_)), i64(m_main_ / mr_)), ib),
+                                 (m_main_ / mr_) * (n_main_ / NR_));
+        micro(B.CreateMul(ib, i64(mr_)), j0, mr_, nv, panel);
+      });
     if (M_ > m_main_) micro(i64(m_main_), j0, int(M_ - m_main_), nv, panel);
   }
 

@@ -52,6 +52,17 @@ std::vector<const ir::Kernel*> kernels_of(const Function& f);
 /// extents, no Global operand); the pipeline lowers the other gemms to loops.
 bool gemm_has_microkernel(const ir::Gemm& g);
 
+/// A lowered tile copy Shared[...] = ... Global[...] ... over rows × cols (emit_prefetch.cpp).
+struct NextTileCopy {
+  Var row_var, col_var;  // the copy's outer and inner parallel loop variables
+  int64_t rows = 0, cols = 0;
+  const ir::Load* src = nullptr;  // the Global load, its indices in row_var, col_var, the loop's var
+};
+
+/// The tile copies of a pipelined loop whose body also runs a gemm: what its next iteration
+/// will copy, for the gemm to prefetch; empty for any other loop.
+std::vector<NextTileCopy> next_tile_copies(const ir::For& loop);
+
 /// Lower a function to a module. Throws tg::Error for what the cpu target cannot run.
 std::unique_ptr<llvm::Module> emit_module(const Function& f, llvm::LLVMContext& ctx, const EmitOptions& opt);
 
@@ -86,6 +97,8 @@ class Emitter {
   // ---- Statements (emit_kernel.cpp) and gemm (emit_gemm.cpp)
   void stmt(const Stmt& s);
   void emit_gemm(const ir::Gemm& g);
+  /// Prefetch micro-tile `tile`'s share (of `tiles`) of the next iteration's tile copies.
+  void prefetch_next_tiles(llvm::Value* tile, int64_t tiles);
 
   /// for iv in [lo, lo + n): body(iv). Returns after positioning the builder at the exit.
   template <typename Body>
@@ -122,6 +135,8 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
   std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row
   int64_t row_pad(const Buffer& b) const;
+  std::vector<NextTileCopy> next_copies_;  // of the innermost pipelined loop being emitted
+  Var next_loop_var_;
   std::vector<llvm::MDNode*> access_groups_;               // of the enclosing parallel loops
   std::vector<std::pair<llvm::Value*, int64_t>> scratch_;  // pointer, bytes: cleared per block
 };
