@@ -15,25 +15,10 @@
 
 using namespace tg;
 using namespace tg::vulkan;
+using tg::test::Inst;
+using tg::test::instructions;
 
 namespace {
-
-struct Inst {
-  uint32_t op;
-  std::vector<uint32_t> operands;
-};
-
-std::vector<Inst> instructions(const std::vector<uint32_t>& words) {
-  std::vector<Inst> out;
-  for (std::size_t i = 5; i < words.size();) {
-    uint32_t n = words[i] >> 16;
-    if (!n) break;
-    out.push_back(
-        {words[i] & 0xffff, std::vector<uint32_t>(words.begin() + long(i) + 1, words.begin() + long(i + n))});
-    i += n;
-  }
-  return out;
-}
 
 SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
   const samples::Sample* s = nullptr;

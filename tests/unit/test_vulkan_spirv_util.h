@@ -37,6 +37,25 @@ inline vulkan::Features h200_features() {
   return f;
 }
 
+/// One instruction of a module: its opcode and its operand words (result type and id included).
+struct Inst {
+  uint32_t op;
+  std::vector<uint32_t> operands;
+};
+
+/// The module's instructions after the 5-word header, in order (stops at a malformed word count).
+inline std::vector<Inst> instructions(const std::vector<uint32_t>& words) {
+  std::vector<Inst> out;
+  for (std::size_t i = 5; i < words.size();) {
+    uint32_t n = words[i] >> 16;
+    if (!n) break;
+    out.push_back(
+        {words[i] & 0xffff, std::vector<uint32_t>(words.begin() + long(i) + 1, words.begin() + long(i + n))});
+    i += n;
+  }
+  return out;
+}
+
 inline std::vector<uint32_t> opcodes(const std::vector<uint32_t>& words) {
   std::vector<uint32_t> ops;
   for (std::size_t i = 5; i < words.size();) {

@@ -17,25 +17,10 @@
 
 using namespace tg;
 using namespace tg::vulkan;
+using tg::test::Inst;
+using tg::test::instructions;
 
 namespace {
-
-struct Inst {
-  uint32_t op;
-  std::vector<uint32_t> w;
-};
-
-std::vector<Inst> instructions(const std::vector<uint32_t>& words) {
-  std::vector<Inst> out;
-  for (std::size_t i = 5; i < words.size();) {
-    uint32_t n = words[i] >> 16;
-    if (!n) break;
-    out.push_back(
-        {words[i] & 0xffff, std::vector<uint32_t>(words.begin() + long(i) + 1, words.begin() + long(i + n))});
-    i += n;
-  }
-  return out;
-}
 
 const samples::Sample& gemm_sample() {
   for (const samples::Sample& x : samples::all())
@@ -62,32 +47,32 @@ TEST_CASE("vulkan vector copies: H200 gemm tiles are padded uvec4s in two slots,
   std::map<uint32_t, int64_t> constants;  // id -> value (32-bit integer constants)
   std::map<uint32_t, Inst> types;
   for (const Inst& in : insts) {
-    if (in.op == spv::OpConstant && in.w.size() == 3) constants[in.w[1]] = in.w[2];
+    if (in.op == spv::OpConstant && in.operands.size() == 3) constants[in.operands[1]] = in.operands[2];
     if (in.op == spv::OpTypeVector || in.op == spv::OpTypeArray || in.op == spv::OpTypePointer ||
         in.op == spv::OpTypeInt)
-      types[in.w[0]] = in;
+      types[in.operands[0]] = in;
   }
   // Workgroup arrays of uvec4: A 2 slots × 128 rows × (32 + 8) halves / 8, B 2 × 32 × (128 + 8) / 8
   std::multiset<int64_t> vec4_arrays;
   for (const Inst& in : insts)
-    if (in.op == spv::OpVariable && in.w.size() >= 3 && in.w[2] == spv::SCWorkgroup) {
-      const Inst& arr = types.at(types.at(in.w[0]).w[2]);
-      auto element = types.find(arr.w[1]);
+    if (in.op == spv::OpVariable && in.operands.size() >= 3 && in.operands[2] == spv::SCWorkgroup) {
+      const Inst& arr = types.at(types.at(in.operands[0]).operands[2]);
+      auto element = types.find(arr.operands[1]);
       if (arr.op == spv::OpTypeArray && element != types.end() && element->second.op == spv::OpTypeVector)
-        vec4_arrays.insert(constants.at(arr.w[2]));
+        vec4_arrays.insert(constants.at(arr.operands[2]));
     }
   CHECK(vec4_arrays == std::multiset<int64_t>{1280, 1088});
   // A and B loaded as cooperative matrices straight from the tiles, stride in uvec4s: 5 and 17
   std::multiset<int64_t> strides;
   for (const Inst& in : insts)
-    if (in.op == spv::OpCooperativeMatrixLoadKHR) strides.insert(constants.at(in.w[4]));
+    if (in.op == spv::OpCooperativeMatrixLoadKHR) strides.insert(constants.at(in.operands[4]));
   CHECK(strides.count(5) == 4);    // 4 A tiles a K step of 16 (a loop of 2 steps)
   CHECK(strides.count(17) == 4);   // 4 B tiles likewise
   CHECK(strides.count(16) == 16);  // the accumulators, before the loop
   // Workgroup barriers: one after the prologue's fill of slot 0, one in the K loop
   int workgroup_barriers = 0, muladds = 0;
   for (const Inst& in : insts) {
-    if (in.op == spv::OpControlBarrier && constants.at(in.w[0]) == spv::ScopeWorkgroup) ++workgroup_barriers;
+    if (in.op == spv::OpControlBarrier && constants.at(in.operands[0]) == spv::ScopeWorkgroup) ++workgroup_barriers;
     if (in.op == spv::OpCooperativeMatrixMulAddKHR) ++muladds;
   }
   CHECK(workgroup_barriers == 2);
