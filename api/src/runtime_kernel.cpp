@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "runtime_internal.h"
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/kernel_cache.h"
 #include "tilegen/passes/bind_sizes.h"
@@ -34,6 +35,7 @@ struct CompiledKernel::Impl {
   std::mutex mu;
   std::map<std::vector<int64_t>, std::shared_ptr<Variant>> variants;  // by size values
   std::shared_ptr<Variant> last;
+  std::vector<bool> writes;  // per non-size param, in order: does the kernel write that tensor?
 
   // DeviceBuffer's device is private to it and its friends; this nested class is one of them.
   static const DeviceState* owner(const DeviceBuffer& b) { return b.dev_.get(); }
@@ -197,6 +199,46 @@ struct CheckedArgs {
 
 void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& loc);
 
+/// Per non-size param of f, in order: whether the kernel writes that tensor anywhere.
+std::vector<bool> written_params(const Function& f) {
+  std::vector<bool> out;
+  for (const Param& p : f.params) {
+    if (p.kind == Param::Kind::Size) continue;
+    bool w = false;
+    if (p.kind == Param::Kind::Tensor)
+      for_each_buffer_access(f.body, [&](const Buffer& b, BufferAccess how) {
+        w = w || (is_write(how) && b.same_as(p.buffer));
+      });
+    out.push_back(w);
+  }
+  return out;
+}
+
+/// Whether two tensor arguments share memory: the same device allocation, or overlapping host
+/// byte ranges. (A device buffer and a host tensor never do: the host one is staged.)
+bool overlaps(const TensorView& a, const TensorView& b) {
+  if (a.buffer && b.buffer) return a.buffer->bytes() > 0 && a.buffer->device_ptr() == b.buffer->device_ptr();
+  if (!a.host || !b.host || !a.host->bytes() || !b.host->bytes()) return false;
+  auto lo = [](const HostTensor* h) { return static_cast<const char*>(h->data); };
+  return lo(a.host) < lo(b.host) + b.host->bytes() && lo(b.host) < lo(a.host) + a.host->bytes();
+}
+
+/// Every target compiles tensor parameters as non-overlapping (LLVM noalias, CUDA/HIP
+/// __restrict__, the interpreter's separate buffers), so a written tensor that shares memory
+/// with another argument would give each target its own answer. Reading one buffer twice is fine.
+void check_no_overlap(const CheckedArgs& c, const std::vector<bool>& writes, const SourceLoc& loc) {
+  for (std::size_t i = 0; i < c.tensors.size(); ++i)
+    for (std::size_t j = i + 1; j < c.tensors.size(); ++j) {
+      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j])) continue;
+      std::size_t w = writes[i] ? i : j;
+      throw Error(arg_label(i, *c.params[i]) + " and " + arg_label(j, *c.params[j]) +
+                      " share memory, and the kernel writes " + arg_label(w, *c.params[w]) +
+                      ": tensor arguments must not overlap (every target compiles them as separate); pass "
+                      "separate buffers, or copy the input first",
+                  loc);
+    }
+}
+
 CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, const DeviceState& dev,
                        const SourceLoc& loc) {
   CheckedArgs c;
@@ -264,6 +306,7 @@ CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc l
   impl->dev = impl_->dev;
   impl->generic = k.function();
   impl->opt = opt;
+  impl->writes = written_params(impl->generic);
   // Symbolic sizes: compiled at each launch with new shapes (see specialise()).
   if (impl->generic.sizes().empty()) {
     impl->last = compile_variant(*impl->dev, impl->generic, opt, where);
@@ -365,6 +408,7 @@ template <typename F>
 void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where,
                F&& run) {
   CheckedArgs c = check_args(im.generic, args, *im.dev, where);
+  check_no_overlap(c, im.writes, where);
   std::shared_ptr<Variant> v = specialise(im, c, where);
   DeviceState& dev = *im.dev;
   std::lock_guard<std::mutex> lock(dev.mu);

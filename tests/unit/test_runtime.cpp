@@ -184,6 +184,29 @@ TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter"
     m = error_of([&] { axpy.launch({&x, &empty, 1.0}); }); here = HERE;
     CHECK(m.rfind(here + "argument 2 (Y): the DeviceBuffer is empty", 0) == 0);
   }
+  SUBCASE("a written tensor sharing memory with another argument") {
+    m = error_of([&] { axpy.launch({&y, &y, 1.0}); }); std::string here = HERE;
+    CHECK(m.rfind(here + "argument 1 (X) and argument 2 (Y) share memory, and the kernel writes argument 2 (Y)", 0) == 0);
+    DeviceBuffer same_y = y;  // a second handle on the same allocation
+    m = error_of([&] { axpy.launch({&same_y, &y, 1.0}); }); here = HERE;
+    CHECK(m.rfind(here + "argument 1 (X) and argument 2 (Y) share memory", 0) == 0);
+    // Host tensors in one array: A is one[8, 24), C is one[0, 20); they overlap in [8, 20).
+    std::vector<float> one(4 * 4 + 8);
+    m = error_of([&] { mm.launch({HostTensor{one.data() + 8, {4, 4}, f32}, host(b, {4, 5}), host(c, {4, 5})}); });
+    CHECK(m == "(no error)");  // separate arrays: fine
+    HostTensor a_rows{one.data() + 8, {4, 4}, f32}, c_rows{one.data(), {4, 5}, f32};
+    m = error_of([&] { mm.launch({a_rows, host(b, {4, 5}), c_rows}); }); here = HERE;
+    CHECK(m.rfind(here + "argument 1 (A) and argument 3 (C) share memory, and the kernel writes argument 3 (C)", 0) == 0);
+    // Adjacent, not overlapping: fine.
+    m = error_of([&] { mm.launch({HostTensor{one.data() + 20, {1, 4}, f32}, host(b, {4, 5}),
+                                  HostTensor{one.data() + 15, {1, 5}, f32}}); });
+    CHECK(m == "(no error)");
+  }
+  SUBCASE("reading one buffer twice is fine, and computes A·A") {
+    std::vector<float> sq = iota(16, 1), out(16, -1.f);
+    mm.launch({host(sq, {4, 4}), host(sq, {4, 4}), host(out, {4, 4})});
+    CHECK(out == reference_matmul(sq, sq, 4, 4, 4));
+  }
   SUBCASE("a size no tensor binds") {
     KernelBuilder kb("unbound");
     Expr P = kb.size("P");

@@ -86,7 +86,9 @@ class CompiledKernel {
   const Function& lowered() const;
 
   /// Launch with checked arguments (in parameter order, sizes omitted). A mismatch of shape,
-  /// dtype, device or count is a tg::Error naming the parameter and the launch site.
+  /// dtype, device or count is a tg::Error naming the parameter and the launch site, and so is
+  /// a tensor the kernel writes that shares memory with another argument (every target compiles
+  /// tensors as non-overlapping; passing one buffer to two read-only parameters is fine).
   void launch(const std::vector<KernelArg>& args, Loc loc = Loc::current()) const;
   /// kernel(a, b, alpha): launch(). The first argument carries the call site, so a mismatch is
   /// reported at the line of the call, as launch() does.
