@@ -357,4 +357,13 @@ Stmt substitute(const Stmt& st, const std::vector<std::pair<Var, Expr>>& map) {
   return s.mutate(st);
 }
 
+std::set<const ir::VarNode*> vars_in(const Expr& e) {
+  struct Collect : IRVisitor {
+    std::set<const ir::VarNode*> vars;
+    void visit(const ir::VarNode* v) override { vars.insert(v); }
+  } c;
+  c.visit_expr(e);
+  return c.vars;
+}
+
 }  // namespace tg

@@ -1,6 +1,7 @@
 // fuse_parallel_loops (see the header for the IR before and after).
 #include "tilegen/passes/fuse_parallel_loops.h"
 
+#include <algorithm>
 #include <map>
 
 #include "stmt_build.h"
@@ -60,16 +61,8 @@ struct Accesses : IRVisitor {
 };
 
 bool uses_any(const Expr& e, const std::vector<Var>& vars) {
-  struct Find : IRVisitor {
-    const std::vector<Var>* vars;
-    bool found = false;
-    void visit(const ir::VarNode* op) override {
-      for (const Var& v : *vars) found = found || v.node() == op;
-    }
-  } f;
-  f.vars = &vars;
-  f.visit_expr(e);
-  return f.found;
+  std::set<const ir::VarNode*> used = vars_in(e);
+  return std::any_of(vars.begin(), vars.end(), [&](const Var& v) { return used.count(v.node()) > 0; });
 }
 
 // idx takes each loop variable exactly once, as `v` or `v + invariant` in a dimension of its

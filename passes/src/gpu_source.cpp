@@ -69,16 +69,7 @@ Expr flat_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
   return flat;
 }
 
-bool uses_var(const Expr& e, const Var& v) {
-  struct Finder : IRVisitor {
-    const ir::VarNode* v;
-    bool found = false;
-    void visit(const ir::VarNode* op) override { found |= op == v; }
-  } finder;
-  finder.v = v.node();
-  finder.visit_expr(e);
-  return finder.found;
-}
+bool uses_var(const Expr& e, const Var& v) { return vars_in(e).count(v.node()) > 0; }
 
 bool aligned_unit_step(const Expr& flat, const Var& v, int64_t width) {
   LinearForm f = linear_form(flat);

@@ -55,6 +55,14 @@ TEST_CASE("bad operands are errors, not crashes") {
   CHECK_THROWS_AS(Expr() + 1, Error);
 }
 
+TEST_CASE("vars_in lists the variables an expression reads, by identity") {
+  Var i("i"), j("j"), other_i("i");
+  std::set<const ir::VarNode*> v = vars_in(i * 8 + select(j < 4, i, Expr(3)));
+  CHECK(v == std::set<const ir::VarNode*>{i.node(), j.node()});
+  CHECK_FALSE(v.count(other_i.node()));  // same name, another variable
+  CHECK(vars_in(Expr(5)).empty());
+}
+
 TEST_CASE("substitute replaces variables by identity") {
   Var i("i"), j("j");
   Expr e = i * 4 + j;

@@ -6,6 +6,8 @@
 //     void visit(const tg::ir::Load* op) override { ++n; IRVisitor::visit(op); }
 //   };
 #pragma once
+#include <set>
+
 #include "tilegen/ir/function.h"
 
 namespace tg {
@@ -96,5 +98,8 @@ class IRMutator {
 /// Replace variables by expressions (by identity).
 Expr substitute(const Expr& e, const std::vector<std::pair<Var, Expr>>& map);
 Stmt substitute(const Stmt& s, const std::vector<std::pair<Var, Expr>>& map);
+
+/// The variables e reads (by identity): vars_in(i * 8 + tx) = {i, tx}.
+std::set<const ir::VarNode*> vars_in(const Expr& e);
 
 }  // namespace tg

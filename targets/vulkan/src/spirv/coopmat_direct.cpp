@@ -13,7 +13,7 @@
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
-#include "tilegen/ir/visitor.h"
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 
@@ -21,24 +21,15 @@ namespace tg::vulkan {
 
 namespace {
 
-struct FreeVars : IRVisitor {
-  std::set<const ir::VarNode*> vars;
-  void visit(const ir::VarNode* v) override { vars.insert(v); }
-};
-
-struct Writes : IRVisitor {
+// Per buffer, how many statements write it (stores, atomics, Mma accumulators, ...); barriers.
+struct Writes : BufferAccessVisitor {
   std::map<const ir::BufferNode*, int> stores;
-  void visit(const ir::Store* op) override {
-    stores[op->buffer.get()]++;
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Atomic* op) override {
-    stores[op->buffer.get()]++;
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Mma* op) override { stores[op->c.buffer.get()]++; }
-  void visit(const ir::Barrier*) override { ++barriers; }
   int barriers = 0;
+  using BufferAccessVisitor::visit;
+  void access(const Buffer& b, BufferAccess how) override {
+    if (is_write(how)) stores[b.get()]++;
+  }
+  void visit(const ir::Barrier*) override { ++barriers; }
 };
 
 bool is_var(const Expr& e, const ir::VarNode* v) { return e.as<ir::VarNode>() == v; }
@@ -103,10 +94,9 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
   // the lane and the values uniform over the subgroup: warp = tx / 32, loop and block variables
   const ir::VarNode* tx = k_.thread_var.node();
   const ir::VarNode* lane = nullptr;
-  FreeVars fv;
-  fv.visit_expr(ld->indices[0]);
-  fv.visit_expr(ld->indices[1]);
-  for (const ir::VarNode* v : fv.vars) {
+  std::set<const ir::VarNode*> vars = vars_in(ld->indices[0]);
+  vars.merge(vars_in(ld->indices[1]));
+  for (const ir::VarNode* v : vars) {
     bool nest_var =
         std::any_of(digits.begin(), digits.end(), [&](const Digit& d) { return d.var.node() == v; });
     if (nest_var || loop_vars_.count(v) || binds(lets_, v, tx, ir::BinOp::Div)) continue;

@@ -60,11 +60,6 @@ struct Uses : IRVisitor {
 // Unrolling a nest of more iterations than this is not worth the code size.
 constexpr int64_t kMaxUnrolled = 64;
 
-struct FreeVars : IRVisitor {
-  std::set<const ir::VarNode*> vars;
-  void visit(const ir::VarNode* v) override { vars.insert(v); }
-};
-
 // Whether every Mma on b has a C offset that depends only on the variables of the loops
 // directly around it (each loop's body the next loop or the Mma), of constant bounds and at
 // most kMaxUnrolled iterations in all: then unrolling that nest makes every index constant.
@@ -91,9 +86,7 @@ struct ConstantNests : IRVisitor {
       chain.insert((*it)->var.node());
       child = *it;
     }
-    FreeVars fv;
-    fv.visit_expr(op->c.offset);
-    for (const ir::VarNode* v : fv.vars) ok = ok && chain.count(v);
+    for (const ir::VarNode* v : vars_in(op->c.offset)) ok = ok && chain.count(v);
     ok = ok && trips <= kMaxUnrolled;
   }
 };

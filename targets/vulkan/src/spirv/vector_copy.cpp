@@ -24,7 +24,7 @@
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
-#include "tilegen/ir/visitor.h"
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 
@@ -56,11 +56,6 @@ bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNo
   }
   return true;
 }
-
-struct FreeVars : IRVisitor {
-  std::set<const ir::VarNode*> vars;
-  void visit(const ir::VarNode* v) override { vars.insert(v); }
-};
 
 }  // namespace
 
@@ -117,24 +112,17 @@ std::optional<KernelLowering::GroupCopy> KernelLowering::match_group_copy(const 
 }
 
 std::set<const ir::BufferNode*> KernelLowering::plan_vector_tiles() const {
-  struct Scan : IRVisitor {
+  // Buffers filled by group copies, and buffers written any other way (outside such copies).
+  struct Scan : BufferAccessVisitor {
     const KernelLowering* self;
     std::set<const ir::BufferNode*> grouped, other;
+    using BufferAccessVisitor::visit;
     void visit(const ir::For* op) override {
       if (auto g = self->match_group_copy(*op)) return void(grouped.insert(g->dst));
-      IRVisitor::visit(op);
+      BufferAccessVisitor::visit(op);
     }
-    void visit(const ir::Store* op) override {
-      other.insert(op->buffer.get());
-      IRVisitor::visit(op);
-    }
-    void visit(const ir::Atomic* op) override {
-      other.insert(op->buffer.get());
-      IRVisitor::visit(op);
-    }
-    void visit(const ir::Mma* op) override {
-      other.insert(op->c.buffer.get());
-      IRVisitor::visit(op);
+    void access(const Buffer& b, BufferAccess how) override {
+      if (is_write(how)) other.insert(b.get());
     }
   } scan;
   scan.self = this;
@@ -244,24 +232,14 @@ std::set<const ir::BufferNode*> KernelLowering::plan_double_buffers(
   for (auto& [loop, plan] : loops.found) {
     const auto& stmts = loop->body.as<ir::Seq>()->stmts;
     if (!stmts.back().as<ir::Barrier>()) continue;
-    struct Outside : IRVisitor {  // buffers referenced outside `loop`
+    struct Outside : BufferAccessVisitor {  // buffers referenced outside `loop`
       const ir::For* loop;
       std::set<const ir::BufferNode*> used;
+      using BufferAccessVisitor::visit;
       void visit(const ir::For* op) override {
-        if (op != loop) IRVisitor::visit(op);
+        if (op != loop) BufferAccessVisitor::visit(op);
       }
-      void visit(const ir::Load* op) override {
-        used.insert(op->buffer.get());
-        IRVisitor::visit(op);
-      }
-      void visit(const ir::Store* op) override {
-        used.insert(op->buffer.get());
-        IRVisitor::visit(op);
-      }
-      void visit(const ir::Mma* op) override {
-        used.insert(op->a.buffer.get()), used.insert(op->b.buffer.get()), used.insert(op->c.buffer.get());
-        IRVisitor::visit(op);
-      }
+      void access(const Buffer& b, BufferAccess) override { used.insert(b.get()); }
     } outside;
     outside.loop = loop;
     outside.visit_stmt(k_.body);
@@ -284,9 +262,7 @@ bool KernelLowering::prefetch_loop(const ir::For& op) {
     two_slots = two_slots && storage_of(nest.copy.dst, op.loc).slot_vec4s > 0;
     // the source indices may use the loops' variables and values bound before the K loop only
     for (const Expr& e : nest.copy.src_index) {
-      FreeVars fv;
-      fv.visit_expr(through_lets(e, nest.lets));
-      for (const ir::VarNode* v : fv.vars)
+      for (const ir::VarNode* v : vars_in(through_lets(e, nest.lets)))
         if (v != op.var.node() && v != nest.outer->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
             !const_vars_.count(v))
           return false;
