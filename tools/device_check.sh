@@ -224,5 +224,39 @@ vulkan_section() {
 }
 [ "${TILEGEN_SKIP_VULKAN:-0}" = 1 ] || vulkan_section
 
+# ---- cpu: a cpu plugin built on Debian (tools/make_cpu_bundle.sh), carried as
+# .cpubundle/cpu_bundle.tar.xz with its libLLVM-19 and oneTBB, run on this machine's CPU: the
+# host's features decide the code (AVX-512 and prefer-vector-width=512 where the CPU has them,
+# avx512_bf16 for bf16 GEMM). Conformance, the cpu unit tests, the gemm assembly and a bench
+# without peer (no OpenBLAS here). TILEGEN_SKIP_CPU=1 leaves it out.
+cpu_section() {
+  local bundle=${TILEGEN_CPU_BUNDLE:-$ROOT/.cpubundle/cpu_bundle.tar.xz} cout=$OUT/cpu
+  [ -f "$bundle" ] || { echo "cpu: no bundle at $bundle; cpu section skipped" | tee -a "$SUMMARY"; return 0; }
+  mkdir -p "$cout"
+  local dir; dir=$(mktemp -d)
+  tar -C "$dir" -xJf "$bundle" || { echo "cpu: cannot unpack $bundle" | tee -a "$SUMMARY"; return 0; }
+  { lscpu; grep -m1 -o 'flags.*' /proc/cpuinfo; } > "$cout/lscpu.txt" 2>&1
+  (
+    export LD_LIBRARY_PATH="$dir/bundle/lib:${LD_LIBRARY_PATH:-}" TILEGEN_PLUGIN_PATH="$dir/bundle/lib"
+    local tg=$dir/bundle/bin/tilegen
+    step "cpu: tilegen targets" cpu/targets.txt "$tg" targets
+    step "cpu: conformance" cpu/conformance.txt "$tg" conformance --target cpu --json "$cout/conformance.json"
+    [ -x "$dir/bundle/bin/tilegen_unit_tests" ] &&
+      step "cpu: unit tests (cpu*)" cpu/unit_tests.txt "$dir/bundle/bin/tilegen_unit_tests" -tc="cpu*"
+    "$tg" source gemm --target cpu --emit asm > "$cout/gemm_f32.s" 2>&1
+    "$tg" source gemm --target cpu --dtype bf16 --emit asm > "$cout/gemm_bf16.s" 2>&1
+    for th in 1 2 16; do
+      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm f32 2048 threads=$th" cpu/bench_gemm_t$th.txt \
+        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype f32 --check
+      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm bf16 2048 threads=$th" cpu/bench_gemm_bf16_t$th.txt \
+        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype bf16 --check
+    done
+    exit 0
+  )
+  FAILED=$((FAILED + $(grep -c '^\[.*\] cpu: .*: exit [1-9]' "$SUMMARY")))
+  rm -rf "$dir"
+}
+[ "${TILEGEN_SKIP_CPU:-0}" = 1 ] || cpu_section
+
 echo "done: $FAILED step(s) failed; logs in $OUT" | tee -a "$SUMMARY"
 [ $FAILED -eq 0 ]
