@@ -8,10 +8,15 @@
 //
 //   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
 //             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]
+//             [--no-quiesce]
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
 // tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
 // tilegen median (> 1: tilegen faster). On a shared machine a disturbance then slows both alike.
+// Each timed call is that side's second call in a row after the process went quiet
+// (settled_time_ms): the previous side's pool threads must not share the cores with this one,
+// and this side's own pool is awake, as in a loop of calls. --no-quiesce times one call of each
+// side in turn, back to back.
 // Peers come from bench/peers.cpp (dlopen'd libopenblas.so.0 and libdnnl.so.2).
 #include <time.h>
 
@@ -54,6 +59,48 @@ double time_ms(const std::function<void()>& f) {
   const double s = now_ms();
   f();
   return now_ms() - s;
+}
+
+/// Waits until the process's other threads are idle: at most 5% of a core busy over a 2 ms
+/// window, for up to a second. A library's pool threads keep spinning after a call returns
+/// (OpenBLAS's workers for ~2^28 cycles, about 0.1 s here; libgomp's for ~1–5 ms; oneTBB's
+/// briefly) and, on a 2-core machine, take a core from the next call — the other side's. Timing
+/// each call from a quiet process keeps one side's idle threads out of the other's time.
+/// Returns the milliseconds waited.
+bool g_quiesce = true;  // --no-quiesce: time each call right after the other side's, no settling
+
+double quiesce() {
+  if (!g_quiesce) return 0;
+  auto cpu_ms = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+  };
+  const auto start = Clock::now();
+  constexpr double kWindowMs = 2.0, kIdleShare = 0.05;
+  while (Clock::now() - start < std::chrono::seconds(1)) {
+    const double c0 = cpu_ms();
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kWindowMs));
+    if (cpu_ms() - c0 < kWindowMs * kIdleShare) break;
+  }
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// One side's call in its steady state: the process quiet (quiesce), then untimed calls for at
+/// least 30 ms (at least one), then the timed call. Without settling, a side is timed while the
+/// other side's idle pool threads still spin (tilegen's 2048³ GEMM on 2 threads: 140–180 ms right
+/// after an OpenBLAS call, 110–116 ms alone). Without the warm-up, a side is timed as the
+/// machine wakes: on the znver3 KVM guest, after 0.1 s idle a 512³ GEMM on 2 threads took
+/// 3.5–4.4 ms for its first calls and 2.4 ms from about the tenth (a vCPU idle for long is slow
+/// to come back, whichever library wakes it).
+double settled_time_ms(const std::function<void()>& f) {
+  if (g_quiesce) {
+    quiesce();
+    const auto start = Clock::now();
+    do f();
+    while (Clock::now() - start < std::chrono::milliseconds(30));
+  }
+  return time_ms(f);
 }
 
 double median(std::vector<double> v) {
@@ -153,8 +200,8 @@ Pair interleave(const TilegenRun& ours, const tg::bench::Peer* peer, const std::
   ours.call();
   if (theirs.call) theirs.call();
   for (int r = 0; r < rounds; ++r) {
-    a.push_back(time_ms([&] { ours.call(); }));
-    if (theirs.call) b.push_back(time_ms(theirs.call));
+    a.push_back(settled_time_ms([&] { ours.call(); }));
+    if (theirs.call) b.push_back(settled_time_ms(theirs.call));
   }
   out.ours_ms = median(a);
   out.theirs_ms = median(b);
@@ -323,13 +370,15 @@ int main(int argc, char** argv) {
       g_cpu_clock = std::string(argv[++i]) == "cpu";
     else if (a == "--only" && has_value)
       o.only = std::string(",") + argv[++i] + ",";
+    else if (a == "--no-quiesce")
+      g_quiesce = false;
     else if (a == "--quick")
       o.quick = true, o.sizes = {512}, o.rounds = 3;
     else {
       std::fprintf(stderr,
                    "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
                    "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] "
-                   "[--softmax-block BM,BN]\n");
+                   "[--softmax-block BM,BN] [--no-quiesce]\n");
       return 2;
     }
   }
