@@ -93,6 +93,19 @@ void* task_scratch(int64_t bytes) {
   return a.p;
 }
 
+/// Blocks per oneTBB task (simple_partitioner: tasks of grain/2 to grain blocks). A thread runs its range in
+/// grid order (the rasterised order, so neighbours share operand panels) and steals half of another's when
+/// done; small tasks let the threads finish together when one of them is slowed. On a KVM guest
+/// a vCPU loses milliseconds at a time to the host: with 4 tasks per thread (11 blocks of ~2.7 ms
+/// each for a 2048³ GEMM) one thread often finished 15–30 ms after the other. Same process,
+/// alternating, 2 threads (znver3 guest): GEMM 2048³ 5–9% faster, softmax 4096² 4%, GEMM 512³
+/// 2%, GEMM 1024³ unchanged (threads · 16 was tried earlier without gain, but measured while the
+/// peer's idle threads spun through tilegen's calls: see bench_cpu's settled_time_ms). At most
+/// 32–64 tasks per thread whatever the block count: the per-task cost (< 1 µs) stays negligible.
+int64_t block_grain(int64_t blocks, int threads) {
+  return std::max<int64_t>(1, blocks / (int64_t(std::max(threads, 1)) * 32));
+}
+
 /// TILEGEN_CPU_TIMING: where a cold compile's time goes, per stage, in this thread's CPU time
 /// (steady on a busy machine, where wall time mostly measures the other processes).
 class StageTimes {
@@ -178,8 +191,7 @@ class CpuContext final : public HostDeviceContext {
     for (const auto& k : m.kernels) {
       if (k.blocks <= 0) continue;
       auto run = [&] {
-        int threads = tbb::this_task_arena::max_concurrency();
-        int64_t grain = std::max<int64_t>(1, k.blocks / (int64_t(threads) * 4));
+        const int64_t grain = block_grain(k.blocks, tbb::this_task_arena::max_concurrency());
         tbb::parallel_for(
             tbb::blocked_range<int64_t>(0, k.blocks, grain),
             [&](const tbb::blocked_range<int64_t>& r) {
