@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "stmt_build.h"
 #include "tilegen/ir/visitor.h"
@@ -176,8 +177,204 @@ class Fuse : public IRMutator {
   }
 };
 
+// ---- Iteration-private buffers become values.
+//
+// After fusion a tile's element often lives one iteration: written, read back, overwritten in
+// the same body and never read elsewhere (softmax's `x`). Stored, such a buffer costs a store per
+// element per walk that no later code reads — LLVM cannot delete a store that a later loop
+// overwrites — and a slice of scratch cleared per block. As values, nothing is stored:
+//   for c0 in parallel(0 +: 4) { for c1 in parallel(0 +: 256) {
+//     x[c0, c1] = X[bx*4 + c0, i*256 + c1]
+//     x[c0, c1] = exp(x[c0, c1] - row_max[c0])
+//     Y[bx*4 + c0, i*256 + c1] = x[c0, c1] } }
+// becomes
+//   for c0 in parallel(0 +: 4) { for c1 in parallel(0 +: 256) {
+//     let x_0 = X[bx*4 + c0, i*256 + c1]
+//     let x_1 = exp(x_0 - row_max[c0])
+//     Y[bx*4 + c0, i*256 + c1] = x_1 } }
+// A buffer qualifies when, in every parallel nest body that touches it, all its accesses use one
+// same index (no loads in it), the first is a plain statement of the body storing it, and no
+// store to it sits inside an if or a loop; and when nothing else in the kernel touches it. Each
+// read then sees the value its own iteration stored last, and no value outlives the iteration.
+
+/// Any mention of `b`: element accesses and the regions of tile statements.
+struct Mentions : IRVisitor {
+  const ir::BufferNode* b;
+  bool found = false;
+  explicit Mentions(const ir::BufferNode* buf) : b(buf) {}
+  void visit(const ir::Load* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
+  void visit(const ir::Store* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
+  void visit(const ir::Atomic* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
+  void visit_region(const Region& r) override { found |= r.buffer.get() == b, IRVisitor::visit_region(r); }
+  void visit(const ir::Reduce* op) override { found |= op->src.get() == b || op->dst.get() == b; }
+  void visit(const ir::Mma* op) override {
+    found |= op->a.buffer.get() == b || op->b.buffer.get() == b || op->c.buffer.get() == b;
+  }
+  static bool in(const Stmt& s, const ir::BufferNode* b) {
+    Mentions m(b);
+    m.visit_stmt(s);
+    return m.found;
+  }
+};
+
+struct HasLoad : IRVisitor {
+  bool found = false;
+  void visit(const ir::Load*) override { found = true; }
+};
+
+/// Loads of `b` (at `index`) become `value`; any other access to `b` is a failure.
+class ReplaceLoads : public IRMutator {
+ public:
+  ReplaceLoads(const ir::BufferNode* b, std::vector<Expr>& index, Expr value)
+      : b_(b), index_(index), value_(std::move(value)) {}
+  bool failed = false;
+  using IRMutator::visit;
+  Expr visit(const ir::Load* op, const Expr& self) override {
+    if (op->buffer.get() != b_) return IRMutator::visit(op, self);
+    if (!value_.defined() || !same_index(op->indices)) failed = true;
+    return failed ? self : value_;
+  }
+  Stmt visit(const ir::Store* op, const Stmt& self) override {
+    failed |= op->buffer.get() == b_;
+    return IRMutator::visit(op, self);
+  }
+  Stmt visit(const ir::Atomic* op, const Stmt& self) override {
+    failed |= op->buffer.get() == b_;
+    return IRMutator::visit(op, self);
+  }
+  /// The first access fixes the index; every other must equal it.
+  bool same_index(const std::vector<Expr>& idx) {
+    if (index_.empty()) {
+      for (const Expr& e : idx) {
+        HasLoad h;
+        h.visit_expr(e);
+        if (h.found) return false;
+      }
+      index_ = idx;
+      return true;
+    }
+    if (idx.size() != index_.size()) return false;
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      if (!equal(idx[d], index_[d])) return false;
+    return true;
+  }
+
+ private:
+  const ir::BufferNode* b_;
+  std::vector<Expr>& index_;
+  Expr value_;
+};
+
+/// The body with `b`'s stores as lets and its loads as their values; nullopt when it does not
+/// qualify (see above). A body that does not mention `b` comes back as is.
+std::optional<Stmt> privatize_body(const Stmt& body, const Buffer& b) {
+  if (!Mentions::in(body, b.get())) return body;
+  std::vector<Stmt> stmts;
+  if (auto* seq = body.as<ir::Seq>())
+    stmts = seq->stmts;
+  else
+    stmts = {body};
+  std::vector<Expr> index;
+  Expr current;
+  // Statements in order; each store of b opens a let whose body holds the statements after it.
+  std::vector<std::pair<Var, Expr>> lets;  // (var, value) at the position of each store
+  std::vector<std::vector<Stmt>> runs(1);  // statements after the i-th let
+  int made = 0;
+  for (const Stmt& s : stmts) {
+    auto* st = s.as<ir::Store>();
+    const bool stores_b = st && st->buffer.get() == b.get();
+    ReplaceLoads rl(b.get(), index, current);
+    if (stores_b) {
+      if (!rl.same_index(st->indices)) return std::nullopt;
+      Expr v = rl.mutate(st->value);
+      if (rl.failed) return std::nullopt;
+      if (v.dtype() != b->dtype) v = cast(b->dtype, v);
+      Var x(b->name + "_" + std::to_string(made++), b->dtype);
+      lets.emplace_back(x, v);
+      runs.emplace_back();
+      current = Expr(x);
+      continue;
+    }
+    Stmt r = rl.mutate(s);
+    if (rl.failed) return std::nullopt;
+    runs.back().push_back(r);
+  }
+  auto block = [&](std::vector<Stmt> v) { return v.size() == 1 ? v[0] : seq_of(std::move(v), body->loc); };
+  Stmt out = block(runs.back());
+  for (std::size_t i = lets.size(); i-- > 0;) {
+    out = lower::make_let(lets[i].first, lets[i].second, out, body->loc);
+    std::vector<Stmt> before = runs[i];
+    before.push_back(out);
+    out = block(std::move(before));
+  }
+  return out;
+}
+
+/// Rewrites every parallel nest body that touches `b`; `ok` turns false when one does not qualify.
+class Privatize : public IRMutator {
+ public:
+  explicit Privatize(Buffer b) : b_(std::move(b)) {}
+  bool ok = true;
+  using IRMutator::visit;
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    auto n = nest_of(self);
+    if (!n || !Mentions::in(n->body, b_.get()) || nested_loop_mentions(n->body))
+      return IRMutator::visit(op, self);
+    std::optional<Stmt> body = privatize_body(n->body, b_);
+    if (!body) {
+      ok = false;
+      return self;
+    }
+    return rebuild(*n, *body);
+  }
+
+ private:
+  // A body whose own loops touch b is not one iteration's straight-line code: leave it to the
+  // recursion (its inner nests), and the final check rejects b if a mention remains.
+  bool nested_loop_mentions(const Stmt& body) const {
+    struct Loops : IRVisitor {
+      const ir::BufferNode* b;
+      bool found = false;
+      void visit(const ir::For* f) override { found |= Mentions::in(f->body, b); }
+    } loops;
+    loops.b = b_.get();
+    loops.visit_stmt(body);
+    return loops.found;
+  }
+  Buffer b_;
+};
+
+class PrivatizeKernels : public IRMutator {
+ public:
+  using IRMutator::visit;
+  Stmt visit(const ir::Kernel* op, const Stmt& self) override {
+    Stmt body = op->body;
+    std::vector<Buffer> kept;
+    for (const Buffer& b : op->buffers) {
+      if (b->scope == Scope::Global || b->dtype.is_packed()) {
+        kept.push_back(b);
+        continue;
+      }
+      Privatize p(b);
+      Stmt rewritten = p.mutate(body);
+      if (!p.ok || Mentions::in(rewritten, b.get())) {
+        kept.push_back(b);
+        continue;
+      }
+      body = rewritten;
+    }
+    if (kept.size() == op->buffers.size()) return self;
+    auto k = std::make_shared<ir::Kernel>(*op);
+    k->buffers = std::move(kept);
+    k->body = std::move(body);
+    return Stmt(std::move(k));
+  }
+};
+
 }  // namespace
 
-Function fuse_parallel_loops(const Function& f, const TargetInfo&) { return Fuse().mutate_function(f); }
+Function fuse_parallel_loops(const Function& f, const TargetInfo&) {
+  return PrivatizeKernels().mutate_function(Fuse().mutate_function(f));
+}
 
 }  // namespace tg

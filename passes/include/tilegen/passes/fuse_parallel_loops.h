@@ -20,6 +20,11 @@
 // in both at one same index that takes each loop variable once, plainly (v or v + invariant),
 // so that element e of iteration (i, j) is only ever touched by iteration (i, j). Buffers only
 // read by both are free.
+//
+// Then a kernel buffer whose every element lives one iteration — in each nest body that touches
+// it, stored first at one index, read back at that index, touched nowhere else — becomes lets and
+// leaves the kernel (above: `let Xf_0 = select(...)`, `let Xf_1 = Xf_0 * row_sum[c0]`,
+// `if ok { Y[...] = Xf_1 }`: no store to Xf is left for a later loop to overwrite).
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
