@@ -241,16 +241,34 @@ cpu_section() {
     local tg=$dir/bundle/bin/tilegen
     step "cpu: tilegen targets" cpu/targets.txt "$tg" targets
     step "cpu: conformance" cpu/conformance.txt "$tg" conformance --target cpu --json "$cout/conformance.json"
+    # The vdpbf16ps path (not the default) on every bf16 case, where the CPU has avx512_bf16.
+    grep -q avx512_bf16 "$cout/lscpu.txt" && TILEGEN_CPU_BF16_DOT=1 step "cpu: conformance bf16, vdpbf16ps" \
+      cpu/conformance_bf16_dot.txt "$tg" conformance --target cpu --dtype bf16
     [ -x "$dir/bundle/bin/tilegen_unit_tests" ] &&
       step "cpu: unit tests (cpu*)" cpu/unit_tests.txt "$dir/bundle/bin/tilegen_unit_tests" -tc="cpu*"
     "$tg" source gemm --target cpu --emit asm > "$cout/gemm_f32.s" 2>&1
     "$tg" source gemm --target cpu --dtype bf16 --emit asm > "$cout/gemm_bf16.s" 2>&1
-    for th in 1 2 16; do
-      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm f32 2048 threads=$th" cpu/bench_gemm_t$th.txt \
-        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype f32 --check
-      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm bf16 2048 threads=$th" cpu/bench_gemm_bf16_t$th.txt \
-        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype bf16 --check
-    done
+    "$tg" run gemm --target cpu --dtype bf16 --set M=2048,N=2048,K=2048 > "$cout/run_gemm_bf16.txt" 2>&1
+    local bench=$dir/bundle/bin/bench_cpu
+    if [ -x "$bench" ]; then
+      # The table on this CPU against OpenBLAS and oneDNN (bundled); bf16 once more with
+      # oneDNN held to avx512_core_bf16 (its vdpbf16ps kernels, no AMX), for the same-ISA
+      # comparison, with tilegen's default (f32 widening) and its vdpbf16ps path.
+      step "cpu: bench_cpu gemm,bf16,softmax" cpu/bench_cpu.txt \
+        "$bench" --only gemm,bf16,softmax --sizes 1024,2048 --threads 1,2,16
+      ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 step "cpu: bench_cpu bf16, oneDNN without AMX" \
+        cpu/bench_cpu_bf16_noamx.txt "$bench" --only bf16 --sizes 1024,2048 --threads 1,2,16
+      ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 TILEGEN_CPU_BF16_DOT=1 \
+        step "cpu: bench_cpu bf16, tilegen's vdpbf16ps vs oneDNN without AMX" cpu/bench_cpu_bf16_dot.txt \
+        "$bench" --only bf16 --sizes 1024,2048 --threads 1,2,16
+    else
+      for th in 1 2 16; do
+        TILEGEN_NUM_THREADS=$th step "cpu: bench gemm f32 2048 threads=$th" cpu/bench_gemm_t$th.txt \
+          "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype f32 --check
+        TILEGEN_NUM_THREADS=$th step "cpu: bench gemm bf16 2048 threads=$th" cpu/bench_gemm_bf16_t$th.txt \
+          "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype bf16 --check
+      done
+    fi
     exit 0
   )
   FAILED=$((FAILED + $(grep -c '^\[.*\] cpu: .*: exit [1-9]' "$SUMMARY")))

@@ -246,6 +246,11 @@ class CpuPlugin final : public TargetPlugin {
     eo.fast_math = param("fast_math") == "1";
     eo.num_threads = param("num_threads").empty() ? 0 : std::max(0, std::atoi(param("num_threads").c_str()));
     eo.vector_bits = t.vector_bits();
+    // bf16 gemm through vdpbf16ps, on request ({"bf16_dot": "1"} or TILEGEN_CPU_BF16_DOT=1) and
+    // where the CPU has avx512_bf16. Not the default: on the Sapphire Rapids measured (PERF.md,
+    // CPU) it runs at half the f32 FMA rate, and bf16 widened to f32 is 1.6x faster.
+    const char* dot_env = std::getenv("TILEGEN_CPU_BF16_DOT");
+    eo.bf16_dot = t.avx512bf16 && (param("bf16_dot") == "1" || (dot_env && std::string(dot_env) == "1"));
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.

@@ -18,7 +18,20 @@
 //   }
 // Columns past the last whole vector (N % VL) take a scalar loop. The sum is in f32, rounded at
 // every FMA (the interpreter sums in double: the samples' tolerances allow f32 accumulation).
+//
+// bf16 A and B on a CPU with avx512_bf16, on request (EmitOptions::bf16_dot), skip the widening:
+// vdpbf16ps multiplies 16 pairs of bf16 products and adds both to 16 f32 lanes, two k steps at once:
+//   Bq = op(B) as bf16 pairs [K/2][N'][2]: Bq[kp, j] = (B[2kp, j], B[2kp+1, j]), zero past K,
+//        rows an odd number of cache lines apart
+//   Aq = A as pairs [M][K/2] (only when A is transposed or K is odd: else A's own rows are pairs)
+//   per k pair: b[v] = Bq[kp, j0 + 16v : +16] (32 bf16); a = splat(Aq[i0 + r, kp]) (one dword);
+//               acc[r][v] = vdpbf16ps(acc[r][v], a, b[v])
+// Half the k iterations, half the bytes of B per lane and no conversions; but on Sapphire Rapids
+// the instruction issues at half the rate of vfmadd231ps (measured: both this kernel and oneDNN's
+// avx512_core_bf16 one reach ~80 GFLOP/s a core, widening to f32 ~125), so it is not the default.
+// The instruction treats bf16 denormals as zero and rounds its sum to nearest even.
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include <functional>
 
@@ -59,9 +72,14 @@ class GemmEmitter {
     if (VL_ >= 16 && N_ % (4 * VL_) != 0) nv_ = 3, mr_ = 8;
     NR_ = int64_t(nv_) * VL_;
     n_main_ = N_ / NR_ * NR_, n_vec_ = N_ / VL_ * VL_, m_main_ = M_ / mr_ * mr_;
+    dot_ = e.opt.bf16_dot && VL_ == 16 && A_.t == bf16 && Bm_.t == bf16;
   }
 
   void run() {
+    if (dot_) {
+      run_dot();
+      return;
+    }
     widen_a();
     pack_rows();
     pack_panels();
@@ -168,6 +186,13 @@ class GemmEmitter {
     return B.CreateInBoundsGEP(f32t_, bbase_,
                                B.CreateAdd(boff_, B.CreateAdd(B.CreateMul(k, i64(bstride_)), j)));
   }
+  // op(B)[k, j] as f32: from the f32 rows, or converted from B itself (bbase_ null).
+  Value* b_val(Value* k, Value* j) {
+    if (bbase_) return B.CreateLoad(f32t_, b_ptr(k, j));
+    Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(Bm_.row_stride)), k)
+                            : B.CreateAdd(B.CreateMul(k, i64(Bm_.row_stride)), j);
+    return e_.convert(e_.load(Bm_.buf, B.CreateAdd(Bm_.off, src)), Bm_.t, f32);
+  }
   Value* a_val(Value* i, Value* k) {
     const int64_t stride = abase_ ? astride_ : A_.row_stride;
     Value* idx = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(stride)), i)
@@ -182,15 +207,128 @@ class GemmEmitter {
 
   // Every row of one column strip: whole MR-row micro-tiles, then the remaining rows.
   void rows(Value* j0, int nv, const PanelFn& panel) {
+    rows_of(j0, nv, [&](Value* i0, int mr) { micro(i0, j0, mr, nv, panel); });
+  }
+  void rows_of(Value* j0, int nv, const std::function<void(Value* i0, int mr)>& tile) {
     if (m_main_ > 0)
       e_.loop(i64(0), i64(m_main_ / mr_), nullptr, [&](Value* ib) {
         // Whole micro-tiles of whole strips share out the prefetches of the next tiles.
         if (nv == nv_)
           e_.prefetch_next_tiles(B.CreateAdd(B.CreateMul(B.CreateUDiv(j0, i64(NR_)), i64(m_main_ / mr_)), ib),
                                  (m_main_ / mr_) * (n_main_ / NR_));
-        micro(B.CreateMul(ib, i64(mr_)), j0, mr_, nv, panel);
+        tile(B.CreateMul(ib, i64(mr_)), mr_);
       });
-    if (M_ > m_main_) micro(i64(m_main_), j0, int(M_ - m_main_), nv, panel);
+    if (M_ > m_main_) tile(i64(m_main_), int(M_ - m_main_));
+  }
+
+  // ---- bf16 pairs and vdpbf16ps (the header's second scheme)
+
+  void run_dot() {
+    kp_ = (K_ + 1) / 2;
+    pack_pairs_b();
+    pack_pairs_a();
+    if (n_main_ > 0)
+      e_.loop(i64(0), i64(n_main_ / NR_), nullptr, [&](Value* jb) {
+        Value* j0 = B.CreateMul(jb, i64(NR_));
+        rows_of(j0, nv_, [&](Value* i0, int mr) { micro_dot(i0, j0, mr, nv_); });
+      });
+    if (n_vec_ > n_main_)
+      rows_of(i64(n_main_), int((n_vec_ - n_main_) / VL_),
+              [&](Value* i0, int mr) { micro_dot(i0, i64(n_main_), mr, int((n_vec_ - n_main_) / VL_)); });
+    bbase_ = nullptr;  // the scalar columns read A and B themselves, converting
+    scalar_cols(n_vec_);
+  }
+
+  // op(B)'s raw bf16 bits at (k, j), zero-extended to i32.
+  Value* b_bits(Value* k, Value* j) {
+    Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(Bm_.row_stride)), k)
+                            : B.CreateAdd(B.CreateMul(k, i64(Bm_.row_stride)), j);
+    auto* ld = B.CreateLoad(B.getInt16Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(Bm_.buf), B.CreateAdd(Bm_.off, src)));
+    e_.tag_access(ld);
+    return B.CreateZExt(ld, B.getInt32Ty());
+  }
+  Value* a_bits(Value* i, Value* k) {
+    Value* src = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
+                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
+    auto* ld = B.CreateLoad(B.getInt16Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), B.CreateAdd(A_.off, src)));
+    e_.tag_access(ld);
+    return B.CreateZExt(ld, B.getInt32Ty());
+  }
+  // lo | hi << 16: the pair as vdpbf16ps reads it (element 2i in the low half of dword i).
+  Value* pair(Value* lo, Value* hi) { return B.CreateOr(lo, B.CreateShl(hi, 16)); }
+
+  // Bq[kp, j] for j < n_vec_, kp < ceil(K/2); the odd K's last pair has a zero high half.
+  void pack_pairs_b() {
+    if (n_vec_ == 0) return;
+    pstride_ = spread_stride(n_vec_);
+    bq_ = scratch(kp_ * pstride_);
+    auto fill = [&](Value* kp, bool last_odd) {
+      e_.loop(i64(0), i64(n_vec_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+        Value* k = B.CreateMul(kp, i64(2));
+        Value* lo = b_bits(k, j);
+        Value* v = last_odd ? lo : pair(lo, b_bits(B.CreateAdd(k, i64(1)), j));
+        B.CreateStore(v, B.CreateInBoundsGEP(B.getInt32Ty(), bq_, B.CreateAdd(B.CreateMul(kp, i64(pstride_)), j)));
+      });
+    };
+    e_.loop(i64(0), i64(K_ / 2), nullptr, [&](Value* kp) { fill(kp, false); });
+    if (K_ % 2) fill(i64(K_ / 2), true);
+  }
+
+  // A's rows already are pairs when A is not transposed and K is even; else Aq = [M][ceil(K/2)].
+  void pack_pairs_a() {
+    aq_ = nullptr;
+    if (!g_.trans_a && K_ % 2 == 0) return;
+    aq_ = scratch(M_ * kp_);
+    e_.loop(i64(0), i64(M_), nullptr, [&](Value* i) {
+      auto fill = [&](Value* kp, bool last_odd) {
+        Value* k = B.CreateMul(kp, i64(2));
+        Value* lo = a_bits(i, k);
+        Value* v = last_odd ? lo : pair(lo, a_bits(i, B.CreateAdd(k, i64(1))));
+        B.CreateStore(v, B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(kp_)), kp)));
+      };
+      e_.loop(i64(0), i64(K_ / 2), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* kp) { fill(kp, false); });
+      if (K_ % 2) fill(i64(K_ / 2), true);
+    });
+  }
+
+  // The dword holding A[i, 2kp] and A[i, 2kp + 1].
+  Value* a_pair(Value* i, Value* kp) {
+    if (aq_)
+      return B.CreateLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(kp_)), kp)));
+    Value* at = B.CreateAdd(A_.off, B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), B.CreateMul(kp, i64(2))));
+    return B.CreateAlignedLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), at), llvm::Align(2));
+  }
+
+  // One MR×(NV·16) micro-tile at (i0, j0) on bf16 pairs: the accumulators stay in registers.
+  void micro_dot(Value* i0, Value* j0, int mr, int nv) {
+    llvm::Function* dp = llvm::Intrinsic::getDeclaration(&e_.mod, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512);
+    llvm::Type* pairs_t = dp->getFunctionType()->getParamType(1);  // 32 bf16 (LLVM 19: <32 x bfloat>)
+    std::vector<llvm::AllocaInst*> acc;
+    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry_.CreateAlloca(vty_));
+    auto tile = [&](int r, int v) { return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_))); };
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v) {
+        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
+                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, tile(r, v), llvm::Align(4)));
+        B.CreateStore(init, acc[size_t(r * nv + v)]);
+      }
+    e_.loop(i64(0), i64(kp_), nullptr, [&](Value* kp) {
+      std::vector<Value*> bv;
+      for (int v = 0; v < nv; ++v) {
+        Value* at = B.CreateAdd(B.CreateMul(kp, i64(pstride_)), B.CreateAdd(j0, i64(v * VL_)));
+        bv.push_back(B.CreateAlignedLoad(pairs_t, B.CreateInBoundsGEP(B.getInt32Ty(), bq_, at), llvm::Align(4)));
+      }
+      for (int r = 0; r < mr; ++r) {
+        Value* a = B.CreateBitCast(B.CreateVectorSplat(16, a_pair(B.CreateAdd(i0, i64(r)), kp)), pairs_t);
+        for (int v = 0; v < nv; ++v) {
+          auto* slot = acc[size_t(r * nv + v)];
+          B.CreateStore(B.CreateCall(dp, {B.CreateLoad(vty_, slot), a, bv[size_t(v)]}), slot);
+        }
+      }
+    });
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v)
+        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
   }
 
   // One MR×(NV·VL) micro-tile at (i0, j0), its accumulators in registers across the k loop
@@ -234,7 +372,7 @@ class GemmEmitter {
             g_.clear_c ? llvm::ConstantFP::get(f32t_, 0.0) : static_cast<Value*>(B.CreateLoad(f32t_, p)),
             sum);
         e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
-          Value* b = B.CreateLoad(f32t_, b_ptr(k, j));
+          Value* b = b_val(k, j);
           B.CreateStore(
               B.CreateIntrinsic(llvm::Intrinsic::fma, {f32t_}, {a_val(i, k), b, B.CreateLoad(f32t_, sum)}),
               sum);
@@ -257,6 +395,9 @@ class GemmEmitter {
   int64_t bstride_ = 0;
   Value* abase_ = nullptr;  // A widened to f32 (widen_a), or nullptr: read A_ itself
   int64_t astride_ = 0;
+  bool dot_ = false;                           // bf16 pairs and vdpbf16ps (run_dot)
+  Value *bq_ = nullptr, *aq_ = nullptr;        // the pair copies of op(B) and A (aq_: when needed)
+  int64_t kp_ = 0, pstride_ = 0;               // k pairs; Bq's row stride in dwords
 };
 
 }  // namespace

@@ -87,6 +87,7 @@ CpuTarget host_target() {
     t.features += (f.second ? "+" : "-") + f.first().str();
   }
   t.avx512 = feats.lookup("avx512f");
+  t.avx512bf16 = t.avx512 && feats.lookup("avx512bf16");
   return t;
 }
 
@@ -112,6 +113,7 @@ CpuTarget named_target(const std::string& cpu) {
                 "sapphirerapids");
   t.cpu = cpu;
   t.avx512 = sti->checkFeatures("+avx512f");
+  t.avx512bf16 = t.avx512 && sti->checkFeatures("+avx512bf16");
   return t;
 }
 

@@ -21,6 +21,7 @@ struct CpuTarget {
   std::string cpu;       // "znver3", "sapphirerapids", ...
   std::string features;  // "+avx2,+fma,..." (empty: the CPU's defaults)
   bool avx512 = false;   // avx512f: 512-bit vectors preferred
+  bool avx512bf16 = false;  // vdpbf16ps: bf16 pair dot products into f32
   int vector_bits() const { return avx512 ? 512 : 256; }
 };
 
