@@ -251,6 +251,10 @@ class CpuPlugin final : public TargetPlugin {
     // CPU) it runs at half the f32 FMA rate, and bf16 widened to f32 is 1.6x faster.
     const char* dot_env = std::getenv("TILEGEN_CPU_BF16_DOT");
     eo.bf16_dot = t.avx512bf16 && (param("bf16_dot") == "1" || (dot_env && std::string(dot_env) == "1"));
+    // bf16 gemm in AMX tiles where the CPU has them (and, on the host, Linux grants them);
+    // {"amx": "0"} or TILEGEN_CPU_AMX=0 turn it off.
+    const char* amx_env = std::getenv("TILEGEN_CPU_AMX");
+    eo.amx = t.amx_bf16 && param("amx") != "0" && !(amx_env && std::string(amx_env) == "0");
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.

@@ -30,6 +30,22 @@
 // the instruction issues at half the rate of vfmadd231ps (measured: both this kernel and oneDNN's
 // avx512_core_bf16 one reach ~80 GFLOP/s a core, widening to f32 ~125), so it is not the default.
 // The instruction treats bf16 denormals as zero and rounds its sum to nearest even.
+//
+// bf16 A and B on a CPU with AMX (EmitOptions::amx) use the same pairs in tile registers, all of
+// one shape, 16 rows × 64 bytes: C in 16×16 f32 tiles, 2×2 of them per block with two A tiles
+// (16 rows × 16 pairs) and two B tiles (16 pairs × 16 columns, straight from Bq), one tdpbf16ps
+// per C tile and k step of 16 pairs. K is padded with zero pairs to whole steps (Bq; A packed too
+// unless its rows are whole steps already), and the k steps are emitted unrolled (a gemm's K is
+// the tile's, a constant), so no tile value crosses a basic block:
+//   for each 32×32 block (edges: a 16-column or 16-row block; the last M % 16 rows in a zeroed
+//   16-row copy of their C rows):
+//     c[x][y] = tileloadd Cf (or tilezero)
+//     for kp0 in [0, K/2) step 16 (unrolled): a[x] = tileloadd A rows; b[y] = tileloadd Bq rows;
+//                                              c[x][y] = tdpbf16ps(c[x][y], a[x], b[y])
+//     tilestored c[x][y] -> Cf
+// One shape lets LLVM configure the tiles once per function (ldtilecfg at entry, tilerelease at
+// exit); Linux must first grant the process the tile state (jit.cpp), or the first tile
+// instruction raises SIGILL.
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
@@ -73,9 +89,14 @@ class GemmEmitter {
     NR_ = int64_t(nv_) * VL_;
     n_main_ = N_ / NR_ * NR_, n_vec_ = N_ / VL_ * VL_, m_main_ = M_ / mr_ * mr_;
     dot_ = e.opt.bf16_dot && VL_ == 16 && A_.t == bf16 && Bm_.t == bf16;
+    amx_ = e.opt.amx && VL_ == 16 && A_.t == bf16 && Bm_.t == bf16;
   }
 
   void run() {
+    if (amx_) {
+      run_amx();
+      return;
+    }
     if (dot_) {
       run_dot();
       return;
@@ -257,11 +278,16 @@ class GemmEmitter {
   // lo | hi << 16: the pair as vdpbf16ps reads it (element 2i in the low half of dword i).
   Value* pair(Value* lo, Value* hi) { return B.CreateOr(lo, B.CreateShl(hi, 16)); }
 
-  // Bq[kp, j] for j < n_vec_, kp < ceil(K/2); the odd K's last pair has a zero high half.
-  void pack_pairs_b() {
+  // Bq[kp, j] for j < n_vec_, kp < ceil(K/2); the odd K's last pair has a zero high half, and
+  // pair rows from ceil(K/2) to `rows` are zero.
+  void pack_pairs_b(int64_t rows = 0) {
     if (n_vec_ == 0) return;
     pstride_ = spread_stride(n_vec_);
-    bq_ = scratch(kp_ * pstride_);
+    rows = std::max(rows, kp_);
+    bq_ = scratch(rows * pstride_);
+    if (rows > kp_)
+      B.CreateMemSet(B.CreateInBoundsGEP(B.getInt32Ty(), bq_, i64(kp_ * pstride_)), B.getInt8(0),
+                     i64((rows - kp_) * pstride_ * 4), llvm::MaybeAlign(4));
     auto fill = [&](Value* kp, bool last_odd) {
       e_.loop(i64(0), i64(n_vec_), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
         Value* k = B.CreateMul(kp, i64(2));
@@ -274,17 +300,21 @@ class GemmEmitter {
     if (K_ % 2) fill(i64(K_ / 2), true);
   }
 
-  // A's rows already are pairs when A is not transposed and K is even; else Aq = [M][ceil(K/2)].
-  void pack_pairs_a() {
+  // A's rows already are pairs when A is not transposed and K is even (and `in_place_ok`); else
+  // Aq = [rows][stride] dwords, its first M rows × ceil(K/2) pairs A's, the rest zero.
+  void pack_pairs_a(int64_t rows = 0, int64_t stride = 0, bool in_place_ok = true) {
     aq_ = nullptr;
-    if (!g_.trans_a && K_ % 2 == 0) return;
-    aq_ = scratch(M_ * kp_);
+    if (!g_.trans_a && K_ % 2 == 0 && in_place_ok) return;
+    rows = std::max(rows, M_), aq_stride_ = std::max(stride, kp_);
+    aq_ = scratch(rows * aq_stride_);
+    if (rows > M_ || aq_stride_ > kp_)
+      B.CreateMemSet(aq_, B.getInt8(0), i64(rows * aq_stride_ * 4), llvm::MaybeAlign(64));
     e_.loop(i64(0), i64(M_), nullptr, [&](Value* i) {
       auto fill = [&](Value* kp, bool last_odd) {
         Value* k = B.CreateMul(kp, i64(2));
         Value* lo = a_bits(i, k);
         Value* v = last_odd ? lo : pair(lo, a_bits(i, B.CreateAdd(k, i64(1))));
-        B.CreateStore(v, B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(kp_)), kp)));
+        B.CreateStore(v, B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(aq_stride_)), kp)));
       };
       e_.loop(i64(0), i64(K_ / 2), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* kp) { fill(kp, false); });
       if (K_ % 2) fill(i64(K_ / 2), true);
@@ -294,7 +324,7 @@ class GemmEmitter {
   // The dword holding A[i, 2kp] and A[i, 2kp + 1].
   Value* a_pair(Value* i, Value* kp) {
     if (aq_)
-      return B.CreateLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(kp_)), kp)));
+      return B.CreateLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(i, i64(aq_stride_)), kp)));
     Value* at = B.CreateAdd(A_.off, B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), B.CreateMul(kp, i64(2))));
     return B.CreateAlignedLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), at), llvm::Align(2));
   }
@@ -361,6 +391,105 @@ class GemmEmitter {
         B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
   }
 
+  // ---- AMX tiles (the header's third scheme)
+
+  // Every tile has one shape, 16 rows × 64 bytes (16 f32, 16 bf16 pairs), so LLVM configures the
+  // tile registers once: K is padded with zero pairs to a multiple of 16 pairs (in Bq and, when
+  // packed, Aq), and the last M % 16 rows go through a 16-row copy of their C rows.
+  void run_amx() {
+    kp_ = (K_ + 1) / 2;
+    const int64_t kp16 = (kp_ + 15) / 16 * 16;
+    pack_pairs_b(kp16);
+    pack_pairs_a((M_ + 15) / 16 * 16, kp16, K_ % 32 == 0 && M_ % 16 == 0);
+    const int64_t ct = n_vec_ / 16, mt = M_ / 16, tr = M_ % 16;
+    auto on_c = [&](Value* i, Value* j) { return c_ptr(i, j); };
+    // The row tiles of a column block: pairs of 16-row tiles in a loop, an odd one, the M % 16 rows.
+    auto row_groups = [&](Value* j0, int ncols) {
+      if (mt >= 2)
+        e_.loop(i64(0), i64(mt / 2), nullptr, [&](Value* ib) {
+          amx_block(B.CreateMul(ib, i64(32)), 2, j0, ncols, on_c, C_.row_stride);
+        });
+      if (mt % 2) amx_block(i64(mt / 2 * 32), 1, j0, ncols, on_c, C_.row_stride);
+      if (tr) amx_tail_rows(i64(mt * 16), tr, j0, ncols);
+    };
+    if (ct >= 2)
+      e_.loop(i64(0), i64(ct / 2), nullptr, [&](Value* jb) { row_groups(B.CreateMul(jb, i64(32)), 2); });
+    if (ct % 2) row_groups(i64(ct / 2 * 32), 1);
+    bbase_ = nullptr;
+    scalar_cols(n_vec_);
+  }
+
+  using CPtr = std::function<Value*(Value* i, Value* j)>;
+
+  // C rows [i0, i0 + 16·nrt) × columns [j0, j0 + 16·ncols) in tiles, over all of K; C's element
+  // (i, j) at cptr(i, j), rows cstride floats apart.
+  void amx_block(Value* i0, int nrt, Value* j0, int ncols, const CPtr& cptr, int64_t cstride) {
+    auto intr = [&](llvm::Intrinsic::ID id) { return llvm::Intrinsic::getDeclaration(&e_.mod, id); };
+    llvm::Function *load = intr(llvm::Intrinsic::x86_tileloadd64_internal),
+                   *store = intr(llvm::Intrinsic::x86_tilestored64_internal),
+                   *zero = intr(llvm::Intrinsic::x86_tilezero_internal),
+                   *dp = intr(llvm::Intrinsic::x86_tdpbf16ps_internal);
+    Value *r16 = B.getInt16(16), *b64 = B.getInt16(64);
+    std::vector<Value*> c, row0;
+    for (int x = 0; x < nrt; ++x) row0.push_back(B.CreateAdd(i0, i64(int64_t(x) * 16)));
+    for (int x = 0; x < nrt; ++x)
+      for (int y = 0; y < ncols; ++y)
+        c.push_back(g_.clear_c ? B.CreateCall(zero, {r16, b64})
+                               : B.CreateCall(load, {r16, b64, cptr(row0[size_t(x)], B.CreateAdd(j0, i64(y * 16))),
+                                                     i64(cstride * 4)}));
+    for (int64_t p0 = 0; p0 < kp_; p0 += 16) {
+      std::vector<Value*> a, b;
+      for (int x = 0; x < nrt; ++x) {
+        Value *ptr, *stride;
+        if (aq_) {
+          ptr = B.CreateInBoundsGEP(B.getInt32Ty(), aq_, B.CreateAdd(B.CreateMul(row0[size_t(x)], i64(aq_stride_)), i64(p0)));
+          stride = i64(aq_stride_ * 4);
+        } else {
+          Value* at = B.CreateAdd(A_.off, B.CreateAdd(B.CreateMul(row0[size_t(x)], i64(A_.row_stride)), i64(2 * p0)));
+          ptr = B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), at);
+          stride = i64(A_.row_stride * 2);
+        }
+        a.push_back(B.CreateCall(load, {r16, b64, ptr, stride}));
+      }
+      for (int y = 0; y < ncols; ++y) {
+        Value* at = B.CreateAdd(i64(p0 * pstride_), B.CreateAdd(j0, i64(y * 16)));
+        b.push_back(B.CreateCall(load, {r16, b64, B.CreateInBoundsGEP(B.getInt32Ty(), bq_, at), i64(pstride_ * 4)}));
+      }
+      for (int x = 0; x < nrt; ++x)
+        for (int y = 0; y < ncols; ++y) {
+          Value*& acc = c[size_t(x * ncols + y)];
+          acc = B.CreateCall(dp, {r16, b64, b64, acc, a[size_t(x)], b[size_t(y)]});
+        }
+    }
+    for (int x = 0; x < nrt; ++x)
+      for (int y = 0; y < ncols; ++y)
+        B.CreateCall(store, {r16, b64, cptr(row0[size_t(x)], B.CreateAdd(j0, i64(y * 16))), i64(cstride * 4),
+                             c[size_t(x * ncols + y)]});
+  }
+
+  // The last rows (fewer than 16) of C through a 16-row copy: zero rows below them, so the tile
+  // computes on Aq's zero rows and nothing past C is read or written.
+  void amx_tail_rows(Value* i0, int64_t rows, Value* j0, int ncols) {
+    const int64_t w = 16 * ncols;
+    if (!ct_) ct_ = scratch(16 * 32);
+    B.CreateMemSet(ct_, B.getInt8(0), i64(16 * w * 4), llvm::MaybeAlign(64));
+    auto at = [&](Value* r, Value* j) { return B.CreateInBoundsGEP(f32t_, ct_, B.CreateAdd(B.CreateMul(r, i64(w)), j)); };
+    auto copy = [&](bool in) {
+      e_.loop(i64(0), i64(rows), nullptr, [&](Value* r) {
+        e_.loop(i64(0), i64(w), e_.loop_metadata(ForKind::Vectorized, nullptr), [&](Value* j) {
+          Value* c = c_ptr(B.CreateAdd(i0, r), B.CreateAdd(j0, j));
+          if (in)
+            B.CreateStore(B.CreateLoad(f32t_, c), at(r, j));
+          else
+            B.CreateStore(B.CreateLoad(f32t_, at(r, j)), c);
+        });
+      });
+    };
+    if (!g_.clear_c) copy(true);
+    amx_block(i0, 1, j0, ncols, [&](Value* i, Value* j) { return at(B.CreateSub(i, i0), B.CreateSub(j, j0)); }, w);
+    copy(false);
+  }
+
   // Columns [j_lo, N) of every row, one element at a time.
   void scalar_cols(int64_t j_lo) {
     if (j_lo >= N_) return;
@@ -396,8 +525,11 @@ class GemmEmitter {
   Value* abase_ = nullptr;  // A widened to f32 (widen_a), or nullptr: read A_ itself
   int64_t astride_ = 0;
   bool dot_ = false;                           // bf16 pairs and vdpbf16ps (run_dot)
+  bool amx_ = false;                           // bf16 pairs in AMX tiles (run_amx)
   Value *bq_ = nullptr, *aq_ = nullptr;        // the pair copies of op(B) and A (aq_: when needed)
   int64_t kp_ = 0, pstride_ = 0;               // k pairs; Bq's row stride in dwords
+  int64_t aq_stride_ = 0;                      // Aq's row stride in dwords
+  Value* ct_ = nullptr;                        // AMX: 16 rows of C for the last M % 16 rows
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 #include "jit.h"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -74,6 +76,20 @@ bool libmvec_available() {
   return ok;
 }
 
+/// Linux hands a process the AMX tile state (8 KiB per thread) only on request; without it the
+/// first tile instruction raises SIGILL. Asked once, for the whole process.
+bool amx_permitted() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool ok = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // <asm/prctl.h>, the kernel's xfeature
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 CpuTarget host_target() {
@@ -88,6 +104,7 @@ CpuTarget host_target() {
   }
   t.avx512 = feats.lookup("avx512f");
   t.avx512bf16 = t.avx512 && feats.lookup("avx512bf16");
+  t.amx_bf16 = feats.lookup("amx-tile") && feats.lookup("amx-bf16") && amx_permitted();
   return t;
 }
 
@@ -114,6 +131,7 @@ CpuTarget named_target(const std::string& cpu) {
   t.cpu = cpu;
   t.avx512 = sti->checkFeatures("+avx512f");
   t.avx512bf16 = t.avx512 && sti->checkFeatures("+avx512bf16");
+  t.amx_bf16 = sti->checkFeatures("+amx-tile,+amx-bf16");  // code to read, not to run here
   return t;
 }
 

@@ -22,6 +22,7 @@ struct CpuTarget {
   std::string features;  // "+avx2,+fma,..." (empty: the CPU's defaults)
   bool avx512 = false;   // avx512f: 512-bit vectors preferred
   bool avx512bf16 = false;  // vdpbf16ps: bf16 pair dot products into f32
+  bool amx_bf16 = false;    // AMX tiles with tdpbf16ps (the host's: only where Linux grants the tile state)
   int vector_bits() const { return avx512 ? 512 : 256; }
 };
 
