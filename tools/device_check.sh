@@ -227,8 +227,9 @@ vulkan_section() {
 # ---- cpu: a cpu plugin built on Debian (tools/make_cpu_bundle.sh), carried as
 # .cpubundle/cpu_bundle.tar.xz with its libLLVM-19 and oneTBB, run on this machine's CPU: the
 # host's features decide the code (AVX-512 and prefer-vector-width=512 where the CPU has them,
-# avx512_bf16 for bf16 GEMM). Conformance, the cpu unit tests, the gemm assembly and a bench
-# without peer (no OpenBLAS here). TILEGEN_SKIP_CPU=1 leaves it out.
+# avx512_bf16 and AMX for bf16 GEMM). Conformance (each bf16 scheme), the cpu unit tests, the
+# gemm assembly, CLI runs of tile edges, and bench_cpu against the bundled OpenBLAS and oneDNN.
+# TILEGEN_SKIP_CPU=1 leaves it out.
 cpu_section() {
   local bundle=${TILEGEN_CPU_BUNDLE:-$ROOT/.cpubundle/cpu_bundle.tar.xz} cout=$OUT/cpu
   [ -f "$bundle" ] || { echo "cpu: no bundle at $bundle; cpu section skipped" | tee -a "$SUMMARY"; return 0; }
@@ -259,7 +260,14 @@ cpu_section() {
       step "cpu: run gemm bf16 $shape" cpu/run_gemm_bf16_${shape//[=,]/_}.txt "$tg" run gemm --target cpu --dtype bf16 --set $shape
     done
     local bench=$dir/bundle/bin/bench_cpu
-    if [ -x "$bench" ]; then
+    # TILEGEN_CPU_EXTRA=SCRIPT: more commands in this environment (variants under study), run as
+    # `bash SCRIPT BUNDLE_BIN_DIR LOG_DIR`; TILEGEN_CPU_FAST=1 leaves out the standard benches.
+    if [ -n "${TILEGEN_CPU_EXTRA:-}" ]; then
+      step "cpu: extra ($TILEGEN_CPU_EXTRA)" cpu/extra.txt bash "$ROOT/$TILEGEN_CPU_EXTRA" "$dir/bundle/bin" "$cout"
+    fi
+    if [ "${TILEGEN_CPU_FAST:-0}" = 1 ]; then
+      :
+    elif [ -x "$bench" ]; then
       # The table on this CPU against OpenBLAS and oneDNN (bundled). bf16 three ways:
       # tilegen's default (AMX tiles where the CPU has them) against oneDNN's default (AMX too),
       # with larger K tiles; then without AMX on both sides (oneDNN held to avx512_core_bf16, its
