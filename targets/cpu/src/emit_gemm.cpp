@@ -260,21 +260,16 @@ class GemmEmitter {
     scalar_cols(n_vec_);
   }
 
-  // op(B)'s raw bf16 bits at (k, j), zero-extended to i32.
-  Value* b_bits(Value* k, Value* j) {
-    Value* src = g_.trans_b ? B.CreateAdd(B.CreateMul(j, i64(Bm_.row_stride)), k)
-                            : B.CreateAdd(B.CreateMul(k, i64(Bm_.row_stride)), j);
-    auto* ld = B.CreateLoad(B.getInt16Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(Bm_.buf), B.CreateAdd(Bm_.off, src)));
+  // Element (r, c) of op(m), m stored row-major (transposed: m[c, r]), as its raw bf16 bits
+  // zero-extended to i32.
+  Value* bits(const Mat& m, bool trans, Value* r, Value* c) {
+    Value* src = trans ? B.CreateAdd(B.CreateMul(c, i64(m.row_stride)), r) : B.CreateAdd(B.CreateMul(r, i64(m.row_stride)), c);
+    auto* ld = B.CreateLoad(B.getInt16Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(m.buf), B.CreateAdd(m.off, src)));
     e_.tag_access(ld);
     return B.CreateZExt(ld, B.getInt32Ty());
   }
-  Value* a_bits(Value* i, Value* k) {
-    Value* src = g_.trans_a ? B.CreateAdd(B.CreateMul(k, i64(A_.row_stride)), i)
-                            : B.CreateAdd(B.CreateMul(i, i64(A_.row_stride)), k);
-    auto* ld = B.CreateLoad(B.getInt16Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), B.CreateAdd(A_.off, src)));
-    e_.tag_access(ld);
-    return B.CreateZExt(ld, B.getInt32Ty());
-  }
+  Value* b_bits(Value* k, Value* j) { return bits(Bm_, g_.trans_b, k, j); }
+  Value* a_bits(Value* i, Value* k) { return bits(A_, g_.trans_a, i, k); }
   // lo | hi << 16: the pair as vdpbf16ps reads it (element 2i in the low half of dword i).
   Value* pair(Value* lo, Value* hi) { return B.CreateOr(lo, B.CreateShl(hi, 16)); }
 
@@ -329,19 +324,33 @@ class GemmEmitter {
     return B.CreateAlignedLoad(B.getInt32Ty(), B.CreateInBoundsGEP(B.getInt16Ty(), e_.base(A_.buf), at), llvm::Align(2));
   }
 
+  // A micro-tile's MR×NV vector accumulators at (i0, j0), from C (or zero when the gemm clears
+  // it): allocas of vectors that mem2reg turns into loop phis; close_acc stores them back.
+  std::vector<llvm::AllocaInst*> open_acc(Value* i0, Value* j0, int mr, int nv) {
+    std::vector<llvm::AllocaInst*> acc;
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v) {
+        acc.push_back(entry_.CreateAlloca(vty_));
+        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
+                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, acc_ptr(i0, j0, r, v), llvm::Align(4)));
+        B.CreateStore(init, acc.back());
+      }
+    return acc;
+  }
+  void close_acc(const std::vector<llvm::AllocaInst*>& acc, Value* i0, Value* j0, int mr, int nv) {
+    for (int r = 0; r < mr; ++r)
+      for (int v = 0; v < nv; ++v)
+        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), acc_ptr(i0, j0, r, v), llvm::Align(4));
+  }
+  Value* acc_ptr(Value* i0, Value* j0, int r, int v) {
+    return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_)));
+  }
+
   // One MR×(NV·16) micro-tile at (i0, j0) on bf16 pairs: the accumulators stay in registers.
   void micro_dot(Value* i0, Value* j0, int mr, int nv) {
     llvm::Function* dp = llvm::Intrinsic::getDeclaration(&e_.mod, llvm::Intrinsic::x86_avx512bf16_dpbf16ps_512);
     llvm::Type* pairs_t = dp->getFunctionType()->getParamType(1);  // 32 bf16 (LLVM 19: <32 x bfloat>)
-    std::vector<llvm::AllocaInst*> acc;
-    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry_.CreateAlloca(vty_));
-    auto tile = [&](int r, int v) { return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_))); };
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v) {
-        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
-                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, tile(r, v), llvm::Align(4)));
-        B.CreateStore(init, acc[size_t(r * nv + v)]);
-      }
+    std::vector<llvm::AllocaInst*> acc = open_acc(i0, j0, mr, nv);
     e_.loop(i64(0), i64(kp_), nullptr, [&](Value* kp) {
       std::vector<Value*> bv;
       for (int v = 0; v < nv; ++v) {
@@ -356,23 +365,12 @@ class GemmEmitter {
         }
       }
     });
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v)
-        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
+    close_acc(acc, i0, j0, mr, nv);
   }
 
-  // One MR×(NV·VL) micro-tile at (i0, j0), its accumulators in registers across the k loop
-  // (allocas of vectors that mem2reg turns into loop phis).
+  // One MR×(NV·VL) micro-tile at (i0, j0), its accumulators in registers across the k loop.
   void micro(Value* i0, Value* j0, int mr, int nv, const PanelFn& panel) {
-    std::vector<llvm::AllocaInst*> acc;
-    for (int x = 0; x < mr * nv; ++x) acc.push_back(entry_.CreateAlloca(vty_));
-    auto tile = [&](int r, int v) { return c_ptr(B.CreateAdd(i0, i64(r)), B.CreateAdd(j0, i64(v * VL_))); };
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v) {
-        Value* init = g_.clear_c ? llvm::ConstantAggregateZero::get(vty_)
-                                 : static_cast<Value*>(B.CreateAlignedLoad(vty_, tile(r, v), llvm::Align(4)));
-        B.CreateStore(init, acc[size_t(r * nv + v)]);
-      }
+    std::vector<llvm::AllocaInst*> acc = open_acc(i0, j0, mr, nv);
     e_.loop(i64(0), i64(K_), nullptr, [&](Value* k) {
       std::vector<Value*> bv;
       for (int v = 0; v < nv; ++v) bv.push_back(B.CreateAlignedLoad(vty_, panel(k, v), llvm::Align(4)));
@@ -386,9 +384,7 @@ class GemmEmitter {
         }
       }
     });
-    for (int r = 0; r < mr; ++r)
-      for (int v = 0; v < nv; ++v)
-        B.CreateAlignedStore(B.CreateLoad(vty_, acc[size_t(r * nv + v)]), tile(r, v), llvm::Align(4));
+    close_acc(acc, i0, j0, mr, nv);
   }
 
   // ---- AMX tiles (the header's third scheme)
