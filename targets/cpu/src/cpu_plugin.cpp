@@ -19,6 +19,7 @@
 #include "emitter.h"
 #include "jit.h"
 #include "tilegen/host_device_context.h"
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/passes/fuse_parallel_loops.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
@@ -42,6 +43,28 @@ std::string cpu_model_name(const std::string& fallback) {
   return fallback;
 }
 
+/// AMX's bf16 tile product (tdpbf16ps, 16×16×32 into f32), as a matrix unit of one "lane" holding
+/// whole tiles: the name TargetInfo::matrix_units reports where the CPU runs AMX, so that samples
+/// can pick tiles for it (samples::resolve_for); the emitter uses AMX for any bf16 gemm there.
+const std::string& amx_bf16_unit() {
+  static const std::string name = [] {
+    MatrixUnit u;
+    u.name = "amx_16x16x32_bf16_f32";
+    u.family = "amx";
+    u.m = 16, u.n = 16, u.k = 32, u.group_size = 1;
+    u.a_type = bf16, u.b_type = bf16, u.c_type = f32;
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 32; ++c) u.a_layout.push_back({r, c});
+    for (int r = 0; r < 32; ++r)
+      for (int c = 0; c < 16; ++c) u.b_layout.push_back({r, c});
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) u.c_layout.push_back({r, c});
+    if (!find_matrix_unit(u.name)) register_matrix_unit(u);
+    return u.name;
+  }();
+  return name;
+}
+
 TargetInfo info_for(const CpuTarget& t, bool host) {
   TargetInfo info;
   info.target = "cpu";
@@ -52,6 +75,7 @@ TargetInfo info_for(const CpuTarget& t, bool host) {
   info.max_threads = 1024;
   info.shared_mem_bytes = 1 << 20;
   info.vector_bytes = t.avx512 ? 64 : 32;
+  if (t.amx_bf16) info.matrix_units.push_back(amx_bf16_unit());
   return info;
 }
 
