@@ -252,6 +252,13 @@ cpu_section() {
     "$tg" source gemm --target cpu --emit asm > "$cout/gemm_f32.s" 2>&1
     "$tg" source gemm --target cpu --dtype bf16 --emit asm > "$cout/gemm_bf16.s" 2>&1
     "$tg" run gemm --target cpu --dtype bf16 --set M=2048,N=2048,K=2048 > "$cout/run_gemm_bf16.txt" 2>&1
+    # A bf16 (AMX) kernel from the kernel cache in a fresh process: it must ask for the tile state
+    # itself (the process that compiled it did).
+    local kc; kc=$(mktemp -d)
+    TILEGEN_CACHE=1 TILEGEN_CACHE_DIR=$kc "$tg" run gemm --target cpu --dtype bf16 --set M=300,N=200,K=256 > /dev/null 2>&1
+    TILEGEN_CACHE=1 TILEGEN_CACHE_DIR=$kc step "cpu: bf16 gemm from the kernel cache" cpu/run_gemm_bf16_cached.txt \
+      "$tg" run gemm --target cpu --dtype bf16 --set M=300,N=200,K=256
+    rm -rf "$kc"
     # bf16 gemm tile edges through the CLI (outside the unit-test harness): row tails, odd
     # column tiles, odd K tiles, transposes.
     local shape

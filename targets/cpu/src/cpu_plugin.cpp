@@ -79,9 +79,17 @@ TargetInfo info_for(const CpuTarget& t, bool host) {
   return info;
 }
 
-CpuTarget target_for(const TargetInfo& info) {
+/// The CPU to generate code for; *is_host says whether it is this machine (the code will run).
+CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   CpuTarget host = host_target();
-  return info.arch.empty() || info.arch == host.cpu ? host : named_target(info.arch);
+  const bool here = info.arch.empty() || info.arch == host.cpu;
+  if (is_host) *is_host = here;
+  return here ? host : named_target(info.arch);
+}
+
+/// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
+bool uses_amx(const Artifact& a) {
+  return a.assembly.find("tdpbf16ps") != std::string::npos || a.source.find("x86.tdpbf16ps") != std::string::npos;
 }
 
 int env_threads() {
@@ -159,6 +167,14 @@ class CpuContext final : public HostDeviceContext {
 
   // The object file when there is one (no second compilation), else the LLVM IR text.
   std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    // A kernel compiled in an earlier process (the kernel cache) may use tiles this one has not
+    // been granted yet.
+    if (uses_amx(a) && !request_amx_state())
+      throw Error("cpu: " + lowered.name +
+                      " was compiled with AMX tiles but Linux refuses this process the tile state "
+                      "(arch_prctl ARCH_REQ_XCOMP_PERM; a thread's sigaltstack may be too small); compile it "
+                      "with TILEGEN_CPU_AMX=0 or CompileOptions params {\"amx\": \"0\"}",
+                  lowered.loc);
     auto m = std::make_shared<LoadedModule>();
     m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target())
                               : JitModule::from_object(a.binary);
@@ -264,7 +280,8 @@ class CpuPlugin final : public TargetPlugin {
 
   // Lowered IR → LLVM module → O3 → {source: LLVM IR, assembly: x86, binary: ELF object}.
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
-    CpuTarget t = target_for(info);
+    bool here = false;
+    CpuTarget t = target_for(info, &here);
     EmitOptions eo;
     auto param = [&](const char* k) { return opt.params.count(k) ? opt.params.at(k) : std::string(); };
     eo.fast_math = param("fast_math") == "1";
@@ -278,7 +295,8 @@ class CpuPlugin final : public TargetPlugin {
     // bf16 gemm in AMX tiles where the CPU has them (and, on the host, Linux grants them);
     // {"amx": "0"} or TILEGEN_CPU_AMX=0 turn it off.
     const char* amx_env = std::getenv("TILEGEN_CPU_AMX");
-    eo.amx = t.amx_bf16 && param("amx") != "0" && !(amx_env && std::string(amx_env) == "0");
+    eo.amx = t.amx_bf16 && param("amx") != "0" && !(amx_env && std::string(amx_env) == "0") &&
+             (!here || request_amx_state());  // code to run here needs the tile state granted
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.

@@ -76,9 +76,9 @@ bool libmvec_available() {
   return ok;
 }
 
-/// Linux hands a process the AMX tile state (8 KiB per thread) only on request; without it the
-/// first tile instruction raises SIGILL. Asked once, for the whole process.
-bool amx_permitted() {
+}  // namespace
+
+bool request_amx_state() {
 #if defined(__linux__) && defined(__x86_64__)
   static const bool ok = [] {
     constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // <asm/prctl.h>, the kernel's xfeature
@@ -89,8 +89,6 @@ bool amx_permitted() {
   return false;
 #endif
 }
-
-}  // namespace
 
 CpuTarget host_target() {
   init_llvm();
@@ -104,7 +102,7 @@ CpuTarget host_target() {
   }
   t.avx512 = feats.lookup("avx512f");
   t.avx512bf16 = t.avx512 && feats.lookup("avx512bf16");
-  t.amx_bf16 = feats.lookup("amx-tile") && feats.lookup("amx-bf16") && amx_permitted();
+  t.amx_bf16 = feats.lookup("amx-tile") && feats.lookup("amx-bf16");
   return t;
 }
 
