@@ -2,6 +2,7 @@
 // accumulated in f32, stored in the input dtype. The tiled kernel every target must do well:
 // shared A/B tiles, an f32 fragment for C, a pipelined K loop, one copy out.
 #include "sample_support.h"
+#include "tilegen/ir/matrix_unit.h"
 
 namespace tg::samples::detail {
 namespace {
@@ -101,6 +102,22 @@ void add_gemm_shapes(Sample& s) {
 
 }  // namespace
 
+// On the cpu the default 128×128×32 (sized for a GPU's shared memory) pays a tile copy and a pass
+// over the C fragment every 32 k steps. Measured there (PERF.md, CPU): 96×128×128 below 2048,
+// 192×256×64 from 2048 (L2-sized blocks); bf16 in AMX tiles wants K steps of 256, as a C tile is
+// then loaded and stored once per 8 tile products instead of 2.
+Params cpu_gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
+  if (!target.is_cpu) return {};
+  const bool big = std::min(param(p, "M"), param(p, "N")) >= 2048;
+  Params tiles = big ? Params{{"block_M", 192}, {"block_N", 256}, {"block_K", 64}}
+                     : Params{{"block_M", 96}, {"block_N", 128}, {"block_K", 128}};
+  for (const std::string& name : target.matrix_units) {
+    const MatrixUnit* u = find_matrix_unit(name);
+    if (u && u->family == "amx" && u->a_type == t) tiles["block_K"] = 256;
+  }
+  return tiles;
+}
+
 Sample gemm_sample() {
   Sample s;
   s.name = "gemm";
@@ -126,6 +143,7 @@ Sample gemm_sample() {
                     {{"M", 8192}, {"N", 8192}, {"K", 8192}},
                     {{"M", 2048}, {"N", 2048}, {"K", 2048}}};
   s.flops = [](const Params& p, DType) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); };
+  s.tuned = cpu_gemm_tiles;
   s.bytes = [](const Params& p, DType t) {
     double M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
     return (M * K + K * N + M * N) * element_bytes(t);

@@ -55,4 +55,12 @@ Params resolve(const Sample& s, const Params& overrides) {
   return out;
 }
 
+Params resolve_for(const Sample& s, const Params& overrides, const TargetInfo& target, DType t) {
+  Params p = resolve(s, overrides);
+  if (!s.tuned) return p;
+  Params merged = overrides;
+  for (const auto& [name, value] : s.tuned(target, p, t)) merged.emplace(name, value);  // the user's win
+  return resolve(s, merged);  // checks the tuned names and ranges as the user's
+}
+
 }  // namespace tg::samples

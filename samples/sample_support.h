@@ -51,6 +51,10 @@ inline double element_bytes(DType t) { return t.bits() / 8.0; }
 /// "f16" in messages.
 inline std::string dtype_name(DType t) { return std::string(t.name()); }
 
+/// The cpu target's tiles for a gemm-shaped sample (block_M, block_N, block_K), from bench_cpu's
+/// measurements (docs/PERF.md, CPU); empty for any other target. gemm.cpp.
+Params cpu_gemm_tiles(const TargetInfo& target, const Params& p, DType t);
+
 // One factory per sample file.
 Sample gemm_sample();
 Sample gemm_relu_sample();

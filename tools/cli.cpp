@@ -65,6 +65,15 @@ samples::Params resolve_params(const samples::Sample& s, const samples::Params& 
   }
 }
 
+samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
+                               DType t) {
+  try {
+    return samples::resolve_for(s, overrides, target, t);
+  } catch (const Error& e) {
+    throw UsageError(e.message());
+  }
+}
+
 Kernel build_kernel(const samples::Sample& s, const samples::Params& p, DType t) {
   try {
     return s.build(p, t);

@@ -30,6 +30,9 @@ const samples::Sample& find_sample(const std::string& name);
 DType pick_dtype(const samples::Sample& s, const std::string& name);
 /// Defaults overlaid with `overrides`; an unknown parameter is a UsageError.
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides);
+/// The same with the sample's tuned tiles for the target (samples::resolve_for).
+samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
+                               DType t);
 /// The sample's kernel; a builder error for these parameters is a UsageError.
 Kernel build_kernel(const samples::Sample& s, const samples::Params& p, DType t);
 /// A target ready to compile and launch: `name` empty means Target::select(). An unknown or

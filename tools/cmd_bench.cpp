@@ -134,11 +134,12 @@ int cmd_bench(const std::vector<std::string>& argv) {
   const DType dtype = pick_dtype(s, a.get("dtype"));
   samples::Params overrides = s.bench_shapes.empty() ? samples::Params{} : s.bench_shapes.front();
   for (const auto& [k, v] : parse_set(a.get("set"))) overrides[k] = v;
-  const samples::Params params = resolve_params(s, overrides);
+  resolve_params(s, overrides);  // a misspelt parameter is a usage error before any target opens
   const bench::Peer* peer = pick_peer(a, s, dtype);
+  const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
+  const samples::Params params = resolve_params(s, overrides, target.info(), dtype);
   const uint64_t seed = a.get_u64("seed", fresh_seed());
   const Kernel kernel = build_kernel(s, params, dtype);
-  const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
   const ProfileOptions prof = profile_options(a, target, 20);
 
   std::cout << std::left << std::setw(9) << "sample" << s.name << " " << dtype.name() << " "

@@ -17,12 +17,14 @@ struct SampleKernel {
   Kernel kernel;
 };
 
-// The positional SAMPLE with --set and --dtype applied, built.
-SampleKernel build_from_args(const Args& a, const char* usage) {
+// The positional SAMPLE with --set and --dtype applied, built; with the sample's tuned tiles for
+// `target` where one is given.
+SampleKernel build_from_args(const Args& a, const char* usage, const TargetInfo* target = nullptr) {
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
   const samples::Sample& s = find_sample(a.positional[0]);
   const DType t = pick_dtype(s, a.get("dtype"));
-  const samples::Params p = resolve_params(s, parse_set(a.get("set")));
+  const samples::Params set = parse_set(a.get("set"));
+  const samples::Params p = target ? resolve_params(s, set, *target, t) : resolve_params(s, set);
   return {&s, build_kernel(s, p, t)};
 }
 
@@ -99,9 +101,9 @@ int cmd_source(const std::vector<std::string>& argv) {
   const std::string emit = a.get("emit", "source");
   if (emit != "source" && emit != "asm" && emit != "binary")
     throw UsageError("--emit takes source, asm or binary, got '" + emit + "'");
-  SampleKernel sk = build_from_args(a, usage);
   TargetPlugin& plugin = find_target_plugin(a.get("target"));
   const TargetInfo info = codegen_info(plugin, a.get("arch"));
+  SampleKernel sk = build_from_args(a, usage, &info);
   CompileOptions opt;
   opt.arch = a.get("arch");
   const Artifact art = Target::codegen_for(plugin, info, sk.kernel.function(), opt);

@@ -36,10 +36,12 @@ int cmd_run(const std::vector<std::string>& argv) {
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
   const samples::Sample& s = find_sample(a.positional[0]);
   const DType dtype = pick_dtype(s, a.get("dtype"));
-  const samples::Params params = resolve_params(s, parse_set(a.get("set")));
+  const samples::Params overrides = parse_set(a.get("set"));
+  resolve_params(s, overrides);  // a misspelt parameter is a usage error before any target opens
+  const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
+  const samples::Params params = resolve_params(s, overrides, target.info(), dtype);
   const uint64_t seed = a.get_u64("seed", fresh_seed());
   const Kernel kernel = build_kernel(s, params, dtype);
-  const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
   const ProfileOptions prof = profile_options(a, target, 10);
 
   row("target", target.name());

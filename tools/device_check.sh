@@ -227,8 +227,9 @@ vulkan_section() {
 # ---- cpu: a cpu plugin built on Debian (tools/make_cpu_bundle.sh), carried as
 # .cpubundle/cpu_bundle.tar.xz with its libLLVM-19 and oneTBB, run on this machine's CPU: the
 # host's features decide the code (AVX-512 and prefer-vector-width=512 where the CPU has them,
-# avx512_bf16 for bf16 GEMM). Conformance, the cpu unit tests, the gemm assembly and a bench
-# without peer (no OpenBLAS here). TILEGEN_SKIP_CPU=1 leaves it out.
+# avx512_bf16 and AMX for bf16 GEMM). Conformance (each bf16 scheme), the cpu unit tests, the
+# gemm assembly, CLI runs of tile edges, and bench_cpu against the bundled OpenBLAS and oneDNN.
+# TILEGEN_SKIP_CPU=1 leaves it out.
 cpu_section() {
   local bundle=${TILEGEN_CPU_BUNDLE:-$ROOT/.cpubundle/cpu_bundle.tar.xz} cout=$OUT/cpu
   [ -f "$bundle" ] || { echo "cpu: no bundle at $bundle; cpu section skipped" | tee -a "$SUMMARY"; return 0; }
@@ -241,16 +242,64 @@ cpu_section() {
     local tg=$dir/bundle/bin/tilegen
     step "cpu: tilegen targets" cpu/targets.txt "$tg" targets
     step "cpu: conformance" cpu/conformance.txt "$tg" conformance --target cpu --json "$cout/conformance.json"
+    # The bf16 schemes that are not the default, on every bf16 case, where the CPU has them.
+    grep -q avx512_bf16 "$cout/lscpu.txt" && TILEGEN_CPU_AMX=0 TILEGEN_CPU_BF16_DOT=1 \
+      step "cpu: conformance bf16, vdpbf16ps" cpu/conformance_bf16_dot.txt "$tg" conformance --target cpu --dtype bf16
+    grep -q amx_bf16 "$cout/lscpu.txt" && TILEGEN_CPU_AMX=0 \
+      step "cpu: conformance bf16, widened to f32" cpu/conformance_bf16_widened.txt "$tg" conformance --target cpu --dtype bf16
     [ -x "$dir/bundle/bin/tilegen_unit_tests" ] &&
       step "cpu: unit tests (cpu*)" cpu/unit_tests.txt "$dir/bundle/bin/tilegen_unit_tests" -tc="cpu*"
     "$tg" source gemm --target cpu --emit asm > "$cout/gemm_f32.s" 2>&1
     "$tg" source gemm --target cpu --dtype bf16 --emit asm > "$cout/gemm_bf16.s" 2>&1
-    for th in 1 2 16; do
-      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm f32 2048 threads=$th" cpu/bench_gemm_t$th.txt \
-        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype f32 --check
-      TILEGEN_NUM_THREADS=$th step "cpu: bench gemm bf16 2048 threads=$th" cpu/bench_gemm_bf16_t$th.txt \
-        "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype bf16 --check
+    "$tg" run gemm --target cpu --dtype bf16 --set M=2048,N=2048,K=2048 > "$cout/run_gemm_bf16.txt" 2>&1
+    # A bf16 (AMX) kernel from the kernel cache in a fresh process: it must ask for the tile state
+    # itself (the process that compiled it did).
+    local kc; kc=$(mktemp -d)
+    TILEGEN_CACHE=1 TILEGEN_CACHE_DIR=$kc "$tg" run gemm --target cpu --dtype bf16 --set M=300,N=200,K=256 > /dev/null 2>&1
+    TILEGEN_CACHE=1 TILEGEN_CACHE_DIR=$kc step "cpu: bf16 gemm from the kernel cache" cpu/run_gemm_bf16_cached.txt \
+      "$tg" run gemm --target cpu --dtype bf16 --set M=300,N=200,K=256
+    rm -rf "$kc"
+    # bf16 gemm tile edges through the CLI (outside the unit-test harness): row tails, odd
+    # column tiles, odd K tiles, transposes.
+    local shape
+    for shape in M=50,N=37,K=33,block_M=24,block_N=40,block_K=16,trans_A=1 \
+                 M=70,N=100,K=45,block_M=48,block_N=48,block_K=15 M=33,N=70,K=31,block_M=16,block_N=80,block_K=7,trans_A=1,trans_B=1; do
+      step "cpu: run gemm bf16 $shape" cpu/run_gemm_bf16_${shape//[=,]/_}.txt "$tg" run gemm --target cpu --dtype bf16 --set $shape
     done
+    local bench=$dir/bundle/bin/bench_cpu
+    # TILEGEN_CPU_EXTRA=SCRIPT: more commands in this environment (variants under study), run as
+    # `bash SCRIPT BUNDLE_BIN_DIR LOG_DIR`; TILEGEN_CPU_FAST=1 leaves out the standard benches.
+    if [ -n "${TILEGEN_CPU_EXTRA:-}" ]; then
+      step "cpu: extra ($TILEGEN_CPU_EXTRA)" cpu/extra.txt bash "$ROOT/$TILEGEN_CPU_EXTRA" "$dir/bundle/bin" "$cout"
+    fi
+    if [ "${TILEGEN_CPU_FAST:-0}" = 1 ]; then
+      :
+    elif [ -x "$bench" ]; then
+      # The table on this CPU against OpenBLAS and oneDNN (bundled). bf16 three ways:
+      # tilegen's default (AMX tiles where the CPU has them) against oneDNN's default (AMX too),
+      # with larger K tiles; then without AMX on both sides (oneDNN held to avx512_core_bf16, its
+      # vdpbf16ps kernels): tilegen widening to f32, and tilegen's vdpbf16ps path.
+      step "cpu: bench_cpu gemm,bf16,softmax,attention" cpu/bench_cpu.txt \
+        "$bench" --only gemm,bf16,softmax,attention --sizes 1024,2048 --threads 1,2,16
+      local blk
+      for blk in 192,256,256 128,128,512; do
+        step "cpu: bench_cpu bf16 --block $blk" cpu/bench_cpu_bf16_block_${blk//,/x}.txt \
+          "$bench" --only bf16 --sizes 2048 --threads 1,16 --block $blk
+      done
+      ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 TILEGEN_CPU_AMX=0 \
+        step "cpu: bench_cpu bf16 without AMX, tilegen widening" cpu/bench_cpu_bf16_noamx.txt \
+        "$bench" --only bf16 --sizes 1024,2048 --threads 1,2,16
+      ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 DNNL_MAX_CPU_ISA=AVX512_CORE_BF16 TILEGEN_CPU_AMX=0 TILEGEN_CPU_BF16_DOT=1 \
+        step "cpu: bench_cpu bf16 without AMX, tilegen vdpbf16ps" cpu/bench_cpu_bf16_dot.txt \
+        "$bench" --only bf16 --sizes 2048 --threads 1,16
+    else
+      for th in 1 2 16; do
+        TILEGEN_NUM_THREADS=$th step "cpu: bench gemm f32 2048 threads=$th" cpu/bench_gemm_t$th.txt \
+          "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype f32 --check
+        TILEGEN_NUM_THREADS=$th step "cpu: bench gemm bf16 2048 threads=$th" cpu/bench_gemm_bf16_t$th.txt \
+          "$tg" bench gemm --target cpu --set M=2048,N=2048,K=2048 --dtype bf16 --check
+      done
+    fi
     exit 0
   )
   FAILED=$((FAILED + $(grep -c '^\[.*\] cpu: .*: exit [1-9]' "$SUMMARY")))

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tilegen/builder.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/runtime.h"
 
@@ -131,6 +132,29 @@ inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f,
         << k.source().substr(0, 0));
     CHECK(bad == 0);
   }
+}
+
+/// C = op(A) · op(B) over M×N×K in bm×bn×bk tiles: Shared tiles of A and B, an f32 Fragment
+/// accumulator, the gemm the cpu micro-kernel takes (A and B of dtype t, C f32).
+inline Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
+                          int64_t bk) {
+  KernelBuilder k("g");
+  auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
+  auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
+  auto C = k.tensor("C", {M, N}, f32);
+  k.grid(ceildiv(N, bn), ceildiv(M, bm)).threads(32).body([&](Expr bx, Expr by) {
+    auto As = ta ? k.shared({bk, bm}, t, "As") : k.shared({bm, bk}, t, "As");
+    auto Bs = tb ? k.shared({bn, bk}, t, "Bs") : k.shared({bk, bn}, t, "Bs");
+    auto Cf = k.fragment({bm, bn}, f32, "Cf");
+    k.clear(Cf);
+    k.serial(ceildiv(K, bk), [&](Expr ko) {
+      k.copy(ta ? A.at(ko * bk, by * bm) : A.at(by * bm, ko * bk), As);
+      k.copy(tb ? B.at(bx * bn, ko * bk) : B.at(ko * bk, bx * bn), Bs);
+      k.gemm(As, Bs, Cf, GemmOptions{.trans_a = ta, .trans_b = tb});
+    });
+    k.copy(Cf, C.at(by * bm, bx * bn));
+  });
+  return k.build();
 }
 
 }  // namespace tg::testing

@@ -9,6 +9,7 @@
 
 using namespace tg;
 using tg::testing::check_cpu_matches_interpreter;
+using tg::testing::gemm_kernel;
 using tg::testing::random_array;
 
 namespace {
@@ -30,27 +31,6 @@ Kernel ragged_copy(DType t) {
     k.copy(S, F);
     k.parallel(F, [&](Expr i, Expr j) { F(i, j) = F(i, j) * 2.0f + 1.0f; });
     k.copy(F, C.at(by * 32, bx * 16));
-  });
-  return k.build();
-}
-
-Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
-                   int64_t bk) {
-  KernelBuilder k("g");
-  auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
-  auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
-  auto C = k.tensor("C", {M, N}, f32);
-  k.grid(ceildiv(N, bn), ceildiv(M, bm)).threads(32).body([&](Expr bx, Expr by) {
-    auto As = ta ? k.shared({bk, bm}, t, "As") : k.shared({bm, bk}, t, "As");
-    auto Bs = tb ? k.shared({bn, bk}, t, "Bs") : k.shared({bk, bn}, t, "Bs");
-    auto Cf = k.fragment({bm, bn}, f32, "Cf");
-    k.clear(Cf);
-    k.serial(ceildiv(K, bk), [&](Expr ko) {
-      k.copy(ta ? A.at(ko * bk, by * bm) : A.at(by * bm, ko * bk), As);
-      k.copy(tb ? B.at(bx * bn, ko * bk) : B.at(ko * bk, bx * bn), Bs);
-      k.gemm(As, Bs, Cf, GemmOptions{.trans_a = ta, .trans_b = tb});
-    });
-    k.copy(Cf, C.at(by * bm, bx * bn));
   });
   return k.build();
 }

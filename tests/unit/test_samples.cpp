@@ -8,6 +8,7 @@
 #include <random>
 
 #include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/samples.h"
 
 using namespace tg;
@@ -121,6 +122,42 @@ TEST_CASE("samples: resolve fills defaults and rejects unknown or out-of-range p
   CHECK_THROWS_AS(resolve(gemm, {{"trans_B", 2}}), Error);
   CHECK_NOTHROW(resolve(gemm, {{"trans_B", 1}}));
   CHECK_NOTHROW(resolve(*find("conv2d"), {{"pad", 0}}));
+}
+
+TEST_CASE("samples: resolve_for gives the cpu its tiles, under the user's own settings") {
+  const Sample& gemm = *find("gemm");
+  TargetInfo cpu;
+  cpu.target = "cpu";
+  cpu.is_cpu = true;
+  auto tiles = [](const Params& p) {
+    return std::to_string(p.at("block_M")) + "x" + std::to_string(p.at("block_N")) + "x" +
+           std::to_string(p.at("block_K"));
+  };
+  CHECK(tiles(resolve_for(gemm, {{"M", 2048}, {"N", 2048}, {"K", 2048}}, cpu, f32)) == "192x256x64");
+  CHECK(tiles(resolve_for(gemm, {{"M", 1000}, {"N", 3000}}, cpu, f32)) == "96x128x128");
+  CHECK(tiles(resolve_for(*find("gemm_relu"), {}, cpu, f16)) == "96x128x128");
+  // The user's settings win, one by one.
+  Params mine = resolve_for(gemm, {{"M", 4096}, {"N", 4096}, {"block_K", 32}}, cpu, f32);
+  CHECK(tiles(mine) == "192x256x32");
+  CHECK(mine.at("M") == 4096);
+  // A GPU (and a sample without tuning) keeps the defaults.
+  TargetInfo gpu;
+  gpu.target = "cuda";
+  CHECK(tiles(resolve_for(gemm, {{"M", 4096}, {"N", 4096}}, gpu, f16)) == "128x128x32");
+  CHECK(resolve_for(*find("softmax"), {}, cpu, f32) == resolve(*find("softmax"), {}));
+  // A CPU with an AMX-family bf16 unit takes K tiles of 256 for bf16 only.
+  MatrixUnit u;
+  u.name = "test_amx_family_bf16";
+  u.family = "amx";
+  u.m = 1, u.n = 1, u.k = 2, u.group_size = 1;
+  u.a_type = bf16, u.b_type = bf16, u.c_type = f32;
+  u.a_layout = {{0, 0}, {0, 1}}, u.b_layout = {{0, 0}, {1, 0}}, u.c_layout = {{0, 0}};
+  if (!find_matrix_unit(u.name)) register_matrix_unit(u);
+  cpu.matrix_units = {u.name};
+  CHECK(tiles(resolve_for(gemm, {{"M", 2048}, {"N", 2048}}, cpu, bf16)) == "192x256x256");
+  CHECK(tiles(resolve_for(gemm, {{"M", 2048}, {"N", 2048}}, cpu, f16)) == "192x256x64");
+  // Misspelt parameters are still errors.
+  CHECK_THROWS_AS(resolve_for(gemm, {{"blockK", 4}}, cpu, f32), Error);
 }
 
 TEST_CASE("samples: every bench shape and test shape resolves and builds") {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tilegen/builder.h"
+#include "tilegen/passes/target_info.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/runtime.h"
 
@@ -81,6 +82,10 @@ struct Sample {
   /// Work of one launch, for TFLOP/s (flops) or GB/s (bytes) in bench; 0 when not meaningful.
   std::function<double(const Params&, DType)> flops;
   std::function<double(const Params&, DType)> bytes;
+  /// Tile parameters for a target whose best tiles differ from the defaults (sized for GPUs): given
+  /// the target, the resolved parameters and the dtype, the values to use instead. resolve_for()
+  /// applies them under the user's own settings. Null, or an empty result: the defaults.
+  std::function<Params(const TargetInfo&, const Params&, DType)> tuned;
 };
 
 /// Every sample, in a stable order: gemm, gemm_relu, softmax, rmsnorm, flash_attention,
@@ -90,6 +95,9 @@ const std::vector<Sample>& all();
 const Sample* find(const std::string& name);
 /// Defaults overlaid with `overrides`; throws tg::Error naming an unknown parameter.
 Params resolve(const Sample& s, const Params& overrides);
+/// resolve(), with the sample's tuned parameters for `target` in place of defaults that
+/// `overrides` does not set (what `tilegen run/bench/source` use for the chosen target).
+Params resolve_for(const Sample& s, const Params& overrides, const TargetInfo& target, DType t);
 
 /// Compare one output against its reference; returns the largest |got - want| and counts
 /// elements outside the tolerance (NaN counts as outside).

@@ -19,6 +19,7 @@
 #include "emitter.h"
 #include "jit.h"
 #include "tilegen/host_device_context.h"
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/passes/fuse_parallel_loops.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
@@ -42,6 +43,28 @@ std::string cpu_model_name(const std::string& fallback) {
   return fallback;
 }
 
+/// AMX's bf16 tile product (tdpbf16ps, 16×16×32 into f32), as a matrix unit of one "lane" holding
+/// whole tiles: the name TargetInfo::matrix_units reports where the CPU runs AMX, so that samples
+/// can pick tiles for it (samples::resolve_for); the emitter uses AMX for any bf16 gemm there.
+const std::string& amx_bf16_unit() {
+  static const std::string name = [] {
+    MatrixUnit u;
+    u.name = "amx_16x16x32_bf16_f32";
+    u.family = "amx";
+    u.m = 16, u.n = 16, u.k = 32, u.group_size = 1;
+    u.a_type = bf16, u.b_type = bf16, u.c_type = f32;
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 32; ++c) u.a_layout.push_back({r, c});
+    for (int r = 0; r < 32; ++r)
+      for (int c = 0; c < 16; ++c) u.b_layout.push_back({r, c});
+    for (int r = 0; r < 16; ++r)
+      for (int c = 0; c < 16; ++c) u.c_layout.push_back({r, c});
+    if (!find_matrix_unit(u.name)) register_matrix_unit(u);
+    return u.name;
+  }();
+  return name;
+}
+
 TargetInfo info_for(const CpuTarget& t, bool host) {
   TargetInfo info;
   info.target = "cpu";
@@ -52,12 +75,21 @@ TargetInfo info_for(const CpuTarget& t, bool host) {
   info.max_threads = 1024;
   info.shared_mem_bytes = 1 << 20;
   info.vector_bytes = t.avx512 ? 64 : 32;
+  if (t.amx_bf16) info.matrix_units.push_back(amx_bf16_unit());
   return info;
 }
 
-CpuTarget target_for(const TargetInfo& info) {
+/// The CPU to generate code for; *is_host says whether it is this machine (the code will run).
+CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   CpuTarget host = host_target();
-  return info.arch.empty() || info.arch == host.cpu ? host : named_target(info.arch);
+  const bool here = info.arch.empty() || info.arch == host.cpu;
+  if (is_host) *is_host = here;
+  return here ? host : named_target(info.arch);
+}
+
+/// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
+bool uses_amx(const Artifact& a) {
+  return a.assembly.find("tdpbf16ps") != std::string::npos || a.source.find("x86.tdpbf16ps") != std::string::npos;
 }
 
 int env_threads() {
@@ -148,6 +180,14 @@ class CpuContext final : public HostDeviceContext {
 
   // The object file when there is one (no second compilation), else the LLVM IR text.
   std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    // A kernel compiled in an earlier process (the kernel cache) may use tiles this one has not
+    // been granted yet.
+    if (uses_amx(a) && !request_amx_state())
+      throw Error("cpu: " + lowered.name +
+                      " was compiled with AMX tiles but Linux refuses this process the tile state "
+                      "(arch_prctl ARCH_REQ_XCOMP_PERM; a thread's sigaltstack may be too small); compile it "
+                      "with TILEGEN_CPU_AMX=0 or CompileOptions params {\"amx\": \"0\"}",
+                  lowered.loc);
     auto m = std::make_shared<LoadedModule>();
     m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target())
                               : JitModule::from_object(a.binary);
@@ -252,12 +292,23 @@ class CpuPlugin final : public TargetPlugin {
 
   // Lowered IR → LLVM module → O3 → {source: LLVM IR, assembly: x86, binary: ELF object}.
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
-    CpuTarget t = target_for(info);
+    bool here = false;
+    CpuTarget t = target_for(info, &here);
     EmitOptions eo;
     auto param = [&](const char* k) { return opt.params.count(k) ? opt.params.at(k) : std::string(); };
     eo.fast_math = param("fast_math") == "1";
     eo.num_threads = param("num_threads").empty() ? 0 : std::max(0, std::atoi(param("num_threads").c_str()));
     eo.vector_bits = t.vector_bits();
+    // bf16 gemm through vdpbf16ps, on request ({"bf16_dot": "1"} or TILEGEN_CPU_BF16_DOT=1) and
+    // where the CPU has avx512_bf16. Not the default: on the Sapphire Rapids measured (PERF.md,
+    // CPU) it runs at half the f32 FMA rate, and bf16 widened to f32 is 1.6x faster.
+    const char* dot_env = std::getenv("TILEGEN_CPU_BF16_DOT");
+    eo.bf16_dot = t.avx512bf16 && (param("bf16_dot") == "1" || (dot_env && std::string(dot_env) == "1"));
+    // bf16 gemm in AMX tiles where the CPU has them (and, on the host, Linux grants them);
+    // {"amx": "0"} or TILEGEN_CPU_AMX=0 turn it off.
+    const char* amx_env = std::getenv("TILEGEN_CPU_AMX");
+    eo.amx = t.amx_bf16 && param("amx") != "0" && !(amx_env && std::string(amx_env) == "0") &&
+             (!here || request_amx_state());  // code to run here needs the tile state granted
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.

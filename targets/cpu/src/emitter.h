@@ -38,6 +38,8 @@ struct EmitOptions {
   int num_threads = 0;           // CompileOptions.params["num_threads"]
   int vector_bits = 256;         // 512 with AVX-512
   bool gemm_microkernel = true;  // false: a plain i-k-j loop nest for every gemm
+  bool bf16_dot = false;         // bf16 gemm through vdpbf16ps (avx512_bf16 CPUs, on request; emit_gemm.cpp)
+  bool amx = false;              // bf16 gemm in AMX tiles (amx-bf16 CPUs whose OS grants the tile state)
 };
 
 /// Names the host side and the JIT agree on.

@@ -2,6 +2,8 @@
 #include "jit.h"
 
 #include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -76,6 +78,18 @@ bool libmvec_available() {
 
 }  // namespace
 
+bool request_amx_state() {
+#if defined(__linux__) && defined(__x86_64__)
+  static const bool ok = [] {
+    constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // <asm/prctl.h>, the kernel's xfeature
+    return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
+#else
+  return false;
+#endif
+}
+
 CpuTarget host_target() {
   init_llvm();
   CpuTarget t;
@@ -87,6 +101,8 @@ CpuTarget host_target() {
     t.features += (f.second ? "+" : "-") + f.first().str();
   }
   t.avx512 = feats.lookup("avx512f");
+  t.avx512bf16 = t.avx512 && feats.lookup("avx512bf16");
+  t.amx_bf16 = feats.lookup("amx-tile") && feats.lookup("amx-bf16");
   return t;
 }
 
@@ -112,6 +128,8 @@ CpuTarget named_target(const std::string& cpu) {
                 "sapphirerapids");
   t.cpu = cpu;
   t.avx512 = sti->checkFeatures("+avx512f");
+  t.avx512bf16 = t.avx512 && sti->checkFeatures("+avx512bf16");
+  t.amx_bf16 = sti->checkFeatures("+amx-tile,+amx-bf16");  // code to read, not to run here
   return t;
 }
 

@@ -21,8 +21,16 @@ struct CpuTarget {
   std::string cpu;       // "znver3", "sapphirerapids", ...
   std::string features;  // "+avx2,+fma,..." (empty: the CPU's defaults)
   bool avx512 = false;   // avx512f: 512-bit vectors preferred
+  bool avx512bf16 = false;  // vdpbf16ps: bf16 pair dot products into f32
+  bool amx_bf16 = false;    // AMX tiles with tdpbf16ps
   int vector_bits() const { return avx512 ? 512 : 256; }
 };
+
+/// Linux hands a process the AMX tile state (8 KiB a thread) only on request; without it the first
+/// tile instruction raises SIGILL. Asked once per process (arch_prctl ARCH_REQ_XCOMP_PERM), when a
+/// kernel with tiles is about to be compiled or loaded for the host, not at probe: once granted,
+/// the process's signal frames grow and a later sigaltstack() smaller than them fails.
+bool request_amx_state();
 
 /// Initialises LLVM's native target once; throws tg::Error where it cannot.
 CpuTarget host_target();
