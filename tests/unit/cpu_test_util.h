@@ -135,9 +135,10 @@ inline void check_cpu_matches_interpreter(const Target& cpu, const Function& f,
 }
 
 /// C = op(A) · op(B) over M×N×K in bm×bn×bk tiles: Shared tiles of A and B, an f32 Fragment
-/// accumulator, the gemm the cpu micro-kernel takes (A and B of dtype t, C f32).
+/// accumulator, the gemm the cpu micro-kernel takes (A and B of dtype t, C f32); the K loop
+/// serial, or pipelined over `stages` when stages > 0.
 inline Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
-                          int64_t bk) {
+                          int64_t bk, int stages = 0) {
   KernelBuilder k("g");
   auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
   auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
@@ -147,11 +148,15 @@ inline Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64
     auto Bs = tb ? k.shared({bn, bk}, t, "Bs") : k.shared({bk, bn}, t, "Bs");
     auto Cf = k.fragment({bm, bn}, f32, "Cf");
     k.clear(Cf);
-    k.serial(ceildiv(K, bk), [&](Expr ko) {
+    auto step = [&](Expr ko) {
       k.copy(ta ? A.at(ko * bk, by * bm) : A.at(by * bm, ko * bk), As);
       k.copy(tb ? B.at(bx * bn, ko * bk) : B.at(ko * bk, bx * bn), Bs);
       k.gemm(As, Bs, Cf, GemmOptions{.trans_a = ta, .trans_b = tb});
-    });
+    };
+    if (stages > 0)
+      k.pipelined(ceildiv(K, bk), stages, step);
+    else
+      k.serial(ceildiv(K, bk), step);
     k.copy(Cf, C.at(by * bm, bx * bn));
   });
   return k.build();

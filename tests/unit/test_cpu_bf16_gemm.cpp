@@ -101,6 +101,18 @@ TEST_CASE("cpu bf16 gemm: each scheme in the code for the CPUs that have it, and
   }
 }
 
+TEST_CASE("cpu bf16 gemm: a scheme switch other than 0 or 1 is an error naming it") {
+  auto cpu = tg::testing::cpu_target_or_skip();
+  if (!cpu) return;
+  Kernel bf = gemm_kernel(bf16, false, false, 64, 64, 64, 32, 32, 16);
+  for (const char* name : {"amx", "bf16_dot"}) {
+    INFO(name);
+    const std::string want = std::string("param \"") + name + "\" is 'yes'; it takes 0 or 1";
+    CHECK_THROWS_WITH_AS(assembly_for(*cpu, "sapphirerapids", bf, {{name, "yes"}}), doctest::Contains(want.c_str()),
+                         Error);
+  }
+}
+
 TEST_CASE("cpu bf16 gemm: AMX tiles match the interpreter (edges, transposes, odd K, partial k steps)") {
   auto cpu = tg::testing::cpu_target_or_skip();
   if (!cpu) return;

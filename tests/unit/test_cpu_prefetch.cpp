@@ -19,30 +19,10 @@ std::mt19937_64& rng() {
   return r;
 }
 
-// C = op(A) · op(B) in bm×bn×bk tiles, the K loop pipelined or serial.
+// C = op(A) · op(B) in bm×bn×bk tiles, the K loop pipelined (3 stages) or serial.
 Kernel tiled_gemm(DType t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn,
                   int64_t bk, bool pipelined) {
-  KernelBuilder k("pg");
-  auto A = k.tensor("A", ta ? std::vector<Expr>{K, M} : std::vector<Expr>{M, K}, t);
-  auto B = k.tensor("B", tb ? std::vector<Expr>{N, K} : std::vector<Expr>{K, N}, t);
-  auto C = k.tensor("C", {M, N}, f32);
-  k.grid(ceildiv(N, bn), ceildiv(M, bm)).threads(32).body([&](Expr bx, Expr by) {
-    auto As = ta ? k.shared({bk, bm}, t, "As") : k.shared({bm, bk}, t, "As");
-    auto Bs = tb ? k.shared({bn, bk}, t, "Bs") : k.shared({bk, bn}, t, "Bs");
-    auto Cf = k.fragment({bm, bn}, f32, "Cf");
-    k.clear(Cf);
-    auto step = [&](Expr ko) {
-      k.copy(ta ? A.at(ko * bk, by * bm) : A.at(by * bm, ko * bk), As);
-      k.copy(tb ? B.at(bx * bn, ko * bk) : B.at(ko * bk, bx * bn), Bs);
-      k.gemm(As, Bs, Cf, GemmOptions{.trans_a = ta, .trans_b = tb});
-    };
-    if (pipelined)
-      k.pipelined(ceildiv(K, bk), 3, step);
-    else
-      k.serial(ceildiv(K, bk), step);
-    k.copy(Cf, C.at(by * bm, bx * bn));
-  });
-  return k.build();
+  return tg::testing::gemm_kernel(t, ta, tb, M, N, K, bm, bn, bk, pipelined ? 3 : 0);
 }
 
 int count(const std::string& text, const std::string& what) {

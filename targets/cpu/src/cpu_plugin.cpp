@@ -87,6 +87,19 @@ CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   return here ? host : named_target(info.arch);
 }
 
+/// A 0/1 switch: the CompileOptions param if given, else the environment variable, else `dflt`;
+/// any other value is an error naming where it came from.
+bool switch_value(const CompileOptions& opt, const char* param, const char* env, bool dflt, const SourceLoc& loc) {
+  auto read = [&](const std::string& v, const std::string& where) {
+    if (v == "0" || v == "1") return v == "1";
+    throw Error("cpu: " + where + " is '" + v + "'; it takes 0 or 1", loc);
+  };
+  if (auto it = opt.params.find(param); it != opt.params.end())
+    return read(it->second, std::string("CompileOptions param \"") + param + "\"");
+  if (const char* e = std::getenv(env); e && *e) return read(e, env);
+  return dflt;
+}
+
 /// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
 bool uses_amx(const Artifact& a) {
   return a.assembly.find("tdpbf16ps") != std::string::npos || a.source.find("x86.tdpbf16ps") != std::string::npos;
@@ -299,16 +312,13 @@ class CpuPlugin final : public TargetPlugin {
     eo.fast_math = param("fast_math") == "1";
     eo.num_threads = param("num_threads").empty() ? 0 : std::max(0, std::atoi(param("num_threads").c_str()));
     eo.vector_bits = t.vector_bits();
-    // bf16 gemm through vdpbf16ps, on request ({"bf16_dot": "1"} or TILEGEN_CPU_BF16_DOT=1) and
-    // where the CPU has avx512_bf16. Not the default: on the Sapphire Rapids measured (PERF.md,
-    // CPU) it runs at half the f32 FMA rate, and bf16 widened to f32 is 1.6x faster.
-    const char* dot_env = std::getenv("TILEGEN_CPU_BF16_DOT");
-    eo.bf16_dot = t.avx512bf16 && (param("bf16_dot") == "1" || (dot_env && std::string(dot_env) == "1"));
-    // bf16 gemm in AMX tiles where the CPU has them (and, on the host, Linux grants them);
-    // {"amx": "0"} or TILEGEN_CPU_AMX=0 turn it off.
-    const char* amx_env = std::getenv("TILEGEN_CPU_AMX");
-    eo.amx = t.amx_bf16 && param("amx") != "0" && !(amx_env && std::string(amx_env) == "0") &&
-             (!here || request_amx_state());  // code to run here needs the tile state granted
+    // bf16 gemm through vdpbf16ps, on request, where the CPU has avx512_bf16. Not the default: on
+    // the Sapphire Rapids measured (PERF.md, CPU) it runs at half the f32 FMA rate, and bf16
+    // widened to f32 is 1.5x faster.
+    eo.bf16_dot = t.avx512bf16 && switch_value(opt, "bf16_dot", "TILEGEN_CPU_BF16_DOT", false, lowered.loc);
+    // bf16 gemm in AMX tiles where the CPU has them (and, for code to run here, Linux grants them).
+    eo.amx = t.amx_bf16 && switch_value(opt, "amx", "TILEGEN_CPU_AMX", true, lowered.loc) &&
+             (!here || request_amx_state());
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.
