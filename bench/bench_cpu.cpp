@@ -222,16 +222,17 @@ std::string rate(double work, double ms, double unit) {
   return buf;
 }
 
-std::vector<int64_t> gemm_block(int64_t n, const Options& o) {
-  if (!o.block.empty()) return o.block;
-  return n >= 2048 ? std::vector<int64_t>{192, 256, 64} : std::vector<int64_t>{96, 128, 128};
+// The gemm sample at n³: --block's tiles, else the sample's tiles tuned for this cpu and dtype
+// (samples::resolve_for: what `tilegen bench` uses too).
+Params gemm_params(const tg::Target& cpu, int64_t n, const Options& o, tg::DType t) {
+  Params set{{"M", n}, {"N", n}, {"K", n}};
+  if (!o.block.empty()) set.insert({{"block_M", o.block[0]}, {"block_N", o.block[1]}, {"block_K", o.block[2]}});
+  return tg::samples::resolve_for(*tg::samples::find("gemm"), set, cpu.info(), t);
 }
 
-Params gemm_params(int64_t n, const Options& o) {
-  const std::vector<int64_t> b = gemm_block(n, o);
-  return tg::samples::resolve(
-      *tg::samples::find("gemm"),
-      {{"M", n}, {"N", n}, {"K", n}, {"block_M", b[0]}, {"block_N", b[1]}, {"block_K", b[2]}});
+std::string tiles(const Params& p) {
+  return std::to_string(p.at("block_M")) + "×" + std::to_string(p.at("block_N")) + "×" +
+         std::to_string(p.at("block_K"));
 }
 
 /// fp32 GEMM against OpenBLAS and oneDNN; returns the 2048 (or last) tilegen GFLOP/s per thread count.
@@ -242,7 +243,7 @@ std::vector<double> fp32_gemm_table(const tg::Target& cpu, const Options& o) {
   std::printf("|---|---|---|---|---|---|---|\n");
   std::vector<double> rate_at(o.threads.size(), 0);
   for (int64_t n : o.sizes) {
-    const Params p = gemm_params(n, o);
+    const Params p = gemm_params(cpu, n, o, tg::f32);
     const double flops = 2.0 * double(n) * double(n) * double(n);
     for (std::size_t ti = 0; ti < o.threads.size(); ++ti) {
       const int t = int(o.threads[ti]);
@@ -267,7 +268,7 @@ void bf16_gemm_table(const tg::Target& cpu, const Options& o) {
   std::printf("|---|---|---|---|---|---|---|---|\n");
   for (int64_t n : o.sizes) {
     if (n < 1024 && !o.quick) continue;
-    const Params p = gemm_params(n, o);
+    const Params p = gemm_params(cpu, n, o, tg::bf16);
     const double flops = 2.0 * double(n) * double(n) * double(n);
     for (int64_t t : o.threads) {
       auto ours = prepare_tilegen(cpu, "gemm", p, tg::bf16, t);
@@ -399,12 +400,13 @@ int main(int argc, char** argv) {
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     std::printf("peers: OpenBLAS core %s (OPENBLAS_CORETYPE=%s); oneDNN 2 (libdnnl.so.2, OpenMP)\n",
                 core.c_str(), coretype ? coretype : "unset");
-    const std::vector<int64_t> small = gemm_block(1024, o), large = gemm_block(2048, o);
     std::printf(
-        "tilegen gemm blocks (M×N×K) %lld×%lld×%lld below 2048, %lld×%lld×%lld from 2048; medians of %d "
-        "interleaved rounds (%s time); ratio = peer time / tilegen time\n",
-        (long long)small[0], (long long)small[1], (long long)small[2], (long long)large[0],
-        (long long)large[1], (long long)large[2], o.rounds, g_cpu_clock ? "process CPU" : "wall");
+        "tilegen gemm tiles (M×N×K) f32 %s below 2048, %s from 2048; bf16 %s, %s%s; medians of %d interleaved "
+        "rounds (%s time); ratio = peer time / tilegen time\n",
+        tiles(gemm_params(cpu, 1024, o, tg::f32)).c_str(), tiles(gemm_params(cpu, 2048, o, tg::f32)).c_str(),
+        tiles(gemm_params(cpu, 1024, o, tg::bf16)).c_str(), tiles(gemm_params(cpu, 2048, o, tg::bf16)).c_str(),
+        o.block.empty() ? " (the sample's tiles for this cpu)" : " (--block)", o.rounds,
+        g_cpu_clock ? "process CPU" : "wall");
     std::vector<double> gemm_rate(o.threads.size(), 0);
     if (o.wants("gemm") || o.wants("attention")) gemm_rate = fp32_gemm_table(cpu, o);
     if (o.wants("bf16")) bf16_gemm_table(cpu, o);
