@@ -61,16 +61,14 @@ double time_ms(const std::function<void()>& f) {
   return now_ms() - s;
 }
 
+bool g_quiesce = true;  // --no-quiesce: time each call right after the other side's, no settling
+
 /// Waits until the process's other threads are idle: at most 5% of a core busy over a 2 ms
 /// window, for up to a second. A library's pool threads keep spinning after a call returns
 /// (OpenBLAS's workers for ~2^28 cycles, about 0.1 s here; libgomp's for ~1–5 ms; oneTBB's
 /// briefly) and, on a 2-core machine, take a core from the next call — the other side's. Timing
 /// each call from a quiet process keeps one side's idle threads out of the other's time.
-/// Returns the milliseconds waited.
-bool g_quiesce = true;  // --no-quiesce: time each call right after the other side's, no settling
-
-double quiesce() {
-  if (!g_quiesce) return 0;
+void quiesce() {
   auto cpu_ms = [] {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -83,7 +81,6 @@ double quiesce() {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(kWindowMs));
     if (cpu_ms() - c0 < kWindowMs * kIdleShare) break;
   }
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 /// One side's call in its steady state: the process quiet (quiesce), then untimed calls for at

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "stmt_build.h"
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg {
@@ -197,25 +198,12 @@ class Fuse : public IRMutator {
 // store to it sits inside an if or a loop; and when nothing else in the kernel touches it. Each
 // read then sees the value its own iteration stored last, and no value outlives the iteration.
 
-/// Any mention of `b`: element accesses and the regions of tile statements.
-struct Mentions : IRVisitor {
-  const ir::BufferNode* b;
+/// Any access to `b` in `s`, element or tile (BufferAccessVisitor's list of statements).
+bool mentions(const Stmt& s, const ir::BufferNode* b) {
   bool found = false;
-  explicit Mentions(const ir::BufferNode* buf) : b(buf) {}
-  void visit(const ir::Load* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
-  void visit(const ir::Store* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
-  void visit(const ir::Atomic* op) override { found |= op->buffer.get() == b, IRVisitor::visit(op); }
-  void visit_region(const Region& r) override { found |= r.buffer.get() == b, IRVisitor::visit_region(r); }
-  void visit(const ir::Reduce* op) override { found |= op->src.get() == b || op->dst.get() == b; }
-  void visit(const ir::Mma* op) override {
-    found |= op->a.buffer.get() == b || op->b.buffer.get() == b || op->c.buffer.get() == b;
-  }
-  static bool in(const Stmt& s, const ir::BufferNode* b) {
-    Mentions m(b);
-    m.visit_stmt(s);
-    return m.found;
-  }
-};
+  for_each_buffer_access(s, [&](const Buffer& buf, BufferAccess) { found = found || buf.get() == b; });
+  return found;
+}
 
 struct HasLoad : IRVisitor {
   bool found = false;
@@ -268,7 +256,7 @@ class ReplaceLoads : public IRMutator {
 /// The body with `b`'s stores as lets and its loads as their values; nullopt when it does not
 /// qualify (see above). A body that does not mention `b` comes back as is.
 std::optional<Stmt> privatize_body(const Stmt& body, const Buffer& b) {
-  if (!Mentions::in(body, b.get())) return body;
+  if (!mentions(body, b.get())) return body;
   std::vector<Stmt> stmts;
   if (auto* seq = body.as<ir::Seq>())
     stmts = seq->stmts;
@@ -318,7 +306,7 @@ class Privatize : public IRMutator {
   using IRMutator::visit;
   Stmt visit(const ir::For* op, const Stmt& self) override {
     auto n = nest_of(self);
-    if (!n || !Mentions::in(n->body, b_.get()) || nested_loop_mentions(n->body))
+    if (!n || !mentions(n->body, b_.get()) || nested_loop_mentions(n->body))
       return IRMutator::visit(op, self);
     std::optional<Stmt> body = privatize_body(n->body, b_);
     if (!body) {
@@ -335,7 +323,7 @@ class Privatize : public IRMutator {
     struct Loops : IRVisitor {
       const ir::BufferNode* b;
       bool found = false;
-      void visit(const ir::For* f) override { found |= Mentions::in(f->body, b); }
+      void visit(const ir::For* f) override { found |= mentions(f->body, b); }
     } loops;
     loops.b = b_.get();
     loops.visit_stmt(body);
@@ -357,7 +345,7 @@ class PrivatizeKernels : public IRMutator {
       }
       Privatize p(b);
       Stmt rewritten = p.mutate(body);
-      if (!p.ok || Mentions::in(rewritten, b.get())) {
+      if (!p.ok || mentions(rewritten, b.get())) {
         kept.push_back(b);
         continue;
       }
