@@ -12,10 +12,10 @@ namespace tg::cli {
 int cmd_fuzz(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] [--no-shrink] "
-      "[--verbose]\n"
+      "[--execute-every N] [--verbose]\n"
       "       tilegen fuzz --replay DIR [--target T|all]\n";
   Args a = parse_args(argv,
-                      {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"no-shrink", false},
+                      {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"execute-every"}, {"no-shrink", false},
                        {"verbose", false}},
                       0);
   if (a.has("help")) return print_usage(usage);
@@ -38,6 +38,7 @@ int cmd_fuzz(const std::vector<std::string>& argv) {
   opt.out_dir = a.get("out", "fuzz-cases");
   opt.shrink = !a.has("no-shrink");
   opt.verbose = a.has("verbose");
+  opt.execute_every = int(a.get_int("execute-every", 1));
   std::cout << "fuzz: target " << target << ", seed " << opt.seed << "\n";
   std::cout.flush();
   const fuzz::FuzzReport r = fuzz::run_fuzz(opt, std::cout);

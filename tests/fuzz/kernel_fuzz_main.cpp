@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     else if (flag == "--seed") opt.seed = std::strtoull(value.c_str(), nullptr, 10);
     else if (flag == "--target") opt.target = value;
     else if (flag == "--out") opt.out_dir = value;
+    else if (flag == "--execute-every") opt.execute_every = std::atoi(value.c_str());
     else if (flag == "--replay") replay = value;
     else {
       std::fprintf(stderr, "tilegen_kernel_fuzz: unknown flag %s\n", argv[i]);

@@ -251,7 +251,7 @@ void Builder::atomic(const OpSpec& o) {
     return;
   }
   ElementRef w = W(tx % kWSize);
-  switch (o.variant % 3) {
+  switch (p.w_atomic) {
     case 0: k.atomic_add(w, v); return;
     case 1: k.atomic_max(w, v); return;
     default: k.atomic_min(w, v); return;

@@ -1,6 +1,7 @@
 // The differential check (see kernel_check.h).
 #include "kernel_check.h"
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -174,7 +175,14 @@ std::vector<Config> configs_for(const std::string& target, std::vector<std::stri
   return out;
 }
 
-Outcome check_case(const Case& c, const std::vector<Config>& configs, const std::string& only) {
+Outcome check_case(const Case& c, const std::vector<Config>& configs, const std::string& only,
+                   std::map<std::string, double>* seconds, bool execute) {
+  auto start = std::chrono::steady_clock::now();
+  auto lap = [&](const std::string& what) {
+    auto now = std::chrono::steady_clock::now();
+    if (seconds) (*seconds)[what] += std::chrono::duration<double>(now - start).count();
+    start = now;
+  };
   const unsigned seed = 1234;
   Function bound;
   try {
@@ -188,15 +196,18 @@ Outcome check_case(const Case& c, const std::vector<Config>& configs, const std:
   } catch (const Error& e) {
     return {Verdict::Invalid, "oracle", "interpret", e.what()};
   }
+  lap("oracle");
   Outcome skip;
   for (const Config& cfg : configs) {
     if (!only.empty() && cfg.name != only) continue;
+    if (cfg.execute && !execute && only.empty()) continue;
     Outcome o;
     try {
       o = cfg.execute ? run_real(cfg, c.fn, want, bound, seed) : run_lowered(cfg, bound, want, seed);
     } catch (const std::exception& e) {  // anything but tg::Error out of the library is a bug
       o = fail(cfg, "exception", e.what());
     }
+    lap(cfg.name);
     if (o.verdict == Verdict::Fail) return o;
     if (o.verdict == Verdict::Skip) skip = o;
   }

@@ -50,7 +50,10 @@ struct Case {
 
 /// Runs the oracle, then each configuration, stopping at the first failure.
 /// With `only`, runs just that configuration (the shrinker's fast path).
-Outcome check_case(const Case& c, const std::vector<Config>& configs, const std::string& only = {});
+/// `seconds`, when given, accumulates the time spent per configuration (and "oracle");
+/// `execute` false skips the executed configurations (unless `only` names one).
+Outcome check_case(const Case& c, const std::vector<Config>& configs, const std::string& only = {},
+                   std::map<std::string, double>* seconds = nullptr, bool execute = true);
 
 /// A case file: `# sizes M=.. N=..` and comment lines, then the IR text.
 std::string case_text(const Case& c, const std::string& comment);

@@ -38,9 +38,10 @@ void record(const FuzzOptions& opt, const std::vector<Config>& configs, const Pr
   if (opt.shrink) {
     f.program = shrink_program(p, [&](const ProgramSpec& q) {
       Outcome again = check_case(case_of(q), configs, o.config);
-      return again.verdict == Verdict::Fail && again.key() == o.key();
+      bool same = again.verdict == Verdict::Fail && again.key() == o.key();
+      if (same) f.outcome = again;
+      return same;
     });
-    f.outcome = check_case(case_of(f.program), configs, o.config);
     log << "  shrunk: " << describe(f.program) << "\n  " << first_line(f.outcome.detail) << "\n";
   }
   if (!opt.out_dir.empty()) {
@@ -71,7 +72,8 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
     ++r.programs;
     Outcome o;
     try {
-      o = check_case(case_of(p), configs);
+      const bool execute = opt.execute_every <= 1 || i % uint64_t(opt.execute_every) == 0;
+      o = check_case(case_of(p), configs, {}, &r.seconds, execute);
     } catch (const Error& e) {  // the builder rejected it: a generator bug
       o = {Verdict::Invalid, "builder", "builder", e.what()};
     }
@@ -94,6 +96,9 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
   }
   log << r.programs << " programs: " << r.passed << " passed, " << r.failed << " failed, " << r.skipped
       << " skipped, " << r.invalid << " dropped (" << elapsed() << " s)\n";
+  log << "  time:";
+  for (const auto& [what, s] : r.seconds) log << " " << what << " " << s << " s";
+  log << "\n";
   for (const auto& [why, n] : r.invalid_reasons) log << "  dropped " << n << ": " << why << "\n";
   for (const Finding& f : r.findings)
     log << "  finding " << f.outcome.key() << " (+" << f.repeats << " more)" << (f.file.empty() ? "" : ": " + f.file)

@@ -20,6 +20,8 @@ struct FuzzOptions {
   double seconds = 0;          // wall-clock budget (0: `count` programs)
   std::string out_dir;         // where shrunk failures go (empty: not written)
   bool shrink = true;
+  int execute_every = 1;       // compile and launch for real only every n-th program (vulkan on
+                               // lavapipe costs about a second a program; the lowered IR a few ms)
   bool verbose = false;        // a line per program
 };
 
@@ -34,6 +36,7 @@ struct FuzzReport {
   int programs = 0, passed = 0, invalid = 0, skipped = 0, failed = 0;
   std::map<std::string, int> invalid_reasons;  // generator bugs and oracle rejections, by kind
   std::vector<Finding> findings;               // one per failure key
+  std::map<std::string, double> seconds;       // time per configuration (and the oracle)
 };
 
 FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log);

@@ -103,6 +103,7 @@ ProgramSpec generate_program(uint64_t seed, const GenOptions& opt) {
   p.out = chance(r, 0.5) ? p.in : p.acc;
   p.trans_a = chance(r, 0.3);
   p.trans_b = chance(r, 0.3);
+  p.w_atomic = pick(r, 0, 2);
   p.ops = random_ops(r, p, opt, pick(r, 1, opt.max_ops), 0);
   return p;
 }

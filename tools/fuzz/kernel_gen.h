@@ -69,6 +69,9 @@ struct ProgramSpec {
   bool symbolic = false;  // M, N, K as k.size(...)
   DType in = f32, acc = f32, out = f32;
   bool trans_a = false, trans_b = false;
+  // The one atomic operation into W (0 add, 1 max, 2 min): blocks run in any order, so mixing
+  // operations on one element would make the result depend on it.
+  int w_atomic = 0;
   std::vector<OpSpec> ops;
 };
 
