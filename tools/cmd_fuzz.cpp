@@ -13,7 +13,7 @@ int cmd_fuzz(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] [--no-shrink] "
       "[--execute-every N] [--verbose]\n"
-      "       tilegen fuzz --replay DIR [--target T|all]\n";
+      "       tilegen fuzz --replay DIR|FILE [--target T|all] [--verbose]\n";
   Args a = parse_args(argv,
                       {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"execute-every"}, {"no-shrink", false},
                        {"verbose", false}},
@@ -26,7 +26,7 @@ int cmd_fuzz(const std::vector<std::string>& argv) {
     std::vector<std::string> skipped;
     auto configs = fuzz::configs_for(target, &skipped);
     for (const std::string& s : skipped) std::cout << "not checked: " << s << "\n";
-    return fuzz::replay_cases(a.get("replay"), configs, std::cout) == 0 ? 0 : 1;
+    return fuzz::replay_cases(a.get("replay"), configs, std::cout, a.has("verbose")) == 0 ? 0 : 1;
   }
   fuzz::FuzzOptions opt;
   opt.target = target;

@@ -115,10 +115,15 @@ Outcome run_lowered(const Config& c, const Function& bound, const Tensors& want,
     interpret(lowered, got.host_args());
   } catch (const Error& e) {
     bool race = e.message().find("race on") != std::string::npos;
-    return fail(c, race ? "race" : "lowered-error", e.what());
+    Outcome o = fail(c, race ? "race" : "lowered-error", e.what());
+    o.lowered = print(lowered);
+    return o;
   }
   std::string diff = compare(want, got);
-  return diff.empty() ? Outcome{} : fail(c, "mismatch", diff);
+  if (diff.empty()) return {};
+  Outcome o = fail(c, "mismatch", diff);
+  o.lowered = print(lowered);
+  return o;
 }
 
 // One Target per plugin for the process: opening a device is slow (vulkan) and done once.

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tilegen/ir/function.h"
@@ -34,10 +35,14 @@ std::vector<Config> configs_for(const std::string& target, std::vector<std::stri
 enum class Verdict { Pass, Invalid, Skip, Fail };
 
 struct Outcome {
+  Outcome() = default;
+  Outcome(Verdict v, std::string cfg, std::string cat, std::string what)
+      : verdict(v), config(std::move(cfg)), category(std::move(cat)), detail(std::move(what)) {}
   Verdict verdict = Verdict::Pass;
   std::string config;    // the failing (or skipping) configuration
   std::string category;  // "verify", "pass-error", "race", "lowered-error", "mismatch", "compile", "launch"
   std::string detail;    // the error message or the first mismatching element
+  std::string lowered;   // the lowered IR of a failing lowered configuration
   /// Failure identity for the shrinker: the same config and category.
   std::string key() const { return config + "/" + category; }
 };

@@ -33,7 +33,7 @@ void record(const FuzzOptions& opt, const std::vector<Config>& configs, const Pr
       ++f.repeats;
       return;
     }
-  log << "FAIL " << o.key() << ": " << describe(p) << "\n  " << first_line(o.detail) << "\n";
+  log << "FAIL " << o.key() << ": " << describe(p) << "\n  " << first_line(o.detail) << std::endl;
   Finding f{o, p, {}, 0};
   if (opt.shrink) {
     f.program = shrink_program(p, [&](const ProgramSpec& q) {
@@ -50,6 +50,7 @@ void record(const FuzzOptions& opt, const std::vector<Config>& configs, const Pr
     std::ofstream(f.file) << case_text(case_of(f.program), "kernel fuzz: " + o.key() + "\n" + describe(f.program) +
                                                                "\n" + first_line(f.outcome.detail));
     log << "  written: " << f.file << "\n";
+    log.flush();
   }
   r.findings.push_back(std::move(f));
 }
@@ -106,10 +107,14 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
   return r;
 }
 
-int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log) {
+int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log,
+                 bool show_lowered) {
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".tgir") files.push_back(e.path());
+  if (fs::is_regular_file(dir)) files.push_back(dir);
+  else if (!fs::is_directory(dir)) throw Error("fuzz: no case file or folder " + dir);
+  else
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file() && e.path().extension() == ".tgir") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   int bad = 0;
   for (const fs::path& f : files) {
@@ -126,6 +131,7 @@ int replay_cases(const std::string& dir, const std::vector<Config>& configs, std
     const bool failed = o.verdict == Verdict::Fail, ok = known ? o.verdict != Verdict::Pass : o.verdict == Verdict::Pass || o.verdict == Verdict::Skip;
     log << (ok ? "ok   " : "BAD  ") << f.filename().string() << ": "
         << (o.verdict == Verdict::Pass ? std::string("pass") : o.key() + ": " + first_line(o.detail)) << "\n";
+    if (show_lowered && !o.lowered.empty()) log << "--- lowered for " << o.config << ":\n" << o.lowered;
     if (!ok && known && !failed) log << "     it passes now: move it out of known/ and its entry in tests/fuzz/README.md\n";
     bad += ok ? 0 : 1;
   }

@@ -44,6 +44,8 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log);
 /// Checks every case file (*.tgir) under `dir` on `configs`; a file under a `known/`
 /// subfolder must still fail (it documents an open bug: tests/fuzz/README.md), any other must
 /// pass. Returns the number of files that did otherwise, each named on `log`.
-int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log);
+/// `dir` may be one file. With `show_lowered`, a failure's lowered IR is printed too.
+int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log,
+                 bool show_lowered = false);
 
 }  // namespace tg::fuzz
