@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <set>
 
 namespace tg::cli {
 
@@ -65,10 +66,15 @@ samples::Params resolve_params(const samples::Sample& s, const samples::Params& 
   }
 }
 
-samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
-                               DType t) {
+samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides,
+                               const TargetInfo& target, DType t) {
   try {
-    return samples::resolve_for(s, overrides, target, t);
+    samples::Params p = samples::resolve_for(s, overrides, target, t);
+    TargetPlugin* plugin = find_plugin(target.target);
+    if (!plugin) return p;
+    std::set<std::string> fixed;
+    for (const auto& [name, value] : overrides) fixed.insert(name);
+    return samples::fit_to_device(s, p, t, target, plugin->pipeline(target, {}), fixed);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 #include "cli.h"
 
@@ -115,7 +116,27 @@ std::vector<ConformanceCase> run_row(const ConformanceOptions& opt, const Confor
       cases.push_back(c);
       continue;
     }
-    cases.push_back(run_case(row, *params, *kernel, slot, c));
+    if (!slot.target) {
+      cases.push_back(run_case(row, *params, *kernel, slot, c));
+      continue;
+    }
+    // The shape's tiles are the sample's choice, not a user's: fitted to this device's shared
+    // memory where they do not fit it (the shape's sizes stay).
+    std::set<std::string> fixed;
+    for (const auto& [name, value] : row.shape)
+      if (name.rfind("block_", 0) != 0) fixed.insert(name);
+    const TargetInfo& info = slot.target->info();
+    samples::Params fitted = samples::fit_to_device(*row.sample, *params, row.dtype, info,
+                                                    slot.target->plugin().pipeline(info, {}), fixed);
+    if (fitted == *params) {
+      cases.push_back(run_case(row, *params, *kernel, slot, c));
+      continue;
+    }
+    samples::Params changed;
+    for (const auto& [name, value] : fitted)
+      if (params->at(name) != value) changed[name] = value;
+    c.fitted = format_params(changed);
+    cases.push_back(run_case(row, fitted, row.sample->build(fitted, row.dtype), slot, c));
   }
   return cases;
 }
@@ -207,11 +228,9 @@ std::string conformance_json(const std::vector<ConformanceCase>& cases) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     out += i ? ",\n  {" : "\n  {";
-    const std::pair<const char*, const std::string*> fields[] = {{"sample", &c.sample},
-                                                                 {"target", &c.target},
-                                                                 {"dtype", &c.dtype},
-                                                                 {"shape", &c.shape},
-                                                                 {"label", &c.label}};
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"sample", &c.sample}, {"target", &c.target}, {"dtype", &c.dtype},
+        {"shape", &c.shape},   {"label", &c.label},   {"fitted", &c.fitted}};
     for (const auto& [key, value] : fields) {
       json_string(out, key);
       out += ':';

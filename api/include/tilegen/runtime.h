@@ -3,7 +3,8 @@
 //   auto target = tg::Target::select();
 //   auto kernel = target.compile(matmul_relu(4096, 4096, 4096, 128, 128, 32));
 //   kernel(a, b, c);                 // tg::DeviceBuffer or tg::HostTensor arguments
-//   auto t = kernel.profile(a, b, c);
+//   auto t = kernel.profile({a, b, c});
+// docs/runtime.md describes the whole API.
 #pragma once
 #include <cstdint>
 #include <memory>
