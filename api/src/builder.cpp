@@ -7,8 +7,8 @@
 #include "builder_state.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
-#include "tilegen/passes/check_index_ranges.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/check_index_ranges.h"
 
 namespace tg {
 
@@ -396,8 +396,8 @@ Kernel KernelBuilder::build(Loc loc) {
         "build(): kernel " + st_->name + " has no body; add k.grid(...).threads(n).body([&](...) { ... })",
         at);
   if (const auto& a = st_->abandoned)
-    throw Error("build(): the " + a->what + " body at " + a->loc.str() + " ended with an exception (" + a->message +
-                    "), so kernel " + st_->name +
+    throw Error("build(): the " + a->what + " body at " + a->loc.str() + " ended with an exception (" +
+                    a->message + "), so kernel " + st_->name +
                     " lacks its statements; fix that error and build the kernel with a new KernelBuilder",
                 at);
   st_->phase = BuilderState::Phase::Built;

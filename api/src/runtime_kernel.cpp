@@ -171,7 +171,8 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
       if (d < 0)
         throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
     if (!checked_numel(h->shape.data(), h->shape.size(), h->dtype))
-      throw Error(label + ": host tensor shape " + shape_str(h->shape) + " of " + std::string(h->dtype.name()) +
+      throw Error(label + ": host tensor shape " + shape_str(h->shape) + " of " +
+                      std::string(h->dtype.name()) +
                       " holds more elements or bytes than 64 bits count; use a smaller shape",
                   loc);
     t.host = h;

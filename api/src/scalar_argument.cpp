@@ -2,6 +2,7 @@
 // parameter it binds before it is converted (a silent 3.7 → 3 or 100000 → i8 -96 was a wrong answer).
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "runtime_internal.h"
 
@@ -11,8 +12,10 @@ namespace {
 
 std::string value_text(const KernelArg& a) {
   if (auto* i = std::get_if<int64_t>(&a)) return std::to_string(*i);
+  double v = std::get<double>(a);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", std::get<double>(a));
+  std::snprintf(buf, sizeof buf, "%.15g", v);  // 3.7, not 3.7000000000000002, where that is exact
+  if (std::strtod(buf, nullptr) != v && !std::isnan(v)) std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 

@@ -331,7 +331,8 @@ void Verifier::visit(const Kernel* op) {
     if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
     check_shape(b, describe(b));
   }
-  for (std::size_t d = 0; d < op->block_vars.size(); ++d) check_index_var(op->block_vars[d], op->grid[d], "block index");
+  for (std::size_t d = 0; d < op->block_vars.size(); ++d)
+    check_index_var(op->block_vars[d], op->grid[d], "block index");
   check_index_var(op->thread_var, make_int(op->threads), "thread index");
   for (auto& v : op->block_vars) bind(v, "block index");
   bind(op->thread_var, "thread index");

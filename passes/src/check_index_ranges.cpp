@@ -14,7 +14,9 @@ namespace {
 std::string interval_text(Interval r) {
   if (r.is_point()) return std::to_string(r.lo);
   auto end = [](int64_t v) {
-    return v == Interval::kNegInf ? std::string("-inf") : v == Interval::kPosInf ? std::string("inf") : std::to_string(v);
+    return v == Interval::kNegInf   ? std::string("-inf")
+           : v == Interval::kPosInf ? std::string("inf")
+                                    : std::to_string(v);
   };
   return "in [" + end(r.lo) + ", " + end(r.hi) + "]";
 }
@@ -69,9 +71,9 @@ class IndexRangeChecker : public RangeTrackingMutator {
       bool below = r.has_upper() && r.hi < 0;
       bool above = r.has_lower() && dim.has_upper() && r.lo >= dim.hi;
       if (!below && !above) continue;
-      throw Error(std::string(what) + " " + name_of(b->scope) + " " + b->name + ": index " + std::to_string(d) +
-                      " is " + interval_text(r) + " wherever this runs, outside 0 to " + print(b->shape[d]) +
-                      " - 1; fix the index or the loop bounds",
+      throw Error(std::string(what) + " " + name_of(b->scope) + " " + b->name + ": index " +
+                      std::to_string(d) + " is " + interval_text(r) + " wherever this runs, outside 0 to " +
+                      print(b->shape[d]) + " - 1; fix the index or the loop bounds",
                   at);
     }
   }

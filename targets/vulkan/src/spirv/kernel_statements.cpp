@@ -165,12 +165,13 @@ void KernelLowering::check_local_bytes() const {
     if (b->scope != Scope::Local) continue;
     bytes += *b.const_numel() * (b->dtype.bits() > 32 ? 8 : 4);  // below 32 bits: a 32-bit value each
     if (bytes > kMaxLocalBytesPerThread)
-      throw Error("unsupported: local buffers need " + std::to_string(bytes) + " bytes or more per thread with " +
-                      b->name + " (" + std::to_string(*b.const_numel()) +
-                      " elements); the vulkan target allows " + std::to_string(kMaxLocalBytesPerThread) +
-                      " (the driver keeps them in registers or on its stack): use a shared buffer or fragment "
-                      "for large tiles",
-                  b->loc);
+      throw Error(
+          "unsupported: local buffers need " + std::to_string(bytes) + " bytes or more per thread with " +
+              b->name + " (" + std::to_string(*b.const_numel()) + " elements); the vulkan target allows " +
+              std::to_string(kMaxLocalBytesPerThread) +
+              " (the driver keeps them in registers or on its stack): use a shared buffer or fragment "
+              "for large tiles",
+          b->loc);
   }
 }
 
@@ -280,9 +281,10 @@ void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>
   if (asked) {
     const int64_t trips = op.extent.as_int().value_or(1);
     if (trips > kMaxUnrolledCopies / outer_copies)
-      throw Error("unsupported: " + std::string(name_of(op.for_kind)) + " loop over " + op.var.name() + " with " +
-                      std::to_string(trips) + " iterations" +
-                      (outer_copies > 1 ? " inside unrolled loops of " + std::to_string(outer_copies) : std::string()) +
+      throw Error("unsupported: " + std::string(name_of(op.for_kind)) + " loop over " + op.var.name() +
+                      " with " + std::to_string(trips) + " iterations" +
+                      (outer_copies > 1 ? " inside unrolled loops of " + std::to_string(outer_copies)
+                                        : std::string()) +
                       ": the vulkan target unrolls at most " + std::to_string(kMaxUnrolledCopies) +
                       " copies of a body; use a serial loop (or unroll only a short inner loop)",
                   op.loc);
