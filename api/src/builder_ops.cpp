@@ -263,9 +263,7 @@ void KernelBuilder::loop(ForKind kind, Expr begin, Expr extent, int stages, std:
   check_bound(begin, what, "start", at);
   check_bound(extent, what, "extent", at);
   Var v(loop_var_name(kind), extent.dtype(), at);
-  st_->push();
-  f(v);
-  Stmt body = st_->pop(at);
+  Stmt body = st_->collect(what, at, [&] { f(v); });
   st_->record(make_for(v, begin, extent, kind, stages, body, at));
 }
 
@@ -283,9 +281,7 @@ void KernelBuilder::loop_nest(ForKind kind, const std::vector<Expr>& extents, in
     check_bound(extents[d], what, "extent", at);
     vars.push_back(Var(names[d], extents[d].dtype(), at));
   }
-  st_->push();
-  f(std::vector<Expr>(vars.begin(), vars.end()));
-  Stmt body = st_->pop(at);
+  Stmt body = st_->collect(what, at, [&] { f(std::vector<Expr>(vars.begin(), vars.end())); });
   for (std::size_t d = extents.size(); d-- > 0;)
     body = make_for(vars[d], Expr(0), extents[d], kind, stages, body, at);
   st_->record(body);
@@ -301,11 +297,9 @@ std::size_t KernelBuilder::add_if(Expr cond, std::function<void()> then, SourceL
                     "; compare it to get a bool (e.g. x > 0.0f)",
                 loc);
   cond = make_cast(boolean, cond);
-  st_->push();
-  then();
   auto s = node<ir::If>(loc);
   s->cond = cond;
-  s->then_body = st_->pop(loc);
+  s->then_body = st_->collect("if_", loc, then);
   std::size_t index = st_->record(Stmt(s));
   st_->last_if = BuilderState::OpenIf{st_->frames.size() - 1, index};
   return index;
@@ -320,9 +314,7 @@ void KernelBuilder::add_else(std::size_t index, std::function<void()> f, SourceL
   open.reset();
   const ir::If* old = st_->entry(depth, index).stmt.as<ir::If>();
   auto s = std::make_shared<ir::If>(*old);
-  st_->push();
-  f();
-  s->else_body = st_->pop(loc);
+  s->else_body = st_->collect("else_", loc, f);
   st_->entry(depth, index).stmt = Stmt(s);
 }
 

@@ -85,11 +85,23 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-int64_t HostTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+namespace {
+/// The element count of a shape, checked: an overflowing count (or byte size) is a tg::Error
+/// naming the shape rather than a wrapped, too small buffer.
+int64_t checked_shape_numel(const std::vector<int64_t>& shape, DType t, const char* what,
+                            const SourceLoc& at = {}) {
+  for (int64_t d : shape)
+    if (d < 0) return 0;  // a negative dimension: its user reports it (alloc, the argument checks)
+  auto n = checked_numel(shape.data(), shape.size(), t);
+  if (!n)
+    throw Error(std::string(what) + " " + std::string(t.name()) + shape_str(shape) +
+                    ": its element count or byte size does not fit in 64 bits; use a smaller shape",
+                at);
+  return *n;
 }
+}  // namespace
+
+int64_t HostTensor::numel() const { return checked_shape_numel(shape, dtype, "host tensor"); }
 
 // ---- Target
 
@@ -142,6 +154,7 @@ DeviceBuffer Target::alloc(std::vector<int64_t> shape, DType t, Loc loc) const {
   for (int64_t d : shape)
     if (d < 0)
       throw Error("alloc: shape " + shape_str(shape) + " has a negative dimension", SourceLoc::from(loc));
+  checked_shape_numel(shape, t, "alloc:", SourceLoc::from(loc));
   DeviceBuffer b;
   b.dev_ = impl_->dev;
   b.shape_ = std::move(shape);
@@ -174,11 +187,7 @@ DeviceBuffer Target::upload(const HostTensor& h, Loc loc) const {
 
 // ---- DeviceBuffer
 
-int64_t DeviceBuffer::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
-  return n;
-}
+int64_t DeviceBuffer::numel() const { return checked_shape_numel(shape_, dtype_, "buffer"); }
 
 const std::string& DeviceBuffer::target() const {
   static const std::string none;

@@ -49,4 +49,9 @@ struct Target::Impl {
 /// "[64, 32]"
 std::string shape_str(const std::vector<int64_t>& shape);
 
+/// A scalar launch argument (a double or an int64_t) converted to its parameter's dtype t. A
+/// value that t cannot hold is a tg::Error naming `label` at `loc`: 3.7 or NaN for an integer,
+/// 100000 for i8, 7 for bool, 1e6 for f16 (it would become infinity). Floats round to nearest.
+Scalar scalar_argument(const KernelArg& a, DType t, const std::string& label, const SourceLoc& loc);
+
 }  // namespace tg

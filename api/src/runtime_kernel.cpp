@@ -170,6 +170,11 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
     for (int64_t d : h->shape)
       if (d < 0)
         throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
+    if (!checked_numel(h->shape.data(), h->shape.size(), h->dtype))
+      throw Error(label + ": host tensor shape " + shape_str(h->shape) + " of " +
+                      std::string(h->dtype.name()) +
+                      " holds more elements or bytes than 64 bits count; use a smaller shape",
+                  loc);
     t.host = h;
     t.shape = &h->shape;
     t.dtype = h->dtype;
@@ -193,6 +198,7 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
 struct CheckedArgs {
   std::vector<const Param*> params;  // non-size params, in order
   std::vector<TensorView> tensors;   // per param (empty view for scalars)
+  std::vector<Scalar> scalars;       // per param, converted to its dtype (unused for tensors)
   std::vector<int64_t> size_key;     // values in Function::sizes() order
   std::map<std::string, int64_t> size_names;
 };
@@ -253,6 +259,7 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
                     names + "; sizes are bound from the tensors' shapes), got " + std::to_string(args.size()),
                 loc);
   c.tensors.resize(args.size());
+  c.scalars.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Param& p = *c.params[i];
     if (p.kind == Param::Kind::Tensor) {
@@ -261,6 +268,8 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
       throw Error(arg_label(i, p) + ": the kernel expects a scalar " + std::string(p.var.dtype().name()) +
                       ", got a tensor",
                   loc);
+    } else {
+      c.scalars[i] = scalar_argument(args[i], p.var.dtype(), arg_label(i, p), loc);
     }
   }
   bind_and_check_shapes(f, c, loc);
@@ -279,11 +288,6 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
   }
   c.size_names = infer_sizes(f, shapes, site);
   for (const Var& s : f.sizes()) c.size_key.push_back(c.size_names.at(s.name()));
-}
-
-Scalar scalar_for(const KernelArg& a, DType t) {
-  if (auto* d = std::get_if<double>(&a)) return convert_scalar(f64, t, Scalar::of_float(*d));
-  return convert_scalar(i64, t, Scalar::of_int(std::get<int64_t>(a)));
 }
 
 }  // namespace
@@ -356,8 +360,7 @@ struct HostStaging {
 };
 
 /// LaunchArgs in the lowered function's parameter order (sizes omitted), matched by name.
-std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
-                                        const std::vector<KernelArg>& args, HostStaging& staging) {
+std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, HostStaging& staging) {
   std::map<std::string, LaunchArg> by_name;
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const Param& p = *c.params[i];
@@ -370,7 +373,7 @@ std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
     } else {
       la.is_tensor = false;
       la.dtype = p.var.dtype();
-      la.scalar = scalar_for(args[i], la.dtype);
+      la.scalar = c.scalars[i];
     }
     by_name[p.name()] = std::move(la);
   }
@@ -414,7 +417,7 @@ void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, con
   std::lock_guard<std::mutex> lock(dev.mu);
   HostStaging staging{dev, {}};
   on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    std::vector<LaunchArg> la = make_launch_args(*v, c, staging);
     run(dev, *v, la);
     staging.copy_back();
   });
