@@ -56,13 +56,15 @@ std::optional<Kernel> try_build(const Sample& s, const Params& p, DType t) {
 }  // namespace
 
 Params fit_to_device(const Sample& s, const Params& p, DType t, const TargetInfo& target,
-                     const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed) {
+                     const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed,
+                     int64_t budget) {
+  const int64_t limit = budget > 0 ? budget : target.shared_mem_bytes;
   Params cur = p;
   std::optional<Kernel> k = try_build(s, cur, t);
   if (!k) return p;
   for (int step = 0; step < 16; ++step) {
     std::optional<int64_t> bytes = lowered_shared_bytes(*k, target, pipeline);
-    if (!bytes || *bytes <= target.shared_mem_bytes) return cur;
+    if (!bytes || *bytes <= limit) return cur;
     // Halve the largest tile parameter the user left to us that the sample accepts halved.
     std::vector<std::string> names;
     for (const auto& [name, value] : cur)

@@ -105,9 +105,12 @@ Params resolve_for(const Sample& s, const Params& overrides, const TargetInfo& t
 /// `target.shared_mem_bytes`: defaults sized for large GPUs then run on a smaller device (a
 /// software Vulkan device has 32 KiB). Parameters in `fixed` (the user's own) are never changed,
 /// and a value the sample rejects is skipped. Returns `p` itself when it fits, when it does not
-/// lower, or when nothing can shrink (the compile then says what does not fit).
+/// lower, or when nothing can shrink (the compile then says what does not fit). `budget`, when
+/// positive, replaces shared_mem_bytes: a caller whose compile still found too little room (a
+/// code generator may add to the IR's buffers, as vulkan's prefetch slots do) asks for less.
 Params fit_to_device(const Sample& s, const Params& p, DType t, const TargetInfo& target,
-                     const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed);
+                     const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed,
+                     int64_t budget = 0);
 
 /// Compare one output against its reference; returns the largest |got - want| and counts
 /// elements outside the tolerance (NaN counts as outside).
