@@ -13,6 +13,7 @@
 // would be safe, and a failed library costs only its mapping.
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -346,6 +347,10 @@ std::string trial_in_child(const LoadedPlugin& lp) {
   const pid_t pid = ::fork();
   if (pid < 0) return "";  // no child to be had: load it here, as targets() would
   if (pid == 0) {
+    // The host's crash handlers (a test framework's, say) are not for the trial, nor a core file.
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+    struct rlimit no_core {};
+    ::setrlimit(RLIMIT_CORE, &no_core);
     LoadedPlugin trial;
     trial.name = lp.name;
     trial.path = lp.path;
