@@ -227,7 +227,7 @@ std::optional<std::string> KernelCache::read_file(const std::string& name) const
 }
 
 bool KernelCache::write_file(const std::string& name, const std::string& data) const {
-  if (data.size() > kMaxEntryBytes || !make_private_dirs(dir_) || !check_trusted()) return false;
+  if (data.size() > kMaxEntryBytes || !check_trusted()) return false;
   // Unique per process and call, and never the final name: readers only ever see whole files.
   static std::atomic<uint64_t> counter{0};
   const std::string final_path = dir_ + "/" + name;
@@ -247,7 +247,9 @@ std::optional<CacheEntry> KernelCache::load(const Key& k) const {
   return decode(*bytes, k);
 }
 
-bool KernelCache::store(const Key& k, const CacheEntry& e) const { return write_file(k.digest + ".tgk", encode(k, e)); }
+bool KernelCache::store(const Key& k, const CacheEntry& e) const {
+  return make_private_dirs(dir_) && write_file(k.digest + ".tgk", encode(k, e));
+}
 
 void KernelCache::evict(const Key& k) const { ::unlink(path_of(k).c_str()); }
 

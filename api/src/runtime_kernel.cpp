@@ -423,8 +423,9 @@ template <typename F>
 void on_device(const DeviceState& dev, const std::string& kernel, const SourceLoc& loc, F&& f) {
   try {
     f();
-  } catch (const Error&) {
-    throw;
+  } catch (const Error& e) {
+    if (e.where().known()) throw;
+    throw Error(e.message(), loc);  // a target's complaint about this launch: at the launch
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to run kernel '" + kernel + "': " + e.what(), loc);
   } catch (...) {

@@ -73,7 +73,7 @@ class KernelCache {
   /// The entry, or nullopt when absent, unreadable, corrupt or foreign. Throws tg::Error when
   /// the directory is not trusted (check_trusted).
   std::optional<CacheEntry> load(const Key& k) const;
-  /// Write atomically. Returns false (and leaves no file behind) when the directory cannot be
+  /// Write atomically, making the directory (0700) when missing. Returns false (and leaves no file behind) when the directory cannot be
   /// written: the cache is an optimisation, never a reason to fail a compile. Throws tg::Error
   /// when the directory is not trusted.
   bool store(const Key& k, const CacheEntry& e) const;
@@ -86,7 +86,8 @@ class KernelCache {
   /// A file of the cache directory other than an entry (vulkan's pipeline cache), under the same
   /// rules: a regular file of the user's of at most kMaxEntryBytes, in a trusted directory.
   std::optional<std::string> read_file(const std::string& name) const;
-  /// Written atomically, mode 0600, into the directory (made 0700 when missing); false on failure.
+  /// Written atomically, mode 0600, into the directory, which store() makes (0700); false on
+  /// failure, and when the directory does not exist.
   bool write_file(const std::string& name, const std::string& data) const;
 
  private:
