@@ -145,7 +145,8 @@ std::optional<std::string> read_capped(const std::string& path, uint64_t cap) {
   if (fd < 0) return std::nullopt;
   struct stat st {};
   std::optional<std::string> out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && uint64_t(st.st_size) <= cap) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+      uint64_t(st.st_size) <= cap) {
     std::string buf(std::size_t(st.st_size), '\0');
     std::size_t done = 0;
     while (done < buf.size()) {
@@ -164,7 +165,8 @@ std::optional<std::string> read_capped(const std::string& path, uint64_t cap) {
 bool make_private_dirs(const fs::path& dir) {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return true;
-  if (dir.has_parent_path() && dir.parent_path() != dir && !make_private_dirs(dir.parent_path())) return false;
+  if (dir.has_parent_path() && dir.parent_path() != dir && !make_private_dirs(dir.parent_path()))
+    return false;
   return ::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
 }
 
@@ -211,7 +213,8 @@ bool KernelCache::check_trusted() const {
   if (!S_ISDIR(st.st_mode))
     why = "is not a directory";
   else if (st.st_uid != ::geteuid())
-    why = "belongs to user id " + std::to_string(st.st_uid) + ", not to you (" + std::to_string(::geteuid()) + ")";
+    why = "belongs to user id " + std::to_string(st.st_uid) + ", not to you (" + std::to_string(::geteuid()) +
+          ")";
   else if (st.st_mode & S_IWOTH)
     why = "is writable by other users (mode " + octal_mode(st.st_mode) + ")";
   if (why.empty()) return true;

@@ -99,9 +99,11 @@ std::string file_problem(const LoadedPlugin& lp) {
   struct stat st {};
   if (::stat(lp.path.c_str(), &st) != 0) return "cannot read " + lp.path + ": " + std::strerror(errno);
   if (S_ISREG(st.st_mode)) return "";
-  const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a directory"
-                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISSOCK(st.st_mode) ? "a socket"
-                                                                                                       : "not a file";
+  const char* kind = S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                     : S_ISDIR(st.st_mode)                        ? "a directory"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                  : "not a file";
   return lp.path + " is " + kind + ", not a regular file: not loaded";
 }
 
@@ -371,7 +373,8 @@ std::string trial_in_child(const LoadedPlugin& lp) {
     }
     ::usleep(2000);
   }
-  const std::string what = " while it was loaded and probed in a child process: the plugin is broken; not loaded";
+  const std::string what =
+      " while it was loaded and probed in a child process: the plugin is broken; not loaded";
   if (WIFSIGNALED(status)) return "killed by " + signal_text(WTERMSIG(status)) + what;
   if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
     return "the process exited with status " + std::to_string(WEXITSTATUS(status)) + what;

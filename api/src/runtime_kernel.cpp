@@ -147,7 +147,7 @@ std::shared_ptr<Variant> compile_variant(DeviceState& dev, const Function& f, co
     codegen_and_load(dev, *v, opt);
     v->stages.emplace_back("source", v->artifact.source);
   } catch (const Error& e) {
-    if (e.where().known()) throw;  // located at the IR node (the builder line) that caused it
+    if (e.where().known()) throw;   // located at the IR node (the builder line) that caused it
     throw Error(e.message(), loc);  // an option or environment variable: at the compile (or launch)
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name + "': " + e.what(), loc);
@@ -458,11 +458,11 @@ const Variant& current(CompiledKernel::Impl& im, const char* what, const SourceL
   if (!im.last) {
     std::string sizes;
     for (const Var& s : im.generic.sizes()) sizes += (sizes.empty() ? "" : ", ") + s.name();
-    throw Error(
-        "kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
-        "): it is compiled at its first launch, for that launch's shapes; launch it before asking for its " +
-            std::string(what),
-        loc);
+    throw Error("kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
+                    "): it is compiled at its first launch, for that launch's shapes; launch it before "
+                    "asking for its " +
+                    std::string(what),
+                loc);
   }
   return *im.last;
 }
@@ -522,6 +522,8 @@ const std::vector<uint8_t>& CompiledKernel::binary(Loc loc) const {
 const std::vector<std::pair<std::string, std::string>>& CompiledKernel::stages(Loc loc) const {
   return current(*impl_, "stages()", SourceLoc::from(loc)).stages;
 }
-const Function& CompiledKernel::lowered(Loc loc) const { return current(*impl_, "lowered()", SourceLoc::from(loc)).lowered; }
+const Function& CompiledKernel::lowered(Loc loc) const {
+  return current(*impl_, "lowered()", SourceLoc::from(loc)).lowered;
+}
 
 }  // namespace tg

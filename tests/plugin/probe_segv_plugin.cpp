@@ -12,7 +12,9 @@ class ProbeSegvPlugin final : public tg::TargetPlugin {
     *p = 1;
     return {};
   }
-  std::vector<tg::PassEntry> pipeline(const tg::TargetInfo&, const tg::CompileOptions&) override { return {}; }
+  std::vector<tg::PassEntry> pipeline(const tg::TargetInfo&, const tg::CompileOptions&) override {
+    return {};
+  }
   tg::Artifact codegen(const tg::Function&, const tg::TargetInfo&, const tg::CompileOptions&) override {
     return {};
   }

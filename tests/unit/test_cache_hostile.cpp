@@ -236,7 +236,8 @@ TEST_CASE("kernel cache: a directory others may write, or another user's, is ref
   KernelCache cache;
   auto key = KernelCache::key({"ir", "cpu", "x", ""});
   CHECK_THROWS_WITH_AS(cache.load(key), doctest::Contains("is writable by other users"), Error);
-  CHECK_THROWS_WITH_AS(cache.store(key, CacheEntry{}), doctest::Contains("is writable by other users"), Error);
+  CHECK_THROWS_WITH_AS(cache.store(key, CacheEntry{}), doctest::Contains("is writable by other users"),
+                       Error);
   {
     EnvGuard off("TILEGEN_CACHE", "0");  // the way out the message offers
     for (const Target& t : targets) check_axpy_runs(t);

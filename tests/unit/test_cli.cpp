@@ -86,7 +86,8 @@ TEST_CASE("cli: targets lists interp as available with a device") {
 }
 
 TEST_CASE("cli: targets lists a plugin that aborts or faults as broken, the others as they are") {
-  const std::string env = std::string("TILEGEN_PLUGIN_PATH=") + TILEGEN_CRASH_PLUGIN_DIR + ":" + TILEGEN_TEST_PLUGIN_DIR;
+  const std::string env =
+      std::string("TILEGEN_PLUGIN_PATH=") + TILEGEN_CRASH_PLUGIN_DIR + ":" + TILEGEN_TEST_PLUGIN_DIR;
   auto r = tilegen_env(env, "targets");
   CHECK(r.status == 0);
   CHECK(has(r, "killed by SIGABRT (signal 6) while it was loaded and probed in a child process"));

@@ -120,7 +120,8 @@ TEST_CASE("plugins: an entry that is data, a wild pointer, or another plugin's n
   check_interp_runs();
 }
 
-TEST_CASE("plugins: Target::get loads only the plugin asked for, so a crashing library beside it is harmless") {
+TEST_CASE(
+    "plugins: Target::get loads only the plugin asked for, so a crashing library beside it is harmless") {
   // Were testabort (its constructor aborts) or testsegv (probe() faults) loaded or probed here,
   // this test process would die.
   PathEnv env(std::string(TILEGEN_CRASH_PLUGIN_DIR) + ":" + TILEGEN_TEST_PLUGIN_DIR);

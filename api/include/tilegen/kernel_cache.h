@@ -2,7 +2,7 @@
 // program skips the target compiler (NVRTC, hiprtc, LLVM). Target::compile uses it for every
 // artifact with a binary; an application may also use it directly.
 //
-//   tg::KernelCache cache;                       // TILEGEN_CACHE_DIR, $XDG_CACHE_HOME/tilegen, ~/.cache/tilegen
+//   tg::KernelCache cache;  // TILEGEN_CACHE_DIR, $XDG_CACHE_HOME/tilegen, ~/.cache/tilegen
 //   auto key = tg::KernelCache::key({ir, "cuda", "sm_90", options_text});
 //   if (auto hit = cache.load(key)) ...; else cache.store(key, entry);
 //
@@ -73,9 +73,9 @@ class KernelCache {
   /// The entry, or nullopt when absent, unreadable, corrupt or foreign. Throws tg::Error when
   /// the directory is not trusted (check_trusted).
   std::optional<CacheEntry> load(const Key& k) const;
-  /// Write atomically, making the directory (0700) when missing. Returns false (and leaves no file behind) when the directory cannot be
-  /// written: the cache is an optimisation, never a reason to fail a compile. Throws tg::Error
-  /// when the directory is not trusted.
+  /// Write atomically, making the directory (0700) when missing. Returns false (and leaves no file behind)
+  /// when the directory cannot be written: the cache is an optimisation, never a reason to fail a compile.
+  /// Throws tg::Error when the directory is not trusted.
   bool store(const Key& k, const CacheEntry& e) const;
   /// Remove an entry that turned out not to load (a hit the target could not use).
   void evict(const Key& k) const;

@@ -17,7 +17,8 @@ namespace {
 // {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0, TILEGEN_CUDA_CP_ASYNC=0.
 bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
   auto it = opt.params.find(param);
-  return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env, true);
+  return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env,
+                           true);
 }
 
 EmitOptions emit_options(const CompileOptions& opt) {
