@@ -83,6 +83,20 @@ std::shared_ptr<Node> node(const SourceLoc& at) {
 
 // ---- Tensor, ElementRef
 
+Expr Tensor::shape(std::size_t dim, Loc loc) const {
+  if (!buf_)
+    throw Error("shape(" + std::to_string(dim) +
+                    ") of an empty Tensor: a default-constructed tg::Tensor has no buffer; make it with "
+                    "KernelBuilder::tensor, shared, fragment or local",
+                SourceLoc::from(loc));
+  if (dim >= buf_->shape.size())
+    throw Error("shape(" + std::to_string(dim) + ") of " + describe(buf_) + ", which has " +
+                    ordinal_dims(buf_->shape.size()) + ": ask for a dimension below " +
+                    std::to_string(buf_->shape.size()),
+                SourceLoc::from(loc));
+  return buf_->shape[dim];
+}
+
 ElementRef Tensor::operator()(Expr i0, Loc loc) const { return element(st_, buf_, {i0}, loc); }
 ElementRef Tensor::operator()(Expr i0, Expr i1, Loc loc) const { return element(st_, buf_, {i0, i1}, loc); }
 ElementRef Tensor::operator()(Expr i0, Expr i1, Expr i2, Loc loc) const {

@@ -35,21 +35,6 @@ std::shared_ptr<DeviceState> open_device(const PluginRecord& rec, int index, con
   return dev;
 }
 
-/// "interp (reference interpreter), cpu (...)", and the unavailable ones with their reasons.
-std::string describe_targets(const std::vector<PluginRecord>& all) {
-  std::string avail, unavail;
-  for (const PluginRecord& r : all) {
-    if (r.status.available)
-      avail +=
-          (avail.empty() ? "" : ", ") + r.status.name + " (" + r.status.devices.front().device_name + ")";
-    else
-      unavail += (unavail.empty() ? "" : "; ") + r.status.name + ": " + r.status.reason;
-  }
-  std::string s = "available targets: " + (avail.empty() ? std::string("none") : avail);
-  if (!unavail.empty()) s += "; unavailable: " + unavail;
-  return s;
-}
-
 /// select()'s order of devices: hardware GPUs, the native CPU, software devices, the interpreter.
 int device_rank(const std::string& target, const TargetInfo& d) {
   if (target == "interp") return 3;
@@ -133,10 +118,15 @@ Target Target::select(Loc loc) {
 
 Target Target::get(const std::string& name, int device, Loc loc) {
   SourceLoc where = SourceLoc::from(loc);
-  std::vector<PluginRecord> all = discover_plugins();
-  auto it =
-      std::find_if(all.begin(), all.end(), [&](const PluginRecord& r) { return r.status.name == name; });
-  if (it == all.end()) throw Error("unknown target '" + name + "'; " + describe_targets(all), where);
+  // Only this plugin is loaded and probed: a broken library beside it cannot touch this program.
+  std::optional<PluginRecord> it = discover_plugin(name);
+  if (!it) {
+    std::string names;
+    for (const std::string& n : target_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error("unknown target '" + name + "'; the targets found are " + names +
+                    " (`tilegen targets` says which are available here)",
+                where);
+  }
   if (!it->status.available) throw Error("target '" + name + "' is unavailable: " + it->status.reason, where);
   int count = int(it->status.devices.size());
   if (device < 0 || device >= count)

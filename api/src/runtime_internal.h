@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct PluginRecord {
 
 /// Scan the plugin directories, load what is new (each library once per process) and probe it.
 std::vector<PluginRecord> discover_plugins();
+/// The one plugin of that name, loaded and probed alone (interp included); nullopt when no
+/// library of that name is found.
+std::optional<PluginRecord> discover_plugin(const std::string& name);
 
 /// The directories searched, in order: TILEGEN_PLUGIN_PATH, the install's plugin directory, the
 /// directory of libtilegen.so.

@@ -96,7 +96,9 @@ class Tensor {
   const std::string& name() const { return buf_->name; }
   DType dtype() const { return buf_->dtype; }
   std::size_t rank() const { return buf_->shape.size(); }
-  Expr shape(std::size_t dim) const { return buf_->shape.at(dim); }
+  /// Dimension `dim`'s extent; a tensor not made by a KernelBuilder, or a dimension past its
+  /// rank, is a tg::Error at the caller's line.
+  Expr shape(std::size_t dim, Loc loc = Loc::current()) const;
 
   ElementRef operator()(Expr i0, Loc loc = Loc::current()) const;
   ElementRef operator()(Expr i0, Expr i1, Loc loc = Loc::current()) const;

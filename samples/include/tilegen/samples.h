@@ -26,8 +26,9 @@ struct ParamInfo {
   int64_t default_value;
   std::string help;
   /// Accepted range; resolve() rejects values outside it (sizes must be positive, flags 0/1).
+  /// Sizes and block sizes become i32 index expressions, so no value may pass INT32_MAX.
   int64_t min_value = 1;
-  int64_t max_value = INT64_MAX;
+  int64_t max_value = INT32_MAX;
 };
 
 /// A host tensor with its storage, in the dtype's storage format.
