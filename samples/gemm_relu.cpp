@@ -1,4 +1,4 @@
-// gemm_relu: C = max(A·B, 0), the DESIGN.md quickstart as written there — a tiled GEMM with a
+// gemm_relu: C = max(A·B, 0), the quickstart kernel of docs/language.md as written there — a tiled GEMM with a
 // ReLU epilogue applied to the f32 fragment before the copy out.
 #include <algorithm>
 

@@ -44,8 +44,6 @@ Params resolve(const Sample& s, const Params& overrides) {
       msg << "parameter '" << name << "' of sample " << s.name << " is " << value << "; it must be ";
       if (it->min_value == 0 && it->max_value == 1)
         msg << "0 or 1";
-      else if (it->max_value == INT64_MAX)
-        msg << "at least " << it->min_value;
       else
         msg << "between " << it->min_value << " and " << it->max_value;
       throw Error(msg.str());

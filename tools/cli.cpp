@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <set>
 
 namespace tg::cli {
 
@@ -22,16 +23,15 @@ std::string dtype_names(const samples::Sample& s) {
   return join(names, ", ");
 }
 
-const TargetStatus* find_status(const std::vector<TargetStatus>& all, const std::string& name) {
-  for (const auto& t : all)
-    if (t.name == name) return &t;
-  return nullptr;
-}
-
-std::string target_names(const std::vector<TargetStatus>& all) {
-  std::vector<std::string> names;
-  for (const auto& t : all) names.push_back(t.name);
-  return join(names, ", ");
+/// Only the named plugin is loaded: a broken library beside it cannot stop `--target interp`.
+TargetPlugin& load_named_plugin(const std::string& name) {
+  const std::vector<std::string> names = target_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw UsageError("unknown target '" + name + "'; targets are " + join(names, ", "));
+  std::string reason;
+  TargetPlugin* plugin = find_plugin(name, &reason);
+  if (!plugin) throw UsageError("cannot load target " + name + ": " + reason);
+  return *plugin;
 }
 
 }  // namespace
@@ -65,10 +65,15 @@ samples::Params resolve_params(const samples::Sample& s, const samples::Params& 
   }
 }
 
-samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
-                               DType t) {
+samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides,
+                               const TargetInfo& target, DType t) {
   try {
-    return samples::resolve_for(s, overrides, target, t);
+    samples::Params p = samples::resolve_for(s, overrides, target, t);
+    TargetPlugin* plugin = find_plugin(target.target);
+    if (!plugin) return p;
+    std::set<std::string> fixed;
+    for (const auto& [name, value] : overrides) fixed.insert(name);
+    return samples::fit_to_device(s, p, t, target, plugin->pipeline(target, {}), fixed);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }
@@ -93,25 +98,15 @@ Target open_target(const std::string& name, int device) {
       throw UsageError(e.message());
     }
   }
-  const auto all = targets();
-  const TargetStatus* st = find_status(all, name);
-  if (!st) throw UsageError("unknown target '" + name + "'; targets are " + target_names(all));
-  if (!st->available) throw UsageError("target " + name + " is unavailable here: " + st->reason);
-  if (device < 0 || device >= int(st->devices.size()))
-    throw UsageError("target " + name + " has " + std::to_string(st->devices.size()) +
-                     " device(s); --device must be below that");
-  return Target::get(name, device);
+  load_named_plugin(name);
+  try {  // unavailable, or no such device: the reason, as a usage error
+    return Target::get(name, device);
+  } catch (const Error& e) {
+    throw UsageError(e.message());
+  }
 }
 
-TargetPlugin& find_target_plugin(const std::string& name) {
-  const auto all = targets();
-  if (!find_status(all, name))
-    throw UsageError("unknown target '" + name + "'; targets are " + target_names(all));
-  std::string reason;
-  TargetPlugin* plugin = find_plugin(name, &reason);
-  if (!plugin) throw UsageError("cannot load target " + name + ": " + reason);
-  return *plugin;
-}
+TargetPlugin& find_target_plugin(const std::string& name) { return load_named_plugin(name); }
 
 TargetInfo codegen_info(TargetPlugin& plugin, const std::string& arch) {
   if (!arch.empty()) {

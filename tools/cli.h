@@ -31,7 +31,8 @@ const samples::Sample& find_sample(const std::string& name);
 DType pick_dtype(const samples::Sample& s, const std::string& name);
 /// Defaults overlaid with `overrides`; an unknown parameter is a UsageError.
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides);
-/// The same with the sample's tuned tiles for the target (samples::resolve_for).
+/// The same with the sample's tuned tiles for the target (samples::resolve_for), and the tiles
+/// the user did not set fitted to the target's shared memory (samples::fit_to_device).
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
                                DType t);
 /// The sample's kernel; a builder error for these parameters is a UsageError.

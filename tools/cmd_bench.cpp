@@ -17,6 +17,7 @@
 
 #include "bench/peers.h"
 #include "cli.h"
+#include "tilegen/env.h"
 
 namespace tg::cli {
 
@@ -112,8 +113,7 @@ int bench_threads(const Args& a) {
       throw UsageError("--threads takes a count from 1 to 4096, not " + a.get("threads"));
     return int(n);
   }
-  const char* env = std::getenv("TILEGEN_NUM_THREADS");
-  return env ? std::max(0, std::atoi(env)) : 0;
+  return int(tg::env::integer("TILEGEN_NUM_THREADS", 1, 4096, 0));
 }
 
 }  // namespace

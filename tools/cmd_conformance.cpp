@@ -38,6 +38,15 @@ const char* cell(CaseStatus s) {
   return "?";
 }
 
+// Cases whose shape's tiles were halved to fit the device's shared memory, one line each.
+void print_fitted(const std::vector<ConformanceCase>& cases) {
+  for (const auto& c : cases)
+    if (!c.fitted.empty())
+      std::cout << "fitted: " << c.target << " " << c.sample << " " << c.dtype << " [" << c.label
+                << "] ran with " << c.fitted
+                << " (the shape's tiles need more shared memory than the device has)\n";
+}
+
 // Skips repeat (a target that lacks a dtype skips every row of it): one line per target and reason.
 void print_skips(const std::vector<ConformanceCase>& cases) {
   std::map<std::pair<std::string, std::string>, std::vector<const ConformanceCase*>> groups;
@@ -106,6 +115,7 @@ int cmd_conformance(const std::vector<std::string>& argv) {
   const auto cases = run_conformance(opt, rows, target_names, on_row);
 
   print_skips(cases);
+  print_fitted(cases);
   print_failures(cases);
   if (json.is_open()) {
     json << conformance_json(cases);

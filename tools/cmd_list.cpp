@@ -28,7 +28,8 @@ std::string device_flags(const TargetInfo& d) {
 int cmd_targets(const std::vector<std::string>& argv) {
   Args a = parse_args(argv, {}, 0);
   if (a.has("help")) return print_usage("usage: tilegen targets\n");
-  const auto all = targets();
+  // Each plugin is tried in a child process first: a broken one is listed, not fatal.
+  const auto all = targets_isolated();
   std::size_t width = 6;
   for (const auto& t : all) width = std::max(width, t.name.size());
   std::cout << std::left << std::setw(int(width + 2)) << "TARGET" << std::setw(13) << "STATUS"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <optional>
+#include <set>
 
 #include "cli.h"
 
@@ -89,6 +90,51 @@ ConformanceCase run_case(const ConformanceRow& row, const samples::Params& param
   }
 }
 
+// One case at `fitted` tiles (the row's kernel where they are the row's own), naming the tiles
+// that changed.
+ConformanceCase run_fitted(const ConformanceRow& row, const samples::Params& params,
+                           const samples::Params& fitted, const Kernel& kernel, const TargetSlot& slot,
+                           ConformanceCase c) {
+  if (fitted == params) return run_case(row, params, kernel, slot, c);
+  samples::Params changed;
+  for (const auto& [name, value] : fitted)
+    if (params.at(name) != value) changed[name] = value;
+  c.fitted = format_params(changed);
+  return run_case(row, fitted, row.sample->build(fitted, row.dtype), slot, c);
+}
+
+// A skip because the tiles need more shared memory than the device has.
+bool needs_room(const ConformanceCase& c) {
+  return c.status == CaseStatus::Skip && c.reason.rfind("unsupported:", 0) == 0 &&
+         (c.reason.find("Workgroup memory") != std::string::npos ||
+          c.reason.find("shared memory") != std::string::npos);
+}
+
+// The row on one open target, its tiles fitted to the device's shared memory where they do not fit:
+// the shape's tiles are the sample's choice, not a user's (its sizes stay).
+ConformanceCase run_fitting(const ConformanceRow& row, const samples::Params& params, const Kernel& kernel,
+                            const TargetSlot& slot, const ConformanceCase& c) {
+  std::set<std::string> fixed;
+  for (const auto& [name, value] : row.shape)
+    if (name.rfind("block_", 0) != 0) fixed.insert(name);
+  const TargetInfo& info = slot.target->info();
+  const std::vector<PassEntry> pipeline = slot.target->plugin().pipeline(info, {});
+  samples::Params fitted = samples::fit_to_device(*row.sample, params, row.dtype, info, pipeline, fixed);
+  ConformanceCase done = run_fitted(row, params, fitted, kernel, slot, c);
+  // The code generator may need more than the IR's buffers (vulkan's prefetch slots): while the
+  // compile finds too little room, fit to an eighth less, three times at most.
+  int64_t budget = info.shared_mem_bytes;
+  for (int tries = 0; tries < 3 && needs_room(done); ++tries) {
+    budget = budget * 7 / 8;
+    samples::Params smaller =
+        samples::fit_to_device(*row.sample, fitted, row.dtype, info, pipeline, fixed, budget);
+    if (smaller == fitted) continue;
+    fitted = smaller;
+    done = run_fitted(row, params, fitted, kernel, slot, c);
+  }
+  return done;
+}
+
 // All targets of one row; a row whose kernel does not build fails on every target.
 std::vector<ConformanceCase> run_row(const ConformanceOptions& opt, const ConformanceRow& row,
                                      const std::vector<TargetSlot>& slots) {
@@ -115,7 +161,11 @@ std::vector<ConformanceCase> run_row(const ConformanceOptions& opt, const Confor
       cases.push_back(c);
       continue;
     }
-    cases.push_back(run_case(row, *params, *kernel, slot, c));
+    if (!slot.target) {
+      cases.push_back(run_case(row, *params, *kernel, slot, c));
+      continue;
+    }
+    cases.push_back(run_fitting(row, *params, *kernel, slot, c));
   }
   return cases;
 }
@@ -207,11 +257,9 @@ std::string conformance_json(const std::vector<ConformanceCase>& cases) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const auto& c = cases[i];
     out += i ? ",\n  {" : "\n  {";
-    const std::pair<const char*, const std::string*> fields[] = {{"sample", &c.sample},
-                                                                 {"target", &c.target},
-                                                                 {"dtype", &c.dtype},
-                                                                 {"shape", &c.shape},
-                                                                 {"label", &c.label}};
+    const std::pair<const char*, const std::string*> fields[] = {
+        {"sample", &c.sample}, {"target", &c.target}, {"dtype", &c.dtype},
+        {"shape", &c.shape},   {"label", &c.label},   {"fitted", &c.fitted}};
     for (const auto& [key, value] : fields) {
       json_string(out, key);
       out += ':';

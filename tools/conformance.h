@@ -26,6 +26,8 @@ struct ConformanceCase {
   std::optional<double> max_error;  // over every output, when the kernel ran
   std::string reason;               // why it failed or was skipped
   uint64_t seed = 0;                // its inputs: std::mt19937_64(seed) given to make_problem
+  std::string fitted;               // the tiles it ran with where the shape's did not fit the
+                                    // device's shared memory ("block_M=32,block_N=32"), else empty
 };
 
 /// One row of the matrix: a sample at one dtype and test shape.

@@ -8,6 +8,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/check_index_ranges.h"
 
 namespace tg {
 
@@ -87,6 +88,29 @@ void BuilderState::claim_name(const std::string& n, const char* what, const Sour
     throw Error(
         std::string(what) + " name " + n + " is already used in kernel " + name + "; pick another name", at);
   names.push_back(n);
+}
+
+Stmt BuilderState::collect(const char* what, const SourceLoc& at, const std::function<void()>& body) {
+  push();
+  std::size_t depth = frames.size();
+  try {
+    body();
+  } catch (...) {
+    frames.resize(depth - 1);
+    last_if.reset();
+    if (!abandoned) {
+      std::string message = "an exception";
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        message = e.what();
+      } catch (...) {
+      }
+      abandoned = Abandoned{what, message, at};
+    }
+    throw;
+  }
+  return pop(at);
 }
 
 void BuilderState::push() { frames.emplace_back(); }
@@ -234,11 +258,15 @@ void KernelBuilder::begin_body(SourceLoc loc) {
   st_->phase = BuilderState::Phase::InBody;
   st_->body_loc = loc;
   st_->thread_var = Var("tx", i32, loc);
-  st_->push();
 }
 
-void KernelBuilder::end_body(SourceLoc loc) {
-  st_->kernel_body = st_->pop(loc);
+void KernelBuilder::run_body(const std::function<void()>& f, SourceLoc loc) {
+  try {
+    st_->kernel_body = st_->collect("body", loc, f);
+  } catch (...) {
+    st_->phase = BuilderState::Phase::AfterBody;
+    throw;
+  }
   st_->phase = BuilderState::Phase::AfterBody;
 }
 
@@ -367,6 +395,11 @@ Kernel KernelBuilder::build(Loc loc) {
     throw Error(
         "build(): kernel " + st_->name + " has no body; add k.grid(...).threads(n).body([&](...) { ... })",
         at);
+  if (const auto& a = st_->abandoned)
+    throw Error("build(): the " + a->what + " body at " + a->loc.str() + " ended with an exception (" +
+                    a->message + "), so kernel " + st_->name +
+                    " lacks its statements; fix that error and build the kernel with a new KernelBuilder",
+                at);
   st_->phase = BuilderState::Phase::Built;
 
   auto kernel = std::make_shared<ir::Kernel>(st_->grid_loc);
@@ -385,6 +418,7 @@ Kernel KernelBuilder::build(Loc loc) {
   f.body = Stmt(kernel);
   if (!st_->layouts.empty()) f = ApplyLayouts(st_->layouts).mutate_function(f);
   verify(f);
+  check_index_ranges(f);
   return Kernel(std::move(f));
 }
 

@@ -83,6 +83,20 @@ std::shared_ptr<Node> node(const SourceLoc& at) {
 
 // ---- Tensor, ElementRef
 
+Expr Tensor::shape(std::size_t dim, Loc loc) const {
+  if (!buf_)
+    throw Error("shape(" + std::to_string(dim) +
+                    ") of an empty Tensor: a default-constructed tg::Tensor has no buffer; make it with "
+                    "KernelBuilder::tensor, shared, fragment or local",
+                SourceLoc::from(loc));
+  if (dim >= buf_->shape.size())
+    throw Error("shape(" + std::to_string(dim) + ") of " + describe(buf_) + ", which has " +
+                    ordinal_dims(buf_->shape.size()) + ": ask for a dimension below " +
+                    std::to_string(buf_->shape.size()),
+                SourceLoc::from(loc));
+  return buf_->shape[dim];
+}
+
 ElementRef Tensor::operator()(Expr i0, Loc loc) const { return element(st_, buf_, {i0}, loc); }
 ElementRef Tensor::operator()(Expr i0, Expr i1, Loc loc) const { return element(st_, buf_, {i0, i1}, loc); }
 ElementRef Tensor::operator()(Expr i0, Expr i1, Expr i2, Loc loc) const {
@@ -263,9 +277,7 @@ void KernelBuilder::loop(ForKind kind, Expr begin, Expr extent, int stages, std:
   check_bound(begin, what, "start", at);
   check_bound(extent, what, "extent", at);
   Var v(loop_var_name(kind), extent.dtype(), at);
-  st_->push();
-  f(v);
-  Stmt body = st_->pop(at);
+  Stmt body = st_->collect(what, at, [&] { f(v); });
   st_->record(make_for(v, begin, extent, kind, stages, body, at));
 }
 
@@ -283,9 +295,7 @@ void KernelBuilder::loop_nest(ForKind kind, const std::vector<Expr>& extents, in
     check_bound(extents[d], what, "extent", at);
     vars.push_back(Var(names[d], extents[d].dtype(), at));
   }
-  st_->push();
-  f(std::vector<Expr>(vars.begin(), vars.end()));
-  Stmt body = st_->pop(at);
+  Stmt body = st_->collect(what, at, [&] { f(std::vector<Expr>(vars.begin(), vars.end())); });
   for (std::size_t d = extents.size(); d-- > 0;)
     body = make_for(vars[d], Expr(0), extents[d], kind, stages, body, at);
   st_->record(body);
@@ -301,11 +311,9 @@ std::size_t KernelBuilder::add_if(Expr cond, std::function<void()> then, SourceL
                     "; compare it to get a bool (e.g. x > 0.0f)",
                 loc);
   cond = make_cast(boolean, cond);
-  st_->push();
-  then();
   auto s = node<ir::If>(loc);
   s->cond = cond;
-  s->then_body = st_->pop(loc);
+  s->then_body = st_->collect("if_", loc, then);
   std::size_t index = st_->record(Stmt(s));
   st_->last_if = BuilderState::OpenIf{st_->frames.size() - 1, index};
   return index;
@@ -320,9 +328,7 @@ void KernelBuilder::add_else(std::size_t index, std::function<void()> f, SourceL
   open.reset();
   const ir::If* old = st_->entry(depth, index).stmt.as<ir::If>();
   auto s = std::make_shared<ir::If>(*old);
-  st_->push();
-  f();
-  s->else_body = st_->pop(loc);
+  s->else_body = st_->collect("else_", loc, f);
   st_->entry(depth, index).stmt = Stmt(s);
 }
 

@@ -5,6 +5,7 @@
 //
 //   k.let("x", e); k.copy(...); k.gemm(...);    →    let x = e { copy; gemm }
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,13 @@ struct BuilderState {
   std::vector<Frame> frames;
   std::optional<OpenIf> last_if;
   Stmt kernel_body;
+  /// The first lambda body that an exception left (what, where, the exception's message): its
+  /// statements were dropped, so the kernel is incomplete and build() refuses it.
+  struct Abandoned {
+    std::string what, message;
+    SourceLoc loc;
+  };
+  std::optional<Abandoned> abandoned;
 
   // ---- Checks shared by the builder calls. Each throws tg::Error at `at`.
   /// Builder calls after build() are errors.
@@ -67,6 +75,10 @@ struct BuilderState {
   void claim_name(const std::string& n, const char* what, const SourceLoc& at);
 
   // ---- Statement lists
+  /// Run a lambda body (a loop's, an if_ branch's) in a new list and close it. An exception
+  /// out of it drops the list, records `abandoned` and continues, so a caller that catches it
+  /// finds the enclosing list as it was, and build() refuses the incomplete kernel.
+  Stmt collect(const char* what, const SourceLoc& at, const std::function<void()>& body);
   void push();
   /// Close the innermost list: let markers take the statements after them as bodies.
   Stmt pop(const SourceLoc& seq_loc);

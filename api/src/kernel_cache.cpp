@@ -8,6 +8,7 @@
 #include "tilegen/kernel_cache.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -16,8 +17,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "tilegen/env.h"
+#include "tilegen/ir/error.h"
 
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
@@ -117,9 +119,10 @@ std::optional<CacheEntry> decode(const std::string& buf, const KernelCache::Key&
   return e;
 }
 
-/// Write all of `data` to a new file; false on any failure (the file is then removed).
-bool write_file(const std::string& path, const std::string& data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+/// Write all of `data` to a new file, readable by its owner alone; false on any failure (the
+/// file is then removed).
+bool write_new_file(const std::string& path, const std::string& data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return false;
   std::size_t done = 0;
   while (done < data.size()) {
@@ -134,23 +137,58 @@ bool write_file(const std::string& path, const std::string& data) {
   return ok;
 }
 
+/// The whole of a regular file of at most `cap` bytes, or nullopt. Opened without following a
+/// symbolic link and without blocking (a FIFO must not hang the run); the size comes from the
+/// file's metadata before anything is read, so a huge entry costs one fstat.
+std::optional<std::string> read_capped(const std::string& path, uint64_t cap) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::optional<std::string> out;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+      uint64_t(st.st_size) <= cap) {
+    std::string buf(std::size_t(st.st_size), '\0');
+    std::size_t done = 0;
+    while (done < buf.size()) {
+      ssize_t n = ::read(fd, buf.data() + done, buf.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += std::size_t(n);
+    }
+    if (done == buf.size()) out = std::move(buf);
+  }
+  ::close(fd);
+  return out;
+}
+
+/// mkdir -p with mode 0700 for every directory it makes.
+bool make_private_dirs(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return true;
+  if (dir.has_parent_path() && dir.parent_path() != dir && !make_private_dirs(dir.parent_path()))
+    return false;
+  return ::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST;
+}
+
+std::string octal_mode(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", unsigned(m & 07777));
+  return buf;
+}
+
 }  // namespace
 
 KernelCache::KernelCache(std::string dir) : dir_(dir.empty() ? default_dir() : std::move(dir)) {}
 
 std::string KernelCache::default_dir() {
-  if (const char* d = std::getenv("TILEGEN_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/tilegen";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/tilegen";
-  return (fs::temp_directory_path() / "tilegen-cache").string();
+  if (auto d = env::text("TILEGEN_CACHE_DIR")) return *d;
+  if (auto x = env::text("XDG_CACHE_HOME")) return *x + "/tilegen";
+  if (auto h = env::text("HOME")) return *h + "/.cache/tilegen";
+  // Per user: another user's directory of this name would be refused (check_trusted).
+  return (fs::temp_directory_path() / ("tilegen-cache-" + std::to_string(::geteuid()))).string();
 }
 
-bool KernelCache::enabled() {
-  const char* v = std::getenv("TILEGEN_CACHE");
-  if (!v) return true;
-  std::string s = v;
-  return !(s == "0" || s == "off" || s == "false" || s == "OFF" || s == "FALSE");
-}
+bool KernelCache::enabled() { return env::flag("TILEGEN_CACHE", true); }
 
 KernelCache::Key KernelCache::key(const CacheKey& k) {
   Key out;
@@ -168,29 +206,54 @@ KernelCache::Key KernelCache::key(const CacheKey& k) {
 
 std::string KernelCache::path_of(const Key& k) const { return dir_ + "/" + k.digest + ".tgk"; }
 
-std::optional<CacheEntry> KernelCache::load(const Key& k) const {
-  std::ifstream in(path_of(k), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return decode(ss.str(), k);
+bool KernelCache::check_trusted() const {
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) return false;  // nothing there yet: store() makes it, 0700
+  std::string why;
+  if (!S_ISDIR(st.st_mode))
+    why = "is not a directory";
+  else if (st.st_uid != ::geteuid())
+    why = "belongs to user id " + std::to_string(st.st_uid) + ", not to you (" + std::to_string(::geteuid()) +
+          ")";
+  else if (st.st_mode & S_IWOTH)
+    why = "is writable by other users (mode " + octal_mode(st.st_mode) + ")";
+  if (why.empty()) return true;
+  throw Error("the kernel cache directory " + dir_ + " " + why +
+              ": tilegen refuses it, since the cache holds code this process runs. Make it yours and "
+              "writable by you alone (chown, chmod 700), point TILEGEN_CACHE_DIR at a directory of your "
+              "own, or set TILEGEN_CACHE=0");
 }
 
-bool KernelCache::store(const Key& k, const CacheEntry& e) const {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) return false;
-  // Unique per process and call, and never the final name: readers only ever see whole entries.
+std::optional<std::string> KernelCache::read_file(const std::string& name) const {
+  if (!check_trusted()) return std::nullopt;
+  return read_capped(dir_ + "/" + name, kMaxEntryBytes);
+}
+
+bool KernelCache::write_file(const std::string& name, const std::string& data) const {
+  if (data.size() > kMaxEntryBytes || !check_trusted()) return false;
+  // Unique per process and call, and never the final name: readers only ever see whole files.
   static std::atomic<uint64_t> counter{0};
-  std::string final_path = path_of(k);
-  std::string temp = final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  if (!write_file(temp, encode(k, e))) return false;
+  const std::string final_path = dir_ + "/" + name;
+  const std::string temp =
+      final_path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  if (!write_new_file(temp, data)) return false;
   if (std::rename(temp.c_str(), final_path.c_str()) != 0) {
     ::unlink(temp.c_str());
     return false;
   }
   return true;
 }
+
+std::optional<CacheEntry> KernelCache::load(const Key& k) const {
+  std::optional<std::string> bytes = read_file(k.digest + ".tgk");
+  if (!bytes) return std::nullopt;
+  return decode(*bytes, k);
+}
+
+bool KernelCache::store(const Key& k, const CacheEntry& e) const {
+  return make_private_dirs(dir_) && write_file(k.digest + ".tgk", encode(k, e));
+}
+
+void KernelCache::evict(const Key& k) const { ::unlink(path_of(k).c_str()); }
 
 }  // namespace tg

@@ -35,21 +35,6 @@ std::shared_ptr<DeviceState> open_device(const PluginRecord& rec, int index, con
   return dev;
 }
 
-/// "interp (reference interpreter), cpu (...)", and the unavailable ones with their reasons.
-std::string describe_targets(const std::vector<PluginRecord>& all) {
-  std::string avail, unavail;
-  for (const PluginRecord& r : all) {
-    if (r.status.available)
-      avail +=
-          (avail.empty() ? "" : ", ") + r.status.name + " (" + r.status.devices.front().device_name + ")";
-    else
-      unavail += (unavail.empty() ? "" : "; ") + r.status.name + ": " + r.status.reason;
-  }
-  std::string s = "available targets: " + (avail.empty() ? std::string("none") : avail);
-  if (!unavail.empty()) s += "; unavailable: " + unavail;
-  return s;
-}
-
 /// select()'s order of devices: hardware GPUs, the native CPU, software devices, the interpreter.
 int device_rank(const std::string& target, const TargetInfo& d) {
   if (target == "interp") return 3;
@@ -85,11 +70,23 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-int64_t HostTensor::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+namespace {
+/// The element count of a shape, checked: an overflowing count (or byte size) is a tg::Error
+/// naming the shape rather than a wrapped, too small buffer.
+int64_t checked_shape_numel(const std::vector<int64_t>& shape, DType t, const char* what,
+                            const SourceLoc& at = {}) {
+  for (int64_t d : shape)
+    if (d < 0) return 0;  // a negative dimension: its user reports it (alloc, the argument checks)
+  auto n = checked_numel(shape.data(), shape.size(), t);
+  if (!n)
+    throw Error(std::string(what) + " " + std::string(t.name()) + shape_str(shape) +
+                    ": its element count or byte size does not fit in 64 bits; use a smaller shape",
+                at);
+  return *n;
 }
+}  // namespace
+
+int64_t HostTensor::numel() const { return checked_shape_numel(shape, dtype, "host tensor"); }
 
 // ---- Target
 
@@ -121,10 +118,15 @@ Target Target::select(Loc loc) {
 
 Target Target::get(const std::string& name, int device, Loc loc) {
   SourceLoc where = SourceLoc::from(loc);
-  std::vector<PluginRecord> all = discover_plugins();
-  auto it =
-      std::find_if(all.begin(), all.end(), [&](const PluginRecord& r) { return r.status.name == name; });
-  if (it == all.end()) throw Error("unknown target '" + name + "'; " + describe_targets(all), where);
+  // Only this plugin is loaded and probed: a broken library beside it cannot touch this program.
+  std::optional<PluginRecord> it = discover_plugin(name);
+  if (!it) {
+    std::string names;
+    for (const std::string& n : target_names()) names += (names.empty() ? "" : ", ") + n;
+    throw Error("unknown target '" + name + "'; the targets found are " + names +
+                    " (`tilegen targets` says which are available here)",
+                where);
+  }
   if (!it->status.available) throw Error("target '" + name + "' is unavailable: " + it->status.reason, where);
   int count = int(it->status.devices.size());
   if (device < 0 || device >= count)
@@ -142,6 +144,7 @@ DeviceBuffer Target::alloc(std::vector<int64_t> shape, DType t, Loc loc) const {
   for (int64_t d : shape)
     if (d < 0)
       throw Error("alloc: shape " + shape_str(shape) + " has a negative dimension", SourceLoc::from(loc));
+  checked_shape_numel(shape, t, "alloc:", SourceLoc::from(loc));
   DeviceBuffer b;
   b.dev_ = impl_->dev;
   b.shape_ = std::move(shape);
@@ -174,11 +177,7 @@ DeviceBuffer Target::upload(const HostTensor& h, Loc loc) const {
 
 // ---- DeviceBuffer
 
-int64_t DeviceBuffer::numel() const {
-  int64_t n = 1;
-  for (int64_t d : shape_) n *= d;
-  return n;
-}
+int64_t DeviceBuffer::numel() const { return checked_shape_numel(shape_, dtype_, "buffer"); }
 
 const std::string& DeviceBuffer::target() const {
   static const std::string none;

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct PluginRecord {
 
 /// Scan the plugin directories, load what is new (each library once per process) and probe it.
 std::vector<PluginRecord> discover_plugins();
+/// The one plugin of that name, loaded and probed alone (interp included); nullopt when no
+/// library of that name is found.
+std::optional<PluginRecord> discover_plugin(const std::string& name);
 
 /// The directories searched, in order: TILEGEN_PLUGIN_PATH, the install's plugin directory, the
 /// directory of libtilegen.so.
@@ -48,5 +52,10 @@ struct Target::Impl {
 
 /// "[64, 32]"
 std::string shape_str(const std::vector<int64_t>& shape);
+
+/// A scalar launch argument (a double or an int64_t) converted to its parameter's dtype t. A
+/// value that t cannot hold is a tg::Error naming `label` at `loc`: 3.7 or NaN for an integer,
+/// 100000 for i8, 7 for bool, 1e6 for f16 (it would become infinity). Floats round to nearest.
+Scalar scalar_argument(const KernelArg& a, DType t, const std::string& label, const SourceLoc& loc);
 
 }  // namespace tg

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "runtime_internal.h"
@@ -83,22 +84,17 @@ std::string options_text(const CompileOptions& opt, const std::string& target) {
   return s;
 }
 
-/// codegen through the kernel cache. Only artifacts with a binary are stored (interp has none).
-Artifact cached_codegen(DeviceState& dev, const Function& lowered, const CompileOptions& opt) {
-  if (!KernelCache::enabled()) return dev.plugin->codegen(lowered, dev.info, opt);
-  KernelCache cache;
-  KernelCache::Key key = KernelCache::key(
+/// The kernel cache's key of one lowered function on one device.
+KernelCache::Key cache_key(const DeviceState& dev, const Function& lowered, const CompileOptions& opt) {
+  return KernelCache::key(
       {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt, dev.target)});
-  if (auto hit = cache.load(key)) {
-    Artifact a;
-    a.source = std::move(hit->source);
-    a.assembly = std::move(hit->assembly);
-    a.binary = std::move(hit->binary);
-    a.entry = std::move(hit->entry);
-    return a;
-  }
+}
+
+/// codegen, storing what has a binary (interp's artifacts have none) in the kernel cache.
+Artifact codegen_and_store(DeviceState& dev, const Function& lowered, const CompileOptions& opt,
+                           const KernelCache* cache, const KernelCache::Key& key) {
   Artifact a = dev.plugin->codegen(lowered, dev.info, opt);
-  if (!a.binary.empty()) {
+  if (cache && !a.binary.empty()) {
     CacheEntry e{a.source,
                  a.assembly,
                  a.binary,
@@ -108,9 +104,38 @@ Artifact cached_codegen(DeviceState& dev, const Function& lowered, const Compile
                   {"device", dev.info.device_name},
                   {"kernel", lowered.name},
                   {"tilegen_version", TILEGEN_VERSION}}};
-    cache.store(key, e);  // a cache that cannot be written only costs the next run a compile
+    cache->store(key, e);  // a cache that cannot be written only costs the next run a compile
   }
   return a;
+}
+
+/// Codegen through the kernel cache, then load. A hit that the device cannot load (an entry
+/// whose checksum holds but whose object does not link) is evicted and rebuilt, so one bad
+/// entry never fails every later run.
+void codegen_and_load(DeviceState& dev, Variant& v, const CompileOptions& opt) {
+  std::optional<KernelCache> cache;
+  KernelCache::Key key;
+  if (KernelCache::enabled()) {
+    cache.emplace();
+    key = cache_key(dev, v.lowered, opt);
+  }
+  std::optional<CacheEntry> hit = cache ? cache->load(key) : std::nullopt;
+  if (hit) {
+    v.artifact.source = std::move(hit->source);
+    v.artifact.assembly = std::move(hit->assembly);
+    v.artifact.binary = std::move(hit->binary);
+    v.artifact.entry = std::move(hit->entry);
+    try {
+      std::lock_guard<std::mutex> lock(dev.mu);
+      v.loaded = dev.ctx->load(v.artifact, v.lowered);
+      return;
+    } catch (...) {
+      cache->evict(key);  // then compile afresh; an error that is not the entry's recurs below
+    }
+  }
+  v.artifact = codegen_and_store(dev, v.lowered, opt, cache ? &*cache : nullptr, key);
+  std::lock_guard<std::mutex> lock(dev.mu);
+  v.loaded = dev.ctx->load(v.artifact, v.lowered);
 }
 
 /// Pipeline, codegen, load: one specialisation ready to launch.
@@ -119,12 +144,11 @@ std::shared_ptr<Variant> compile_variant(DeviceState& dev, const Function& f, co
   auto v = std::make_shared<Variant>();
   try {
     v->lowered = run_pipeline(*dev.plugin, dev.info, f, opt, &v->stages);
-    v->artifact = cached_codegen(dev, v->lowered, opt);
+    codegen_and_load(dev, *v, opt);
     v->stages.emplace_back("source", v->artifact.source);
-    std::lock_guard<std::mutex> lock(dev.mu);
-    v->loaded = dev.ctx->load(v->artifact, v->lowered);
-  } catch (const Error&) {
-    throw;  // located at the IR node (the builder line) that caused it
+  } catch (const Error& e) {
+    if (e.where().known()) throw;   // located at the IR node (the builder line) that caused it
+    throw Error(e.message(), loc);  // an option or environment variable: at the compile (or launch)
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to compile kernel '" + f.name + "': " + e.what(), loc);
   } catch (...) {
@@ -170,6 +194,11 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
     for (int64_t d : h->shape)
       if (d < 0)
         throw Error(label + ": host tensor shape " + shape_str(h->shape) + " has a negative dimension", loc);
+    if (!checked_numel(h->shape.data(), h->shape.size(), h->dtype))
+      throw Error(label + ": host tensor shape " + shape_str(h->shape) + " of " +
+                      std::string(h->dtype.name()) +
+                      " holds more elements or bytes than 64 bits count; use a smaller shape",
+                  loc);
     t.host = h;
     t.shape = &h->shape;
     t.dtype = h->dtype;
@@ -193,6 +222,7 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
 struct CheckedArgs {
   std::vector<const Param*> params;  // non-size params, in order
   std::vector<TensorView> tensors;   // per param (empty view for scalars)
+  std::vector<Scalar> scalars;       // per param, converted to its dtype (unused for tensors)
   std::vector<int64_t> size_key;     // values in Function::sizes() order
   std::map<std::string, int64_t> size_names;
 };
@@ -253,6 +283,7 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
                     names + "; sizes are bound from the tensors' shapes), got " + std::to_string(args.size()),
                 loc);
   c.tensors.resize(args.size());
+  c.scalars.resize(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Param& p = *c.params[i];
     if (p.kind == Param::Kind::Tensor) {
@@ -261,6 +292,8 @@ CheckedArgs check_args(const Function& f, const std::vector<KernelArg>& args, co
       throw Error(arg_label(i, p) + ": the kernel expects a scalar " + std::string(p.var.dtype().name()) +
                       ", got a tensor",
                   loc);
+    } else {
+      c.scalars[i] = scalar_argument(args[i], p.var.dtype(), arg_label(i, p), loc);
     }
   }
   bind_and_check_shapes(f, c, loc);
@@ -279,11 +312,6 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
   }
   c.size_names = infer_sizes(f, shapes, site);
   for (const Var& s : f.sizes()) c.size_key.push_back(c.size_names.at(s.name()));
-}
-
-Scalar scalar_for(const KernelArg& a, DType t) {
-  if (auto* d = std::get_if<double>(&a)) return convert_scalar(f64, t, Scalar::of_float(*d));
-  return convert_scalar(i64, t, Scalar::of_int(std::get<int64_t>(a)));
 }
 
 }  // namespace
@@ -336,28 +364,35 @@ std::shared_ptr<Variant> specialise(CompiledKernel::Impl& im, const CheckedArgs&
 /// holds the device's mutex for the whole of the staging's life.
 struct HostStaging {
   DeviceState& dev;
-  std::vector<std::pair<void*, const HostTensor*>> copies;
+  const std::vector<bool>& writes;  // per non-size param: CompiledKernel::Impl::writes
+  struct Copy {
+    void* device;
+    const HostTensor* host;
+    bool written;
+  };
+  std::vector<Copy> copies;
   ~HostStaging() {
-    for (auto& [p, h] : copies) try {
-        dev.ctx->release(p);
+    for (const Copy& c : copies) try {
+        dev.ctx->release(c.device);
       } catch (...) {  // nothing sensible to do with a failed release while unwinding
       }
   }
-  void* stage_in(const HostTensor& h) {
+  void* stage_in(const HostTensor& h, std::size_t param) {
     void* p = dev.ctx->allocate(h.bytes());
-    copies.emplace_back(p, &h);
+    copies.push_back({p, &h, writes.at(param)});
     dev.ctx->copy_to_device(p, h.data, h.bytes());
     return p;
   }
-  // Every host tensor comes back, inputs included: simple, and right for in-place kernels.
+  // Only the tensors the kernel writes come back (in-place ones included): an input may live in
+  // read-only memory (mmap'd weights), and writing it back would fault.
   void copy_back() {
-    for (auto& [p, h] : copies) dev.ctx->copy_to_host(h->data, p, h->bytes());
+    for (const Copy& c : copies)
+      if (c.written) dev.ctx->copy_to_host(c.host->data, c.device, c.host->bytes());
   }
 };
 
 /// LaunchArgs in the lowered function's parameter order (sizes omitted), matched by name.
-std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
-                                        const std::vector<KernelArg>& args, HostStaging& staging) {
+std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, HostStaging& staging) {
   std::map<std::string, LaunchArg> by_name;
   for (std::size_t i = 0; i < c.params.size(); ++i) {
     const Param& p = *c.params[i];
@@ -366,11 +401,11 @@ std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c,
       const TensorView& t = c.tensors[i];
       la.shape = *t.shape;
       la.dtype = t.dtype;
-      la.device_ptr = t.buffer ? t.buffer->device_ptr() : staging.stage_in(*t.host);
+      la.device_ptr = t.buffer ? t.buffer->device_ptr() : staging.stage_in(*t.host, i);
     } else {
       la.is_tensor = false;
       la.dtype = p.var.dtype();
-      la.scalar = scalar_for(args[i], la.dtype);
+      la.scalar = c.scalars[i];
     }
     by_name[p.name()] = std::move(la);
   }
@@ -391,8 +426,9 @@ template <typename F>
 void on_device(const DeviceState& dev, const std::string& kernel, const SourceLoc& loc, F&& f) {
   try {
     f();
-  } catch (const Error&) {
-    throw;
+  } catch (const Error& e) {
+    if (e.where().known()) throw;
+    throw Error(e.message(), loc);  // a target's complaint about this launch: at the launch
   } catch (const std::exception& e) {
     throw Error("target '" + dev.target + "' failed to run kernel '" + kernel + "': " + e.what(), loc);
   } catch (...) {
@@ -412,23 +448,24 @@ void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, con
   std::shared_ptr<Variant> v = specialise(im, c, where);
   DeviceState& dev = *im.dev;
   std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, {}};
+  HostStaging staging{dev, im.writes, {}};
   on_device(dev, im.generic.name, where, [&] {
-    std::vector<LaunchArg> la = make_launch_args(*v, c, args, staging);
+    std::vector<LaunchArg> la = make_launch_args(*v, c, staging);
     run(dev, *v, la);
     staging.copy_back();
   });
 }
 
-const Variant& current(CompiledKernel::Impl& im) {
+const Variant& current(CompiledKernel::Impl& im, const char* what, const SourceLoc& loc) {
   std::lock_guard<std::mutex> lock(im.mu);
   if (!im.last) {
     std::string sizes;
     for (const Var& s : im.generic.sizes()) sizes += (sizes.empty() ? "" : ", ") + s.name();
-    throw Error(
-        "kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
-        "): it is compiled at its first launch, for that launch's shapes; launch it before asking for "
-        "its source, stages, binary or lowered IR");
+    throw Error("kernel '" + im.generic.name + "' has symbolic sizes (" + sizes +
+                    "): it is compiled at its first launch, for that launch's shapes; launch it before "
+                    "asking for its " +
+                    std::string(what),
+                loc);
   }
   return *im.last;
 }
@@ -476,12 +513,20 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
 }
 
 const std::string& CompiledKernel::name() const { return impl_->generic.name; }
-const std::string& CompiledKernel::source() const { return current(*impl_).artifact.source; }
-const std::string& CompiledKernel::assembly() const { return current(*impl_).artifact.assembly; }
-const std::vector<uint8_t>& CompiledKernel::binary() const { return current(*impl_).artifact.binary; }
-const std::vector<std::pair<std::string, std::string>>& CompiledKernel::stages() const {
-  return current(*impl_).stages;
+const std::string& CompiledKernel::source(Loc loc) const {
+  return current(*impl_, "source()", SourceLoc::from(loc)).artifact.source;
 }
-const Function& CompiledKernel::lowered() const { return current(*impl_).lowered; }
+const std::string& CompiledKernel::assembly(Loc loc) const {
+  return current(*impl_, "assembly()", SourceLoc::from(loc)).artifact.assembly;
+}
+const std::vector<uint8_t>& CompiledKernel::binary(Loc loc) const {
+  return current(*impl_, "binary()", SourceLoc::from(loc)).artifact.binary;
+}
+const std::vector<std::pair<std::string, std::string>>& CompiledKernel::stages(Loc loc) const {
+  return current(*impl_, "stages()", SourceLoc::from(loc)).stages;
+}
+const Function& CompiledKernel::lowered(Loc loc) const {
+  return current(*impl_, "lowered()", SourceLoc::from(loc)).lowered;
+}
 
 }  // namespace tg

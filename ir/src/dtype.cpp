@@ -60,7 +60,15 @@ std::optional<DType> DType::from_name(std::string_view name) {
 
 std::size_t storage_bytes(DType t, int64_t count) {
   if (count <= 0) return 0;
-  return std::size_t((count * t.bits() + 7) / 8);
+  return std::size_t((__int128(count) * t.bits() + 7) / 8);
+}
+
+std::optional<int64_t> checked_numel(const int64_t* dims, std::size_t rank, DType t) {
+  int64_t n = 1;
+  for (std::size_t d = 0; d < rank; ++d)
+    if (__builtin_mul_overflow(n, dims[d], &n)) return std::nullopt;
+  if ((__int128(n) * t.bits() + 7) / 8 > INT64_MAX) return std::nullopt;
+  return n;
 }
 
 double round_float_to(DType t, double v) {

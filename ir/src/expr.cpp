@@ -305,26 +305,45 @@ Expr make_load(std::shared_ptr<const BufferNode> buffer, std::vector<Expr> indic
 
 // ---- Sugar
 
-Expr operator+(Expr a, Expr b) { return make_binary(BinOp::Add, std::move(a), std::move(b)); }
-Expr operator-(Expr a, Expr b) { return make_binary(BinOp::Sub, std::move(a), std::move(b)); }
-Expr operator*(Expr a, Expr b) { return make_binary(BinOp::Mul, std::move(a), std::move(b)); }
-Expr operator/(Expr a, Expr b) { return make_binary(BinOp::Div, std::move(a), std::move(b)); }
-Expr operator%(Expr a, Expr b) { return make_binary(BinOp::Mod, std::move(a), std::move(b)); }
-Expr operator-(Expr a) { return make_unary(UnOp::Neg, std::move(a)); }
-Expr operator==(Expr a, Expr b) { return make_binary(BinOp::Eq, std::move(a), std::move(b)); }
-Expr operator!=(Expr a, Expr b) { return make_binary(BinOp::Ne, std::move(a), std::move(b)); }
-Expr operator<(Expr a, Expr b) { return make_binary(BinOp::Lt, std::move(a), std::move(b)); }
-Expr operator<=(Expr a, Expr b) { return make_binary(BinOp::Le, std::move(a), std::move(b)); }
-Expr operator>(Expr a, Expr b) { return make_binary(BinOp::Gt, std::move(a), std::move(b)); }
-Expr operator>=(Expr a, Expr b) { return make_binary(BinOp::Ge, std::move(a), std::move(b)); }
-Expr operator&&(Expr a, Expr b) { return make_binary(BinOp::And, std::move(a), std::move(b)); }
-Expr operator||(Expr a, Expr b) { return make_binary(BinOp::Or, std::move(a), std::move(b)); }
-Expr operator!(Expr a) { return make_unary(UnOp::Not, std::move(a)); }
-Expr operator&(Expr a, Expr b) { return make_binary(BinOp::BitAnd, std::move(a), std::move(b)); }
-Expr operator|(Expr a, Expr b) { return make_binary(BinOp::BitOr, std::move(a), std::move(b)); }
-Expr operator^(Expr a, Expr b) { return make_binary(BinOp::BitXor, std::move(a), std::move(b)); }
-Expr operator<<(Expr a, Expr b) { return make_binary(BinOp::Shl, std::move(a), std::move(b)); }
-Expr operator>>(Expr a, Expr b) { return make_binary(BinOp::Shr, std::move(a), std::move(b)); }
+namespace {
+
+/// The operand's Expr; an empty one is a tg::Error at the user's line, saying what to do.
+Expr defined_at(Operand& o, const char* op) {
+  if (!o.expr.defined())
+    throw Error(std::string("operator ") + op +
+                    " on an empty expression: a default-constructed tg::Expr has no value; assign it "
+                    "one before using it",
+                SourceLoc::from(o.loc));
+  return std::move(o.expr);
+}
+
+Expr binary_at(BinOp op, Operand& a, Operand& b) {
+  Expr x = defined_at(a, name_of(op));
+  return make_binary(op, std::move(x), defined_at(b, name_of(op)));
+}
+
+}  // namespace
+
+Expr operator+(Operand a, Operand b) { return binary_at(BinOp::Add, a, b); }
+Expr operator-(Operand a, Operand b) { return binary_at(BinOp::Sub, a, b); }
+Expr operator*(Operand a, Operand b) { return binary_at(BinOp::Mul, a, b); }
+Expr operator/(Operand a, Operand b) { return binary_at(BinOp::Div, a, b); }
+Expr operator%(Operand a, Operand b) { return binary_at(BinOp::Mod, a, b); }
+Expr operator-(Operand a) { return make_unary(UnOp::Neg, defined_at(a, name_of(UnOp::Neg))); }
+Expr operator==(Operand a, Operand b) { return binary_at(BinOp::Eq, a, b); }
+Expr operator!=(Operand a, Operand b) { return binary_at(BinOp::Ne, a, b); }
+Expr operator<(Operand a, Operand b) { return binary_at(BinOp::Lt, a, b); }
+Expr operator<=(Operand a, Operand b) { return binary_at(BinOp::Le, a, b); }
+Expr operator>(Operand a, Operand b) { return binary_at(BinOp::Gt, a, b); }
+Expr operator>=(Operand a, Operand b) { return binary_at(BinOp::Ge, a, b); }
+Expr operator&&(Operand a, Operand b) { return binary_at(BinOp::And, a, b); }
+Expr operator||(Operand a, Operand b) { return binary_at(BinOp::Or, a, b); }
+Expr operator!(Operand a) { return make_unary(UnOp::Not, defined_at(a, name_of(UnOp::Not))); }
+Expr operator&(Operand a, Operand b) { return binary_at(BinOp::BitAnd, a, b); }
+Expr operator|(Operand a, Operand b) { return binary_at(BinOp::BitOr, a, b); }
+Expr operator^(Operand a, Operand b) { return binary_at(BinOp::BitXor, a, b); }
+Expr operator<<(Operand a, Operand b) { return binary_at(BinOp::Shl, a, b); }
+Expr operator>>(Operand a, Operand b) { return binary_at(BinOp::Shr, a, b); }
 
 Expr min(Expr a, Expr b) { return make_binary(BinOp::Min, std::move(a), std::move(b)); }
 Expr max(Expr a, Expr b) { return make_binary(BinOp::Max, std::move(a), std::move(b)); }

@@ -108,10 +108,20 @@ int32_t Compiler::var(const VarNode* v, const SourceLoc& where) {
   return add_expr(n);
 }
 
+// Element indices live in fixed arrays of kMaxBufferRank (interp_expr.cpp); unverified IR (the
+// interpreter runs any stage) must not reach them with more dimensions.
+void require_rank_limit(const Buffer& b, const SourceLoc& where) {
+  if (b.rank() > kMaxBufferRank)
+    throw Error(std::string(name_of(b->scope)) + " buffer " + b->name + " has " + std::to_string(b.rank()) +
+                    " dimensions; buffers have at most " + std::to_string(kMaxBufferRank),
+                where);
+}
+
 int32_t Compiler::buffer(const Buffer& b, const SourceLoc& where) {
   if (!b) throw Error("statement refers to an empty buffer", where);
   auto it = bufs_.find(b.get());
   if (it != bufs_.end()) return it->second;
+  require_rank_limit(b, b->loc.known() ? b->loc : where);
   if (b->scope == Scope::Global)
     throw Error("global buffer " + b->name + " is not a tensor parameter of function " + f_.name +
                     "; add it with k.tensor(...)",
@@ -482,6 +492,7 @@ Program Compiler::run() {
         throw Error("tensor parameter " + (prm.buffer ? prm.buffer->name : std::string("?")) +
                         " must be a global buffer",
                     f_.loc);
+      require_rank_limit(prm.buffer, prm.buffer->loc.known() ? prm.buffer->loc : f_.loc);
       int32_t id = int32_t(p_.bufs.size());
       bufs_[prm.buffer.get()] = id;
       p_.bufs.push_back(BufInfo{prm.buffer.get(), {}, int(i)});

@@ -177,7 +177,7 @@ Scalar BlockExec::eval_call(const XNode& x, int lane) {
 
 int64_t BlockExec::element_index(int32_t buf, const int32_t* idx, int n, int lane, const char* what) {
   const BufShape& sh = L.shapes[buf];
-  int64_t v[8];
+  int64_t v[kMaxBufferRank];
   int64_t flat = 0;
   bool ok = true;
   for (int d = 0; d < n; ++d) {
@@ -230,7 +230,7 @@ void BlockExec::write(int32_t buf, int64_t flat, int lane, Scalar v) {
 
 std::string BlockExec::element_name(int32_t buf, int64_t flat) const {
   const BufShape& sh = L.shapes[buf];
-  int64_t v[8];
+  int64_t v[kMaxBufferRank];
   int n = int(sh.dims.size());
   for (int d = 0; d < n; ++d)
     v[d] = sh.strides[d] ? (flat / sh.strides[d]) % std::max<int64_t>(sh.dims[d], 1) : 0;

@@ -45,8 +45,7 @@ std::optional<int64_t> Buffer::const_numel() const {
   int64_t n = 1;
   for (auto& d : node_->shape) {
     auto v = d.as_int();
-    if (!v) return std::nullopt;
-    n *= *v;
+    if (!v || __builtin_mul_overflow(n, *v, &n)) return std::nullopt;
   }
   return n;
 }

@@ -94,6 +94,8 @@ class Verifier : public IRVisitor {
   void check_params();
   void check_top_level(const Stmt& s);
   void check_shape(const Buffer& b, const std::string& who);
+  void check_numel(const Buffer& b, const std::string& who);
+  void check_index_var(const Var& v, const Expr& count, const char* what);
   void check_buffer_use(const Buffer& b, const std::string& what);
   void check_collective(const std::string& what, bool is_parallel_loop = false);
   void require_kernel(const std::string& what);
@@ -167,6 +169,9 @@ void Verifier::check_top_level(const Stmt& s) {
 
 void Verifier::check_shape(const Buffer& b, const std::string& who) {
   if (b.rank() == 0) fail(who + " has no dimensions; give it at least one (use {1} for a single value)");
+  if (b.rank() > kMaxBufferRank)
+    fail(who + " has " + std::to_string(b.rank()) + " dimensions; buffers have at most " +
+         std::to_string(kMaxBufferRank) + " (merge dimensions that are indexed together)");
   for (std::size_t d = 0; d < b.rank(); ++d) {
     const Expr& e = b->shape[d];
     if (!e.defined() || !e.dtype().is_int())
@@ -177,6 +182,28 @@ void Verifier::check_shape(const Buffer& b, const std::string& who) {
            (b->scope == Scope::Global ? std::string() : std::string(" (check the block sizes)")));
     visit_expr(e);
   }
+  check_numel(b, who);
+}
+
+void Verifier::check_numel(const Buffer& b, const std::string& who) {
+  std::vector<int64_t> dims;
+  for (const Expr& e : b->shape)
+    if (auto v = e.as_int()) dims.push_back(*v);
+  if (dims.size() != b.rank() || checked_numel(dims.data(), dims.size(), b->dtype)) return;
+  fail(who + " (" + std::string(b->dtype.name()) + " " + dims_str(b->shape) +
+       "): its element count or byte size does not fit in 64 bits; make the shape smaller");
+}
+
+void Verifier::check_index_var(const Var& v, const Expr& count, const char* what) {
+  if (!v.defined()) return;  // bind() names the missing variable
+  if (!v.dtype().is_int())
+    fail(std::string("the ") + what + " " + v.name() + " has type " + std::string(v.dtype().name()) +
+         "; block and thread indices are integers (i32)");
+  auto n = count.as_int();
+  if (n && *n >= 1 && wrap_int_to(v.dtype(), *n - 1) != *n - 1)
+    fail(std::string("the ") + what + " " + v.name() + " is " + std::string(v.dtype().name()) +
+         ", which cannot hold " + std::to_string(*n - 1) + " (the last of " + std::to_string(*n) +
+         "); give it a wider integer type (i32)");
 }
 
 void Verifier::bind(const Var& v, const char* kind) {
@@ -304,6 +331,9 @@ void Verifier::visit(const Kernel* op) {
     if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
     check_shape(b, describe(b));
   }
+  for (std::size_t d = 0; d < op->block_vars.size(); ++d)
+    check_index_var(op->block_vars[d], op->grid[d], "block index");
+  check_index_var(op->thread_var, make_int(op->threads), "thread index");
   for (auto& v : op->block_vars) bind(v, "block index");
   bind(op->thread_var, "thread index");
   tainted_ = {op->thread_var.node()};

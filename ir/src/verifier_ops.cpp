@@ -97,6 +97,13 @@ void check_copy(const ir::Copy& op) {
   check_region(op.src, "copy", "source", op.loc, predicated(op.src));
   check_region(op.dst, "copy", "destination", op.loc, predicated(op.dst));
   const Buffer &s = op.src.buffer, &d = op.dst.buffer;
+  for (const Buffer* b : {&s, &d})
+    if ((*b)->scope == Scope::Local)
+      throw Error("copy " + std::string(b == &s ? "from " : "into ") + describe(*b) +
+                      ": a copy is shared out over the block's threads, but a local buffer is per thread; "
+                      "copy into a fragment (k.fragment) instead, or move the elements with stores in "
+                      "per-thread code",
+                  op.loc);
   if (s->scope == Scope::Global && d->scope == Scope::Global)
     throw Error(
         "copy from global " + s->name + " to global " + d->name + ": stage through a shared or fragment tile",

@@ -10,6 +10,7 @@
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
+#include "tilegen/passes/check_index_ranges.h"
 
 namespace tg {
 
@@ -96,6 +97,10 @@ Function PassManager::run(const Function& f, const TargetInfo& info, const PassM
   VerifyOptions vopt;
   vopt.max_threads = info.max_threads;
   record("input", f);
+  if (opt.verify_each) {  // IR from text or a plugin never met build(); hold it to the same rules
+    verify(f, vopt);
+    check_index_ranges(f);
+  }
   Function cur = f;
   for (auto& p : passes_) {
     auto start = std::chrono::steady_clock::now();
@@ -107,6 +112,7 @@ Function PassManager::run(const Function& f, const TargetInfo& info, const PassM
     if (!opt.verify_each) continue;
     try {
       verify(cur, vopt);
+      check_index_ranges(cur);
     } catch (const Error& e) {
       throw Error("after pass " + p.name + ": " + e.message(), e.where());
     }

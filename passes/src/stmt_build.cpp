@@ -18,11 +18,9 @@ struct BlockMemoryUse : BufferAccessVisitor {
 
 bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
-// What a statement reads and writes of memory other threads see (every buffer but locals), and
-// whether it contains a barrier.
+// What a statement reads and writes of memory other threads see (every buffer but locals).
 struct Access : BufferAccessVisitor {
   std::set<const ir::BufferNode*> reads, writes;
-  bool barrier = false;
 
   static bool block(const ir::BufferNode* b) { return b->scope != Scope::Local; }
   void read(const ir::BufferNode* b) {
@@ -35,8 +33,6 @@ struct Access : BufferAccessVisitor {
     if (is_read(how)) read(b.get());
     if (is_write(how)) write(b.get());
   }
-  using BufferAccessVisitor::visit;
-  void visit(const ir::Barrier*) override { barrier = true; }
 
   static Access of(const Stmt& s) {
     Access a;
@@ -58,9 +54,42 @@ struct Access : BufferAccessVisitor {
   }
 };
 
-// Keeps only the barriers that separate conflicting accesses. `before` is what may still be in
-// flight (accessed since the last barrier) when s starts: for a loop body, what precedes the
-// loop and the body itself (the previous iteration).
+// Whether every execution of s passes a barrier: a barrier, a sequence holding one, an if whose
+// two branches do, a let over one, a serial loop that runs at least once over one.
+bool always_syncs(const Stmt& s) {
+  switch (s->kind) {
+    case ir::StmtKind::Barrier: return true;
+    case ir::StmtKind::Seq:
+      for (const Stmt& c : s.as<ir::Seq>()->stmts)
+        if (always_syncs(c)) return true;
+      return false;
+    case ir::StmtKind::Let: return always_syncs(s.as<ir::Let>()->body);
+    case ir::StmtKind::If: {
+      const auto* n = s.as<ir::If>();
+      return n->else_body && always_syncs(n->then_body) && always_syncs(n->else_body);
+    }
+    case ir::StmtKind::For: {
+      const auto* n = s.as<ir::For>();
+      auto trips = n->extent.as_int();
+      return n->for_kind != ForKind::Parallel && trips && *trips >= 1 && always_syncs(n->body);
+    }
+    default: return false;
+  }
+}
+
+// Moves every barrier to the first statement that needs it and drops only those that separate
+// nothing. The invariant, for every sequence it returns: between any two accesses of one
+// non-local buffer, at least one a write, that executions of the original code separated by a
+// barrier, the result executes a barrier too. Proof sketch: `cur` over-approximates the accesses
+// since the last barrier executed (the enclosing code's and, in a loop body, the previous
+// iteration's included). A barrier met in the sequence is held back, not dropped: it is placed
+// before the first later statement whose accesses conflict with `cur`; every statement it passes
+// conflicts with nothing in `cur`, so it needs no separation from what precedes the barrier, and
+// ordering it before the barrier instead of after only removes a separation from statements it
+// does not conflict with. One still held at the end of the sequence is kept (the code after the
+// sequence, or the next loop iteration, may need it), except at the end of the kernel. After a
+// statement that holds barriers on every path `cur` restarts from that statement's accesses;
+// after one that may skip them (a branch, a loop of unknown trip count) it grows.
 class BarrierThinning {
  public:
   Stmt thin(const Stmt& s, const Access& before, bool kernel_end = false) {
@@ -93,27 +122,27 @@ class BarrierThinning {
   Stmt thin_seq(const std::vector<Stmt>& stmts, const Access& before, bool kernel_end, const SourceLoc& loc) {
     std::vector<Stmt> out;
     Access cur = before;
-    bool pending = false;
-    Stmt pending_barrier;
+    Stmt held;  // a barrier not placed yet
     for (const Stmt& s0 : stmts) {
       if (is_barrier(s0)) {
-        pending = true;
-        pending_barrier = s0;
+        held = s0;
         continue;
       }
       Access a = Access::of(s0);
-      if (pending && cur.conflicts(a)) {
-        out.push_back(pending_barrier);
+      if (held && cur.conflicts(a)) {
+        out.push_back(held);
+        held = Stmt();
         cur = Access();
       }
-      pending = false;
-      out.push_back(thin(s0, cur));
-      if (a.barrier)
-        cur = a;  // conservative: all of s may follow its last barrier
-      else
+      Stmt t = thin(s0, cur);
+      if (always_syncs(t)) {
+        cur = Access::of(t);  // a superset of what follows its last barrier
+      } else {
         cur.merge(a);
+      }
+      out.push_back(std::move(t));
     }
-    if (pending && !kernel_end) out.push_back(pending_barrier);
+    if (held && !kernel_end) out.push_back(held);
     return make_seq(std::move(out), loc);
   }
 };

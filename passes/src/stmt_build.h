@@ -62,11 +62,13 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
 /// a statement lowered to per-thread code that does so needs barriers around it.
 bool touches_block_memory(const Stmt& s);
 
-/// Keeps only the barriers that separate conflicting accesses (a write and another access of one
-/// non-local buffer) and drops those at the start or end of the kernel:
-///   barrier; copy -> As; barrier; copy -> Bs; barrier; gemm(As, Bs)  →  copy -> As; copy -> Bs; barrier;
-///   gemm
-/// Loop bodies count the previous iteration as coming before their start.
+/// Moves each barrier down to the first statement that conflicts with what precedes it (a write
+/// and another access of one non-local buffer) and drops those that separate nothing (the ones
+/// at the start or end of the kernel, and all but the last of a run):
+///   barrier; copy -> As; barrier; copy -> Bs; barrier; fill Cr; gemm(As, Bs, Cr)
+///     →  copy -> As; copy -> Bs; fill Cr; barrier; gemm(As, Bs, Cr)
+/// Loop bodies count the previous iteration as coming before their start. Invariant (proved in
+/// stmt_build.cpp): two conflicting accesses that a barrier separated still are.
 Stmt drop_redundant_barriers(const Stmt& kernel_body);
 
 /// `s` wrapped in barriers when it touches block memory.

@@ -1,6 +1,7 @@
-// Shared by test_runtime.cpp and test_plugins.cpp: two small kernels, an environment-variable
-// guard, a scratch directory, and error capture.
+// Shared by the runtime, plugin and host-side tests: two small kernels, an environment-variable
+// guard, a scratch directory, error capture, and the targets a host-side test runs on.
 #pragma once
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tilegen/runtime.h"
 
@@ -102,6 +104,26 @@ inline std::string at_line(const char* file, int line) {
   std::string f = file;
   if (auto slash = f.find_last_of('/'); slash != std::string::npos) f = f.substr(slash + 1);
   return f + ":" + std::to_string(line) + ": ";
+}
+
+/// The targets a host-side test runs on where they are available here: interp always, cpu and
+/// vulkan (lavapipe in CI) when their plugins load and find a device. Each skipped one is said.
+inline std::vector<Target> host_test_targets(bool with_interp = true) {
+  std::vector<Target> out;
+  if (with_interp) out.push_back(Target::get("interp"));
+  for (const char* name : {"cpu", "vulkan"}) {
+    std::string reason;
+    if (!find_plugin(name, &reason)) {
+      MESSAGE("skipped on ", name, ": ", reason);
+      continue;
+    }
+    try {
+      out.push_back(Target::get(name));
+    } catch (const Error& e) {
+      MESSAGE("skipped on ", name, ": ", e.what());
+    }
+  }
+  return out;
 }
 
 }  // namespace tg::testing

@@ -85,6 +85,31 @@ TEST_CASE("cli: targets lists interp as available with a device") {
   CHECK(has(r, "device 0:"));
 }
 
+TEST_CASE("cli: targets lists a plugin that aborts or faults as broken, the others as they are") {
+  const std::string env =
+      std::string("TILEGEN_PLUGIN_PATH=") + TILEGEN_CRASH_PLUGIN_DIR + ":" + TILEGEN_TEST_PLUGIN_DIR;
+  auto r = tilegen_env(env, "targets");
+  CHECK(r.status == 0);
+  CHECK(has(r, "killed by SIGABRT (signal 6) while it was loaded and probed in a child process"));
+  CHECK(has(r, "killed by SIGSEGV (signal 11) while it was loaded and probed in a child process"));
+  CHECK(has(r, "testgood"));
+  CHECK(has(r, "echo device"));
+  CHECK(has(r, "device 0: "));
+  // An interp-only run never loads them.
+  r = tilegen_env(env, "run gemm --target interp --seed 5 " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "max error"));
+}
+
+TEST_CASE("cli: --set values outside a parameter's range are usage errors naming the range") {
+  auto r = tilegen("run gemm --target interp --set M=2147483648");
+  CHECK(r.status == 2);
+  CHECK(has(r, "parameter 'M' of sample gemm is 2147483648; it must be between 1 and 2147483647"));
+  r = tilegen("run gemm --target interp --set M=0");
+  CHECK(r.status == 2);
+  CHECK(has(r, "parameter 'M' of sample gemm is 0; it must be between 1 and 2147483647"));
+}
+
 TEST_CASE("cli: samples lists every sample with dtypes and parameters") {
   auto r = tilegen("samples");
   CHECK(r.status == 0);

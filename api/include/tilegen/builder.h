@@ -96,7 +96,9 @@ class Tensor {
   const std::string& name() const { return buf_->name; }
   DType dtype() const { return buf_->dtype; }
   std::size_t rank() const { return buf_->shape.size(); }
-  Expr shape(std::size_t dim) const { return buf_->shape.at(dim); }
+  /// Dimension `dim`'s extent; a tensor not made by a KernelBuilder, or a dimension past its
+  /// rank, is a tg::Error at the caller's line.
+  Expr shape(std::size_t dim, Loc loc = Loc::current()) const;
 
   ElementRef operator()(Expr i0, Loc loc = Loc::current()) const;
   ElementRef operator()(Expr i0, Expr i1, Loc loc = Loc::current()) const;
@@ -149,11 +151,14 @@ class KernelBuilder {
   /// The kernel body, given the block indices (one lambda argument per grid dimension).
   template <typename F> void body(F&& f, Loc loc = Loc::current()) {
     begin_body(SourceLoc::from(loc));
-    if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) f(body_arg(0), body_arg(1), body_arg(2));
-    else if constexpr (std::is_invocable_v<F, Expr, Expr>) f(body_arg(0), body_arg(1));
-    else if constexpr (std::is_invocable_v<F, Expr>) f(body_arg(0));
-    else f();
-    end_body(SourceLoc::from(loc));
+    run_body(
+        [&] {
+          if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) f(body_arg(0), body_arg(1), body_arg(2));
+          else if constexpr (std::is_invocable_v<F, Expr, Expr>) f(body_arg(0), body_arg(1));
+          else if constexpr (std::is_invocable_v<F, Expr>) f(body_arg(0));
+          else f();
+        },
+        SourceLoc::from(loc));
   }
 
   // ---- On-chip memory (inside body)
@@ -240,7 +245,8 @@ class KernelBuilder {
   void begin_body(SourceLoc loc);
   /// The block index handed to body()'s lambda; errors name the body() call.
   Expr body_arg(int dim);
-  void end_body(SourceLoc loc);
+  /// Records the body's statements; an exception out of it leaves the builder refusing build().
+  void run_body(const std::function<void()>& f, SourceLoc loc);
   void loop(ForKind kind, Expr begin, Expr extent, int stages, std::function<void(Expr)> f, Loc loc);
   void loop_nest(ForKind kind, const std::vector<Expr>& extents, int stages, NdBody f, Loc loc);
   std::size_t add_if(Expr cond, std::function<void()> then, SourceLoc loc);

@@ -3,7 +3,8 @@
 //   auto target = tg::Target::select();
 //   auto kernel = target.compile(matmul_relu(4096, 4096, 4096, 128, 128, 32));
 //   kernel(a, b, c);                 // tg::DeviceBuffer or tg::HostTensor arguments
-//   auto t = kernel.profile(a, b, c);
+//   auto t = kernel.profile({a, b, c});
+// docs/runtime.md describes the whole API.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -25,7 +26,15 @@ struct TargetStatus {
   std::string path;  // the shared library, or "(built in)"
   std::vector<TargetInfo> devices;
 };
+/// Loads and probes every plugin found, in this process.
 std::vector<TargetStatus> targets();
+/// targets(), with each plugin not loaded yet first loaded and probed in a child process: one
+/// that dies there (a constructor that aborts, a probe() that dereferences null) or hangs is
+/// listed as unavailable with what happened, and never loaded here. `tilegen targets` uses it.
+/// It forks: call it before the program starts threads of its own.
+std::vector<TargetStatus> targets_isolated();
+/// The names of the plugins found and interp, in discovery order, without loading any.
+std::vector<std::string> target_names();
 
 /// A host array: pointer (not owned), shape, dtype.
 struct HostTensor {
@@ -60,7 +69,8 @@ class DeviceBuffer {
   DType dtype_ = f32;
 };
 
-/// One launch argument: a device buffer, a host tensor (copied in and out around the launch), or a scalar.
+/// One launch argument: a device buffer, a host tensor (copied in before the launch, and back
+/// after it when the kernel writes that tensor: inputs are never written), or a scalar.
 using KernelArg = std::variant<const DeviceBuffer*, HostTensor, double, int64_t>;
 
 struct ProfileOptions {
@@ -77,13 +87,15 @@ class CompiledKernel {
  public:
   const std::string& name() const;
   /// Target code: CUDA C++, HIP C++, LLVM IR, SPIR-V disassembly, or IR text for interp.
-  const std::string& source() const;
-  const std::string& assembly() const;
-  const std::vector<uint8_t>& binary() const;
+  /// A kernel with symbolic sizes has these only after its first launch (before it, a tg::Error
+  /// at the caller's line).
+  const std::string& source(Loc loc = Loc::current()) const;
+  const std::string& assembly(Loc loc = Loc::current()) const;
+  const std::vector<uint8_t>& binary(Loc loc = Loc::current()) const;
   /// IR after each pass, by pass name, in pipeline order.
-  const std::vector<std::pair<std::string, std::string>>& stages() const;
+  const std::vector<std::pair<std::string, std::string>>& stages(Loc loc = Loc::current()) const;
   /// The pass-output function (sizes bound).
-  const Function& lowered() const;
+  const Function& lowered(Loc loc = Loc::current()) const;
 
   /// Launch with checked arguments (in parameter order, sizes omitted). A mismatch of shape,
   /// dtype, device or count is a tg::Error naming the parameter and the launch site, and so is

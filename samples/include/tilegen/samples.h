@@ -6,10 +6,12 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "tilegen/builder.h"
+#include "tilegen/passes/pass_manager.h"
 #include "tilegen/passes/target_info.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/runtime.h"
@@ -24,8 +26,9 @@ struct ParamInfo {
   int64_t default_value;
   std::string help;
   /// Accepted range; resolve() rejects values outside it (sizes must be positive, flags 0/1).
+  /// Sizes and block sizes become i32 index expressions, so no value may pass INT32_MAX.
   int64_t min_value = 1;
-  int64_t max_value = INT64_MAX;
+  int64_t max_value = INT32_MAX;
 };
 
 /// A host tensor with its storage, in the dtype's storage format.
@@ -98,6 +101,17 @@ Params resolve(const Sample& s, const Params& overrides);
 /// resolve(), with the sample's tuned parameters for `target` in place of defaults that
 /// `overrides` does not set (what `tilegen run/bench/source` use for the chosen target).
 Params resolve_for(const Sample& s, const Params& overrides, const TargetInfo& target, DType t);
+/// `p` with its tile parameters (those named block_*) halved, largest first, until the kernel
+/// lowered by `pipeline` (the target plugin's) needs no more shared memory than
+/// `target.shared_mem_bytes`: defaults sized for large GPUs then run on a smaller device (a
+/// software Vulkan device has 32 KiB). Parameters in `fixed` (the user's own) are never changed,
+/// and a value the sample rejects is skipped. Returns `p` itself when it fits, when it does not
+/// lower, or when nothing can shrink (the compile then says what does not fit). `budget`, when
+/// positive, replaces shared_mem_bytes: a caller whose compile still found too little room (a
+/// code generator may add to the IR's buffers, as vulkan's prefetch slots do) asks for less.
+Params fit_to_device(const Sample& s, const Params& p, DType t, const TargetInfo& target,
+                     const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed,
+                     int64_t budget = 0);
 
 /// Compare one output against its reference; returns the largest |got - want| and counts
 /// elements outside the tolerance (NaN counts as outside).

@@ -18,6 +18,7 @@
 
 #include "emitter.h"
 #include "jit.h"
+#include "tilegen/env.h"
 #include "tilegen/host_device_context.h"
 #include "tilegen/ir/matrix_unit.h"
 #include "tilegen/passes/fuse_parallel_loops.h"
@@ -87,17 +88,15 @@ CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   return here ? host : named_target(info.arch);
 }
 
-/// A 0/1 switch: the CompileOptions param if given, else the environment variable, else `dflt`;
-/// any other value is an error naming where it came from.
+/// A 0/1 switch: the CompileOptions param if given, else the environment variable, else `dflt`
+/// (tg::env's one rule); any other value is an error naming where it came from, at the kernel.
 bool switch_value(const CompileOptions& opt, const char* param, const char* env, bool dflt, const SourceLoc& loc) {
-  auto read = [&](const std::string& v, const std::string& where) {
-    if (v == "0" || v == "1") return v == "1";
-    throw Error("cpu: " + where + " is '" + v + "'; it takes 0 or 1", loc);
-  };
-  if (auto it = opt.params.find(param); it != opt.params.end())
-    return read(it->second, std::string("CompileOptions param \"") + param + "\"");
-  if (const char* e = std::getenv(env); e && *e) return read(e, env);
-  return dflt;
+  auto it = opt.params.find(param);
+  try {
+    return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env, dflt);
+  } catch (const Error& e) {
+    throw Error("cpu: " + e.message(), loc);
+  }
 }
 
 /// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
@@ -105,17 +104,17 @@ bool uses_amx(const Artifact& a) {
   return a.assembly.find("tdpbf16ps") != std::string::npos || a.source.find("x86.tdpbf16ps") != std::string::npos;
 }
 
-int env_threads() {
-  const char* s = std::getenv("TILEGEN_NUM_THREADS");
-  return s ? std::max(0, std::atoi(s)) : 0;
-}
+/// TILEGEN_NUM_THREADS, 0 when unset (oneTBB's default: every core).
+int env_threads() { return int(env::integer("TILEGEN_NUM_THREADS", 1, 4096, 0)); }
 
-/// TILEGEN_NUM_THREADS caps oneTBB for the whole process (tbb::global_control), set once.
+/// TILEGEN_NUM_THREADS caps oneTBB for the whole process (tbb::global_control), set once; the
+/// value is checked at every call (device open, kernel load), so a bad one is an error there.
 void apply_env_threads() {
+  const int n = env_threads();
   static std::once_flag once;
   static std::unique_ptr<tbb::global_control> limit;
-  std::call_once(once, [] {
-    if (int n = env_threads())
+  std::call_once(once, [n] {
+    if (n)
       limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, n);
   });
 }
@@ -193,6 +192,7 @@ class CpuContext final : public HostDeviceContext {
 
   // The object file when there is one (no second compilation), else the LLVM IR text.
   std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override {
+    apply_env_threads();
     // A kernel compiled in an earlier process (the kernel cache) may use tiles this one has not
     // been granted yet.
     if (uses_amx(a) && !request_amx_state())
@@ -262,7 +262,6 @@ class CpuContext final : public HostDeviceContext {
 
 class CpuPlugin final : public TargetPlugin {
  public:
-  CpuPlugin() { apply_env_threads(); }
   std::string name() const override { return "cpu"; }
 
   // Available wherever LLVM has a native target: one device, the host CPU.
@@ -315,10 +314,12 @@ class CpuPlugin final : public TargetPlugin {
     // bf16 gemm through vdpbf16ps, on request, where the CPU has avx512_bf16. Not the default: on
     // the Sapphire Rapids measured (PERF.md, CPU) it runs at half the f32 FMA rate, and bf16
     // widened to f32 is 1.5x faster.
-    eo.bf16_dot = t.avx512bf16 && switch_value(opt, "bf16_dot", "TILEGEN_CPU_BF16_DOT", false, lowered.loc);
+    // Both switches are read on every CPU, so a bad value is an error even where it changes nothing.
+    const bool want_bf16_dot = switch_value(opt, "bf16_dot", "TILEGEN_CPU_BF16_DOT", false, lowered.loc);
+    const bool want_amx = switch_value(opt, "amx", "TILEGEN_CPU_AMX", true, lowered.loc);
+    eo.bf16_dot = t.avx512bf16 && want_bf16_dot;
     // bf16 gemm in AMX tiles where the CPU has them (and, for code to run here, Linux grants them).
-    eo.amx = t.amx_bf16 && switch_value(opt, "amx", "TILEGEN_CPU_AMX", true, lowered.loc) &&
-             (!here || request_amx_state());
+    eo.amx = t.amx_bf16 && want_amx && (!here || request_amx_state());
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.
@@ -339,7 +340,7 @@ class CpuPlugin final : public TargetPlugin {
     times.mark("object");
     a.assembly = disassemble_object(a.binary, t);
     times.mark("disassembly");
-    if (std::getenv("TILEGEN_CPU_TIMING"))
+    if (env::flag("TILEGEN_CPU_TIMING", false))
       std::fprintf(stderr, "cpu codegen %s: %s\n", lowered.name.c_str(), times.text().c_str());
     a.entry = kernel_symbol(lowered, 0);
     return a;
@@ -348,6 +349,7 @@ class CpuPlugin final : public TargetPlugin {
   std::unique_ptr<DeviceContext> open(int index) override {
     if (index != 0)
       throw Error("cpu has one device (0); device " + std::to_string(index) + " does not exist");
+    apply_env_threads();
     return std::make_unique<CpuContext>();
   }
 

@@ -5,6 +5,7 @@
 #include "cuda_codegen.h"
 #include "cuda_driver.h"
 #include "nvrtc.h"
+#include "tilegen/env.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/plugin.h"
 
@@ -15,9 +16,9 @@ namespace {
 // ldmatrix and cp.async can be switched off to isolate them: params {"ldmatrix": "0"},
 // {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0, TILEGEN_CUDA_CP_ASYNC=0.
 bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
-  const char* e = std::getenv(env);
   auto it = opt.params.find(param);
-  return !(e && std::string(e) == "0") && !(it != opt.params.end() && it->second == "0");
+  return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env,
+                           true);
 }
 
 EmitOptions emit_options(const CompileOptions& opt) {

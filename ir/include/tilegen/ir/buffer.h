@@ -17,6 +17,10 @@ namespace tg {
 enum class Scope : uint8_t { Global, Shared, Fragment, Local };
 const char* name_of(Scope s);
 
+/// The most dimensions a buffer may have. The verifier enforces it; the interpreter keeps one
+/// index per dimension in fixed arrays of this size.
+inline constexpr std::size_t kMaxBufferRank = 8;
+
 /// How a Shared buffer's logical (row, col) maps to storage, and how a Fragment is spread.
 /// RowMajor is the default. Swizzle XORs the 16-byte chunk index within a row by (row mod 2^bits),
 /// the bank-conflict-free layout of shared tiles. Padded adds `pad` elements to every row.
@@ -53,7 +57,7 @@ class Buffer {
   explicit operator bool() const { return bool(node_); }
   bool same_as(const Buffer& o) const { return node_ == o.node_; }
   std::size_t rank() const { return node_->shape.size(); }
-  /// The product of the shape, when every dimension is constant.
+  /// The product of the shape, when every dimension is constant and the product fits in int64.
   std::optional<int64_t> const_numel() const;
   Expr load(std::vector<Expr> indices) const;
 

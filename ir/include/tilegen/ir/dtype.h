@@ -66,6 +66,9 @@ inline constexpr DType f64{TypeCode::F64};
 
 /// Bytes needed to hold `count` elements (packed types round up).
 std::size_t storage_bytes(DType t, int64_t count);
+/// The element count of a shape whose dimensions are all ≥ 0, or nullopt when the count or its
+/// bytes in t pass INT64_MAX: {2^21, 2^21, 2^22} (2^64 elements) and f32 {2^62 + 1} do.
+std::optional<int64_t> checked_numel(const int64_t* dims, std::size_t rank, DType t);
 
 /// A scalar as the interpreter and host references see it: floats as double, integers and bools
 /// as int64. Which member is live follows the dtype.

@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tilegen/ir/dtype.h"
@@ -176,26 +179,38 @@ Expr make_load(std::shared_ptr<const ir::BufferNode> buffer, std::vector<Expr> i
 /// The common type two operands are converted to (the rules above).
 DType promote(const Expr& a, const Expr& b);
 
-Expr operator+(Expr a, Expr b);
-Expr operator-(Expr a, Expr b);
-Expr operator*(Expr a, Expr b);
-Expr operator/(Expr a, Expr b);
-Expr operator%(Expr a, Expr b);
-Expr operator-(Expr a);
-Expr operator==(Expr a, Expr b);
-Expr operator!=(Expr a, Expr b);
-Expr operator<(Expr a, Expr b);
-Expr operator<=(Expr a, Expr b);
-Expr operator>(Expr a, Expr b);
-Expr operator>=(Expr a, Expr b);
-Expr operator&&(Expr a, Expr b);
-Expr operator||(Expr a, Expr b);
-Expr operator!(Expr a);
-Expr operator&(Expr a, Expr b);
-Expr operator|(Expr a, Expr b);
-Expr operator^(Expr a, Expr b);
-Expr operator<<(Expr a, Expr b);
-Expr operator>>(Expr a, Expr b);
+/// An operand of an Expr operator: the value and the user's line, so that using an empty
+/// (default-constructed) Expr is a tg::Error at that line. Converts from whatever an Expr does;
+/// the line is captured where the conversion happens, the operator's call site.
+struct Operand {
+  template <typename T>
+    requires std::is_convertible_v<T&&, Expr>
+  Operand(T&& v, std::source_location at = std::source_location::current())
+      : expr(std::forward<T>(v)), loc(at) {}
+  Expr expr;
+  std::source_location loc;
+};
+
+Expr operator+(Operand a, Operand b);
+Expr operator-(Operand a, Operand b);
+Expr operator*(Operand a, Operand b);
+Expr operator/(Operand a, Operand b);
+Expr operator%(Operand a, Operand b);
+Expr operator-(Operand a);
+Expr operator==(Operand a, Operand b);
+Expr operator!=(Operand a, Operand b);
+Expr operator<(Operand a, Operand b);
+Expr operator<=(Operand a, Operand b);
+Expr operator>(Operand a, Operand b);
+Expr operator>=(Operand a, Operand b);
+Expr operator&&(Operand a, Operand b);
+Expr operator||(Operand a, Operand b);
+Expr operator!(Operand a);
+Expr operator&(Operand a, Operand b);
+Expr operator|(Operand a, Operand b);
+Expr operator^(Operand a, Operand b);
+Expr operator<<(Operand a, Operand b);
+Expr operator>>(Operand a, Operand b);
 
 Expr min(Expr a, Expr b);
 Expr max(Expr a, Expr b);

@@ -23,7 +23,8 @@ struct PassEntry {
 };
 
 struct PassManagerOptions {
-  bool verify_each = true;     // run verify() after every pass; an error names the pass
+  bool verify_each = true;     // verify() the input and the IR after every pass (an error names the
+                               // pass), with check_index_ranges()
   std::string dump_after;      // a pass name, "all", or empty; TILEGEN_DUMP_AFTER adds to it
   std::ostream* dump_to = nullptr;  // where dumps go (stderr when null)
   bool keep_stages = true;     // keep the IR text after each pass for stages()

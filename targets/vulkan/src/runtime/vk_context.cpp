@@ -3,9 +3,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "tilegen/ir/error.h"
 #include "tilegen/kernel_cache.h"
@@ -105,16 +102,15 @@ void VulkanContext::create_device() {
 }
 
 // The driver's pipeline cache is kept beside tilegen's kernel cache (one file per device and
-// driver build), so a second process skips the driver's shader compilation too.
+// driver build), so a second process skips the driver's shader compilation too. It is read and
+// written by KernelCache's rules: a regular file of the user's, size-capped, in a trusted directory.
 void VulkanContext::create_pipeline_cache() {
-  std::vector<char> data;
+  std::string data;
   if (KernelCache::enabled()) {
-    std::string dir = KernelCache().dir();
-    std::error_code ec;  // a directory that cannot be made only costs the next run a compile
-    std::filesystem::create_directories(dir, ec);
-    cache_file_ = dir + "/vulkan-pipelines-" + phys_.cache_id + ".bin";
-    std::ifstream f(cache_file_, std::ios::binary);
-    if (f) data.assign(std::istreambuf_iterator<char>(f), {});
+    KernelCache cache;
+    cache_dir_ = cache.dir();
+    cache_name_ = "vulkan-pipelines-" + phys_.cache_id + ".bin";
+    data = cache.read_file(cache_name_).value_or(std::string());
   }
   VkPipelineCacheCreateInfo ci =
       vk_struct<VkPipelineCacheCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
@@ -128,22 +124,19 @@ void VulkanContext::create_pipeline_cache() {
   }
 }
 
-// Written atomically (temp + rename); a cache that cannot be written costs the next run a compile.
+// A cache that cannot be written costs the next run a compile; one that is no longer trusted
+// (check_trusted) is not written, and nothing may throw from the destructor that calls this.
 void VulkanContext::save_pipeline_cache() {
-  if (cache_file_.empty() || !pipeline_cache_) return;
+  if (cache_name_.empty() || !pipeline_cache_) return;
   std::size_t n = 0;
   if (vk_.vkGetPipelineCacheData(device_, pipeline_cache_, &n, nullptr) != VK_SUCCESS || n == 0) return;
-  std::vector<char> data(n);
+  std::string data(n, '\0');
   if (vk_.vkGetPipelineCacheData(device_, pipeline_cache_, &n, data.data()) != VK_SUCCESS) return;
-  std::string tmp = cache_file_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f || !f.write(data.data(), std::streamsize(n))) {
-      std::remove(tmp.c_str());
-      return;
-    }
+  data.resize(n);
+  try {
+    KernelCache(cache_dir_).write_file(cache_name_, data);
+  } catch (const Error&) {
   }
-  if (std::rename(tmp.c_str(), cache_file_.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 VulkanContext::~VulkanContext() {

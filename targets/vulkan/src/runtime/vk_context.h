@@ -80,8 +80,8 @@ class VulkanContext final : public DeviceContext {
   BufferHandle staging_;
   BufferHandle flush_;
   uint32_t device_type_ = 0, host_type_ = 0;
-  bool device_mapped_ = false;  // device buffers are host-visible and mapped
-  std::string cache_file_;
+  bool device_mapped_ = false;          // device buffers are host-visible and mapped
+  std::string cache_dir_, cache_name_;  // the pipeline cache file, in the kernel cache directory
 };
 
 template <typename F>

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "tilegen/env.h"
 #include "tilegen/ir/error.h"
 
 namespace tg::vulkan {
@@ -29,10 +30,7 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
   return VK_FALSE;
 }
 
-bool env_on(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool env_on(const char* name) { return env::flag(name, false); }
 
 bool has_layer(const Instance& in, const char* name) {
   uint32_t n = 0;

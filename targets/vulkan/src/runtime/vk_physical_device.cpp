@@ -7,6 +7,7 @@
 #include <cstring>
 #include <set>
 
+#include "tilegen/env.h"
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/matrix_unit.h"
 
@@ -37,10 +38,7 @@ void FeatureChain::link(bool atomic_float_ext, bool coopmat_ext) {
   if (coopmat_ext) *tail = &coopmat;
 }
 
-bool coopmat_switched_off() {
-  const char* v = std::getenv("TILEGEN_VULKAN_COOPMAT");
-  return v && std::strcmp(v, "0") == 0;
-}
+bool coopmat_switched_off() { return !env::flag("TILEGEN_VULKAN_COOPMAT", true); }
 
 namespace {
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "spirv/kernel_lowering_internal.h"
+#include "tilegen/env.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::vulkan {
@@ -29,12 +30,7 @@ struct WriteScan : IRVisitor {
 };
 
 // On unless the environment variable says 0/off/false.
-bool switched_on(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return true;
-  std::string s = v;
-  return !(s == "0" || s == "off" || s == "false" || s == "OFF" || s == "FALSE");
-}
+bool switched_on(const char* name) { return env::flag(name, true); }
 
 }  // namespace
 

@@ -108,6 +108,8 @@ class KernelLowering {
   /// for op.var in [op.min, op.min + op.extent) { body() }, the variable in loop_vars_.
   void counted_loop(const ir::For& op, const std::function<void()>& body);
   void declare_buffers();
+  /// Local buffers fit the per-thread budget (kMaxLocalBytesPerThread).
+  void check_local_bytes() const;
   void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
   /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.
@@ -161,6 +163,9 @@ class KernelLowering {
   std::map<std::string, Scratch> scratch_;  // coopmat staging tiles by role and type
   std::map<const ir::BufferNode*, Resident> resident_;
   std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> resident_regions_;
+  /// Iterations of the unrolled and vectorized loops around the statement being emitted, all
+  /// multiplied: the copies of a body the driver will make (counted_loop bounds it).
+  int64_t unrolled_copies_ = 1;
 
   friend class CoopmatLowering;
 };

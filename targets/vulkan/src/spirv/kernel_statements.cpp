@@ -19,6 +19,12 @@ namespace {
 constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory |
                                        spv::SemUniformMemory | spv::SemMakeAvailable | spv::SemMakeVisible;
 constexpr uint32_t kLoopControlUnroll = 0x1;
+// What a driver is asked to compile per thread. Beyond these a kernel stalls or crashes the
+// driver's compiler (an f32[2^30] local crashed lavapipe; unrolled(10^6) took 205 s and 5 GB):
+// local buffers are private arrays the driver keeps in registers or on the stack, and an
+// unrolled loop's body is copied once per iteration.
+constexpr int64_t kMaxLocalBytesPerThread = 32 * 1024;
+constexpr int64_t kMaxUnrolledCopies = 4096;
 bool contains_mma(const Stmt& s) {
   struct Find : IRVisitor {
     bool found = false;
@@ -72,6 +78,7 @@ void KernelLowering::declare_buffers() {
                       " needs a constant shape of fewer than 2^31 elements; bind the sizes first",
                   b->loc);
   }
+  check_local_bytes();
   // Rows of 16-byte-copied tiles padded by 16 bytes where a row is a multiple of 64 bytes: the
   // rows a cooperative-matrix load reads together then start in different banks. Tiles of
   // prefetched K loops get two slots (vector_copy.cpp). Either is dropped where it does not fit:
@@ -150,6 +157,22 @@ void KernelLowering::declare_buffers() {
                     "device has " +
                     std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
                 k_.loc);
+}
+
+void KernelLowering::check_local_bytes() const {
+  int64_t bytes = 0;
+  for (const Buffer& b : k_.buffers) {
+    if (b->scope != Scope::Local) continue;
+    bytes += *b.const_numel() * (b->dtype.bits() > 32 ? 8 : 4);  // below 32 bits: a 32-bit value each
+    if (bytes > kMaxLocalBytesPerThread)
+      throw Error(
+          "unsupported: local buffers need " + std::to_string(bytes) + " bytes or more per thread with " +
+              b->name + " (" + std::to_string(*b.const_numel()) + " elements); the vulkan target allows " +
+              std::to_string(kMaxLocalBytesPerThread) +
+              " (the driver keeps them in registers or on its stack): use a shared buffer or fragment "
+              "for large tiles",
+          b->loc);
+  }
 }
 
 // A Shared tile of a 16- or 8-bit format held at its width (the Narrow form, as in a tensor)
@@ -252,14 +275,28 @@ void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>
   uint32_t c = m.op(spv::OpSLessThan, M.t_bool, {i, end});
   // short loops around cooperative-matrix MulAdds too (the K steps of a tile): the driver then
   // schedules the next step's matrix loads beside this step's MulAdds
-  const bool unroll = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized ||
-                      (op.extent.as_int() && *op.extent.as_int() <= 8 && contains_mma(op.body));
+  const bool asked = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized;
+  const bool unroll = asked || (op.extent.as_int() && *op.extent.as_int() <= 8 && contains_mma(op.body));
+  const int64_t outer_copies = unrolled_copies_;
+  if (asked) {
+    const int64_t trips = op.extent.as_int().value_or(1);
+    if (trips > kMaxUnrolledCopies / outer_copies)
+      throw Error("unsupported: " + std::string(name_of(op.for_kind)) + " loop over " + op.var.name() +
+                      " with " + std::to_string(trips) + " iterations" +
+                      (outer_copies > 1 ? " inside unrolled loops of " + std::to_string(outer_copies)
+                                        : std::string()) +
+                      ": the vulkan target unrolls at most " + std::to_string(kMaxUnrolledCopies) +
+                      " copies of a body; use a serial loop (or unroll only a short inner loop)",
+                  op.loc);
+    unrolled_copies_ = outer_copies * trips;
+  }
   m.inst(spv::OpLoopMerge, {merge, cont, unroll ? kLoopControlUnroll : spv::kLoopControlNone});
   m.inst(spv::OpBranchConditional, {c, body, merge});
   m.label(body);
   loop_vars_[op.var.node()] = var;
   body_fn();
   loop_vars_.erase(op.var.node());
+  unrolled_copies_ = outer_copies;
   m.inst(spv::OpBranch, {cont});
   m.label(cont);
   uint32_t cur = m.op(spv::OpLoad, type, {var});
