@@ -12,10 +12,10 @@ namespace tg::cli {
 int cmd_fuzz(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] [--no-shrink] "
-      "[--execute-every N] [--verbose]\n"
+      "[--execute-every N] [--known DIR] [--verbose]\n"
       "       tilegen fuzz --replay DIR|FILE [--target T|all] [--verbose]\n";
   Args a = parse_args(argv,
-                      {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"execute-every"}, {"no-shrink", false},
+                      {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"execute-every"}, {"known"}, {"no-shrink", false},
                        {"verbose", false}},
                       0);
   if (a.has("help")) return print_usage(usage);
@@ -39,6 +39,7 @@ int cmd_fuzz(const std::vector<std::string>& argv) {
   opt.shrink = !a.has("no-shrink");
   opt.verbose = a.has("verbose");
   opt.execute_every = int(a.get_int("execute-every", 1));
+  if (a.has("known")) opt.known = fuzz::known_signatures(a.get("known"));
   std::cout << "fuzz: target " << target << ", seed " << opt.seed << "\n";
   std::cout.flush();
   const fuzz::FuzzReport r = fuzz::run_fuzz(opt, std::cout);

@@ -1,5 +1,7 @@
 // The kernel fuzzer in ctest (tools/fuzz/, see README.md):
-//   tilegen_kernel_fuzz --count N --seed S   N programs from seed S on every configuration here
+//   tilegen_kernel_fuzz --count N --seed S [--known DIR]
+//                                             N programs from seed S on every configuration here;
+//                                             failures of DIR/known/'s open bugs do not count
 //   tilegen_kernel_fuzz --replay DIR          the saved cases of DIR (kernels/): each must pass,
 //                                             each under DIR/known/ must still fail
 // Exit 1 on any failure (a shrunk case is printed; with --out DIR it is written there too).
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
     else if (flag == "--out") opt.out_dir = value;
     else if (flag == "--execute-every") opt.execute_every = std::atoi(value.c_str());
     else if (flag == "--replay") replay = value;
+    else if (flag == "--known") opt.known = tg::fuzz::known_signatures(value);
     else {
       std::fprintf(stderr, "tilegen_kernel_fuzz: unknown flag %s\n", argv[i]);
       return 2;

@@ -91,6 +91,10 @@ void Builder::allocate() {
   tile(int(TileId::Cf)) = k.fragment(sq(p.bm, p.bn), p.acc, "Cf");
   tile(int(TileId::Cs)) = k.shared(sq(p.bm, p.bn), p.acc, "Cs");
   tile(int(TileId::Rf)) = k.fragment({Expr(p.bm)}, p.acc, "Rf");
+  if (p.layout != 0) {
+    Layout l{p.layout == 1 ? Layout::Kind::Swizzle : Layout::Kind::Padded, p.layout_param, {}};
+    for (TileId t : {TileId::As, TileId::Bs, TileId::Xs}) k.annotate_layout(tile(int(t)), l);
+  }
   for (Tensor& t : tiles) k.fill(t, lit(t.dtype(), 1));  // nothing reads unwritten memory
 }
 
@@ -214,10 +218,14 @@ void Builder::thread_code(const OpSpec& o) {
       default: return idx;
     }
   };
+  auto loop = [&](const std::function<void(Expr)>& body) {
+    if (o.stages == 1) k.unrolled(Expr(per), body);
+    else k.serial(Expr(per), body);
+  };
   Tensor L;
   if (o.flag) {
     L = k.local({Expr(per)}, p.acc, name("L"));
-    k.serial(Expr(per), [&](Expr e) {
+    loop([&](Expr e) {
       Expr idx = k.let(name("i"), e * T + tx);
       k.if_(idx < n, [&] {
         Expr si = src_index(idx);
@@ -225,7 +233,7 @@ void Builder::thread_code(const OpSpec& o) {
       });
     });
   }
-  k.serial(Expr(per), [&](Expr e) {
+  loop([&](Expr e) {
     Expr idx = k.let(name("i"), e * T + tx);
     k.if_(idx < n, [&] {
       Expr si = src_index(idx);
@@ -251,9 +259,10 @@ void Builder::atomic(const OpSpec& o) {
   Expr si = tx % n;
   Expr v = cast(p.acc, s(si / p.bn, si % p.bn));
   if (o.variant >= 2 && o.src != int(TileId::Cs)) {
-    k.atomic_add(tile(int(TileId::Cs))(Expr(0), tx % p.bn), v);
     // The oracle's race detection does not track atomics: a plain read of Cs by another thread
-    // before a barrier would race unseen (tests/fuzz/README.md, known failures).
+    // in the same barrier interval would race unseen (tests/fuzz/README.md, known failures).
+    k.barrier();
+    k.atomic_add(tile(int(TileId::Cs))(Expr(0), tx % p.bn), v);
     k.barrier();
     return;
   }

@@ -55,7 +55,25 @@ void record(const FuzzOptions& opt, const std::vector<Config>& configs, const Pr
   r.findings.push_back(std::move(f));
 }
 
+bool is_known(const FuzzOptions& opt, const Outcome& o) {
+  for (const std::string& k : opt.known)
+    if (o.detail.find(k) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
+
+std::vector<std::string> known_signatures(const std::string& dir) {
+  std::vector<std::string> out;
+  const fs::path known = fs::path(dir) / "known";
+  if (!fs::is_directory(known)) return out;
+  for (const auto& e : fs::directory_iterator(known)) {
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("# known: ", 0) == 0) out.push_back(line.substr(9));
+  }
+  return out;
+}
 
 FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
   std::vector<std::string> skipped;
@@ -90,12 +108,17 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
         break;
       }
       case Verdict::Fail:
+        if (is_known(opt, o)) {
+          ++r.known;
+          break;
+        }
         ++r.failed;
         record(opt, configs, p, o, r, log);
         break;
     }
   }
-  log << r.programs << " programs: " << r.passed << " passed, " << r.failed << " failed, " << r.skipped
+  log << r.programs << " programs: " << r.passed << " passed, " << r.failed << " failed, " << r.known
+      << " known failures, " << r.skipped
       << " skipped, " << r.invalid << " dropped (" << elapsed() << " s)\n";
   log << "  time:";
   for (const auto& [what, s] : r.seconds) log << " " << what << " " << s << " s";

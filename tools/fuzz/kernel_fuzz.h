@@ -23,6 +23,9 @@ struct FuzzOptions {
   int execute_every = 1;       // compile and launch for real only every n-th program (vulkan on
                                // lavapipe costs about a second a program; the lowered IR a few ms)
   bool verbose = false;        // a line per program
+  /// Signatures of open bugs (known_signatures()): a failure whose detail contains one is
+  /// counted as known, not shrunk, and does not count as failed.
+  std::vector<std::string> known;
 };
 
 struct Finding {
@@ -33,7 +36,7 @@ struct Finding {
 };
 
 struct FuzzReport {
-  int programs = 0, passed = 0, invalid = 0, skipped = 0, failed = 0;
+  int programs = 0, passed = 0, invalid = 0, skipped = 0, failed = 0, known = 0;
   std::map<std::string, int> invalid_reasons;  // generator bugs and oracle rejections, by kind
   std::vector<Finding> findings;               // one per failure key
   std::map<std::string, double> seconds;       // time per configuration (and the oracle)
@@ -44,6 +47,10 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log);
 /// Checks every case file (*.tgir) under `dir` on `configs`; a file under a `known/`
 /// subfolder must still fail (it documents an open bug: tests/fuzz/README.md), any other must
 /// pass. Returns the number of files that did otherwise, each named on `log`.
+/// The `# known: TEXT` lines of the case files under `dir`/known: the part of a failure's
+/// message that identifies each open bug.
+std::vector<std::string> known_signatures(const std::string& dir);
+
 /// `dir` may be one file. With `show_lowered`, a failure's lowered IR is printed too.
 int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log,
                  bool show_lowered = false);

@@ -68,6 +68,7 @@ OpSpec random_op(Rng& r, const ProgramSpec& p, const GenOptions& opt, int nestin
       o.dst = int(pick_of(r, kSharedTiles));
       o.src = int(pick_of(r, kSharedTiles));
       o.variant = pick(r, 0, 3);
+      o.stages = pick(r, 0, 1);
       break;
     case OpKind::KLoop:
       o.stages = chance(r, 0.6) ? pick(r, 1, 4) : 0;
@@ -104,6 +105,8 @@ ProgramSpec generate_program(uint64_t seed, const GenOptions& opt) {
   p.trans_a = chance(r, 0.3);
   p.trans_b = chance(r, 0.3);
   p.w_atomic = pick(r, 0, 2);
+  p.layout = chance(r, 0.7) ? 0 : pick(r, 1, 2);
+  p.layout_param = p.layout == 1 ? pick(r, 1, 3) : pick(r, 1, 4);
   p.ops = random_ops(r, p, opt, pick(r, 1, opt.max_ops), 0);
   return p;
 }
@@ -139,7 +142,9 @@ std::string describe(const ProgramSpec& p) {
   std::ostringstream s;
   s << "seed " << p.seed << ": " << p.in.name() << "->" << p.acc.name() << "->" << p.out.name() << " MNK "
     << p.M << "x" << p.N << "x" << p.K << (p.symbolic ? " (symbolic)" : "") << " tile " << p.bm << "x" << p.bn
-    << "x" << p.bk << " threads " << p.threads << (p.trans_a ? " tA" : "") << (p.trans_b ? " tB" : "") << ": ";
+    << "x" << p.bk << " threads " << p.threads << (p.trans_a ? " tA" : "") << (p.trans_b ? " tB" : "")
+    << (p.layout == 1 ? " swizzle" : p.layout == 2 ? " pad" : "") << (p.layout ? std::to_string(p.layout_param) : "")
+    << " w-atomic " << p.w_atomic << ": ";
   describe_ops(s, p.ops);
   return s.str();
 }

@@ -56,7 +56,8 @@ struct OpSpec {
   int value = 0;                    // a fill value, a box extent cut, a shift
   uint32_t expr_seed = 0;           // the element expression: drawn from this seed ...
   int expr_depth = 0;               // ... this deep (0: one leaf)
-  int stages = 0;                   // KLoop: 0 serial, else pipelined with that many stages
+  int stages = 0;                   // KLoop: 0 serial, else pipelined with that many stages;
+                                    // ThreadCode: 0 serial loops, 1 unrolled
   bool flag = false;                // Fill: clear; Gemm/KLoop: clear; ThreadCode: use a local
   std::vector<OpSpec> body, else_body;
 };
@@ -72,6 +73,9 @@ struct ProgramSpec {
   // The one atomic operation into W (0 add, 1 max, 2 min): blocks run in any order, so mixing
   // operations on one element would make the result depend on it.
   int w_atomic = 0;
+  // Layout annotations of As, Bs and Xs: 0 none, 1 swizzled (layout_param bits), 2 padded
+  // (layout_param elements).
+  int layout = 0, layout_param = 0;
   std::vector<OpSpec> ops;
 };
 

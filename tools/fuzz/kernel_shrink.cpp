@@ -30,7 +30,7 @@ void edit_ops(const std::vector<OpSpec>& ops, const std::function<void(std::vect
       e[i].expr_depth = o.expr_depth - 1;
       emit(e);
     }
-    if (o.kind == OpKind::KLoop && o.stages > 0) {
+    if (o.stages > 0) {
       auto e = ops;
       e[i].stages = o.stages > 1 ? 1 : 0;
       emit(e);
@@ -70,6 +70,7 @@ Candidates candidates(const ProgramSpec& p) {
   if (p.bn > 4) with([](ProgramSpec& q) { q.bn /= 2; });
   if (p.bk > 4) with([](ProgramSpec& q) { q.bk /= 2; });
   if (p.threads > 32) with([](ProgramSpec& q) { q.threads /= 2; });
+  if (p.layout) with([](ProgramSpec& q) { q.layout = 0; });
   if (p.symbolic) with([](ProgramSpec& q) { q.symbolic = false; });
   if (p.trans_a) with([](ProgramSpec& q) { q.trans_a = false; });
   if (p.trans_b) with([](ProgramSpec& q) { q.trans_b = false; });
