@@ -15,7 +15,15 @@ int cmd_fuzz(const std::vector<std::string>& argv) {
       "[--execute-every N] [--known DIR] [--verbose]\n"
       "       tilegen fuzz --replay DIR|FILE [--target T|all] [--verbose]\n";
   Args a = parse_args(argv,
-                      {{"target"}, {"seconds"}, {"count"}, {"seed"}, {"out"}, {"replay"}, {"execute-every"}, {"known"}, {"no-shrink", false},
+                      {{"target"},
+                       {"seconds"},
+                       {"count"},
+                       {"seed"},
+                       {"out"},
+                       {"replay"},
+                       {"execute-every"},
+                       {"known"},
+                       {"no-shrink", false},
                        {"verbose", false}},
                       0);
   if (a.has("help")) return print_usage(usage);

@@ -17,20 +17,28 @@ int main(int argc, char** argv) {
   std::string replay;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--count") opt.count = std::atoi(value.c_str());
-    else if (flag == "--seed") opt.seed = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--target") opt.target = value;
-    else if (flag == "--out") opt.out_dir = value;
-    else if (flag == "--execute-every") opt.execute_every = std::atoi(value.c_str());
-    else if (flag == "--replay") replay = value;
-    else if (flag == "--known") opt.known = tg::fuzz::known_signatures(value);
+    if (flag == "--count")
+      opt.count = std::atoi(value.c_str());
+    else if (flag == "--seed")
+      opt.seed = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--target")
+      opt.target = value;
+    else if (flag == "--out")
+      opt.out_dir = value;
+    else if (flag == "--execute-every")
+      opt.execute_every = std::atoi(value.c_str());
+    else if (flag == "--replay")
+      replay = value;
+    else if (flag == "--known")
+      opt.known = tg::fuzz::known_signatures(value);
     else {
       std::fprintf(stderr, "tilegen_kernel_fuzz: unknown flag %s\n", argv[i]);
       return 2;
     }
   }
   try {
-    if (!replay.empty()) return tg::fuzz::replay_cases(replay, tg::fuzz::configs_for(opt.target), std::cout) ? 1 : 0;
+    if (!replay.empty())
+      return tg::fuzz::replay_cases(replay, tg::fuzz::configs_for(opt.target), std::cout) ? 1 : 0;
     if (opt.count <= 0) opt.count = 50;
     tg::fuzz::FuzzReport r = tg::fuzz::run_fuzz(opt, std::cout);
     // Programs the generator made that the builder or the oracle rejected are generator bugs

@@ -258,3 +258,26 @@ TEST_CASE("cli: usage errors exit 2 with a sentence") {
     CHECK(!has(r, "internal error"));
   }
 }
+
+TEST_CASE("cli: fuzz runs a counted, seeded batch and replays case files; bad options are usage errors") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(TILEGEN_BINARY_DIR) / "test-cli-fuzz";
+  fs::remove_all(dir);
+  CliResult r = tilegen("fuzz --target cpu --count 5 --seed 3 --execute-every 2 --out " + dir.string());
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "fuzz: target cpu, seed 3"));
+  CHECK(has(r, "5 programs: "));
+  CHECK(has(r, "0 failed"));
+  CHECK_FALSE(fs::exists(dir));  // nothing failed, nothing written
+
+  r = tilegen("fuzz --replay " + std::string(TILEGEN_SOURCE_DIR) + "/tests/fuzz/kernels --target cpu");
+  CHECK(r.status == 0);
+  CHECK(has(r, "0 unexpected"));
+
+  CHECK(tilegen("fuzz --target nope").status == 2);
+  CHECK(tilegen("fuzz --count -1").status == 2);
+  r = tilegen("fuzz --replay /nonexistent/cases");
+  CHECK(r.status == 1);
+  CHECK(has(r, "no case file or folder /nonexistent/cases"));
+}

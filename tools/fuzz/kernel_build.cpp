@@ -9,8 +9,8 @@ namespace tg::fuzz {
 
 namespace {
 
-constexpr int kWSize = 16;       // elements of the atomics' global tensor W
-constexpr int64_t kClamp = 64;   // element code stays in [-kClamp, kClamp]
+constexpr int kWSize = 16;      // elements of the atomics' global tensor W
+constexpr int64_t kClamp = 64;  // element code stays in [-kClamp, kClamp]
 
 /// What element code may read: the element being written, another tile's, a block-uniform
 /// index, a reduced row value. Each leaf is an Expr of any dtype; the generator casts.
@@ -108,8 +108,10 @@ void Builder::op(const OpSpec& o) {
     case OpKind::CopyOut: k.copy(tile(o.dst), Y.at(by * p.bm, bx * p.bn)); return;
     case OpKind::CopyTile: k.copy(tile(o.src), tile(o.dst)); return;
     case OpKind::Fill:
-      if (o.flag) k.clear(tile(o.dst));
-      else k.fill(tile(o.dst), lit(tile(o.dst).dtype(), o.value));
+      if (o.flag)
+        k.clear(tile(o.dst));
+      else
+        k.fill(tile(o.dst), lit(tile(o.dst).dtype(), o.value));
       return;
     case OpKind::Gemm:
       gemm_tiles(Expr(0));
@@ -132,7 +134,8 @@ void Builder::copy_in(const OpSpec& o) {
   Tensor& t = tile(o.dst);
   if (o.variant == 1) {
     int er = std::max(1, p.bm - std::abs(o.value)), ec = std::max(1, p.bn - 1);
-    k.copy(X.slice({by * p.bm, bx * p.bn}, {Expr(er), Expr(ec)}), t.slice({Expr(0), Expr(0)}, {Expr(er), Expr(ec)}));
+    k.copy(X.slice({by * p.bm, bx * p.bn}, {Expr(er), Expr(ec)}),
+           t.slice({Expr(0), Expr(0)}, {Expr(er), Expr(ec)}));
   } else if (o.variant == 2) {
     k.copy(X.at(by * p.bm + 1, bx * p.bn), t);
   } else {
@@ -142,10 +145,14 @@ void Builder::copy_in(const OpSpec& o) {
 
 void Builder::gemm_tiles(Expr ko) {
   Tensor &As = tile(int(TileId::As)), &Bs = tile(int(TileId::Bs));
-  if (p.trans_a) k.copy(A.at(ko * p.bk, by * p.bm), As);
-  else k.copy(A.at(by * p.bm, ko * p.bk), As);
-  if (p.trans_b) k.copy(B.at(bx * p.bn, ko * p.bk), Bs);
-  else k.copy(B.at(ko * p.bk, bx * p.bn), Bs);
+  if (p.trans_a)
+    k.copy(A.at(ko * p.bk, by * p.bm), As);
+  else
+    k.copy(A.at(by * p.bm, ko * p.bk), As);
+  if (p.trans_b)
+    k.copy(B.at(bx * p.bn, ko * p.bk), Bs);
+  else
+    k.copy(B.at(ko * p.bk, bx * p.bn), Bs);
 }
 
 void Builder::k_loop(const OpSpec& o) {
@@ -157,8 +164,10 @@ void Builder::k_loop(const OpSpec& o) {
     ops(o.body);
   };
   Expr n = ceildiv(K, Expr(p.bk));
-  if (o.stages > 0) k.pipelined(n, o.stages, step);
-  else k.serial(n, step);
+  if (o.stages > 0)
+    k.pipelined(n, o.stages, step);
+  else
+    k.serial(n, step);
 }
 
 void Builder::reduce(const OpSpec& o) {
@@ -219,8 +228,10 @@ void Builder::thread_code(const OpSpec& o) {
     }
   };
   auto loop = [&](const std::function<void(Expr)>& body) {
-    if (o.stages == 1) k.unrolled(Expr(per), body);
-    else k.serial(Expr(per), body);
+    if (o.stages == 1)
+      k.unrolled(Expr(per), body);
+    else
+      k.serial(Expr(per), body);
   };
   Tensor L;
   if (o.flag) {

@@ -22,7 +22,8 @@ bool is_unsupported(const Error& e) { return e.message().rfind("unsupported:", 0
 
 // Vulkan without a device: a lavapipe-like subgroup and one with cooperative matrices (an H200's).
 constexpr const char* kVulkanPlain = "vk1.3;sg=8;f16s;i64;sgops;smem=32768;thr=1024";
-constexpr const char* kVulkanCoopmat = "vk1.3;sg=32;f16s;i64;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32";
+constexpr const char* kVulkanCoopmat =
+    "vk1.3;sg=32;f16s;i64;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32";
 
 bool has_device(const std::string& plugin) {
   for (const TargetStatus& t : targets())
@@ -47,7 +48,8 @@ struct Tensors {
       std::vector<uint8_t> bytes(storage_bytes(t->dtype, n));
       for (int64_t i = 0; i < n; ++i) {
         int v = dist(rng);
-        store_element(t->dtype, bytes.data(), i, t->dtype.is_float() ? Scalar::of_float(v) : Scalar::of_int(v));
+        store_element(t->dtype, bytes.data(), i,
+                      t->dtype.is_float() ? Scalar::of_float(v) : Scalar::of_int(v));
       }
       bufs.push_back(t), data.push_back(std::move(bytes)), shapes.push_back(std::move(shape));
     }
@@ -63,7 +65,8 @@ struct Tensors {
   }
   std::vector<KernelArg> kernel_args() {
     std::vector<KernelArg> out;
-    for (std::size_t i = 0; i < bufs.size(); ++i) out.emplace_back(HostTensor{data[i].data(), shapes[i], bufs[i]->dtype});
+    for (std::size_t i = 0; i < bufs.size(); ++i)
+      out.emplace_back(HostTensor{data[i].data(), shapes[i], bufs[i]->dtype});
     return out;
   }
 };
@@ -134,7 +137,8 @@ const Target& target_of(const std::string& plugin) {
   return it->second;
 }
 
-Outcome run_real(const Config& c, const Function& fn, const Tensors& want, const Function& bound, unsigned seed) {
+Outcome run_real(const Config& c, const Function& fn, const Tensors& want, const Function& bound,
+                 unsigned seed) {
   std::optional<CompiledKernel> kernel;
   try {
     kernel = target_of(c.plugin).compile(Kernel(fn));
@@ -157,10 +161,14 @@ Outcome run_real(const Config& c, const Function& fn, const Tensors& want, const
 
 std::vector<Config> configs_for(const std::string& target, std::vector<std::string>* skipped) {
   std::vector<Config> all = {
-      {"cuda:sm_80", "cuda", "sm_80", false},       {"cuda:sm_90a", "cuda", "sm_90a", false},
-      {"hip:gfx90a", "hip", "gfx90a", false},       {"hip:gfx942", "hip", "gfx942", false},
-      {"vulkan:plain", "vulkan", kVulkanPlain, false}, {"vulkan:coopmat", "vulkan", kVulkanCoopmat, false},
-      {"cpu:lowered", "cpu", "", false},            {"cpu:run", "cpu", "", true},
+      {"cuda:sm_80", "cuda", "sm_80", false},
+      {"cuda:sm_90a", "cuda", "sm_90a", false},
+      {"hip:gfx90a", "hip", "gfx90a", false},
+      {"hip:gfx942", "hip", "gfx942", false},
+      {"vulkan:plain", "vulkan", kVulkanPlain, false},
+      {"vulkan:coopmat", "vulkan", kVulkanCoopmat, false},
+      {"cpu:lowered", "cpu", "", false},
+      {"cpu:run", "cpu", "", true},
       {"vulkan:run", "vulkan", "", true},
   };
   std::vector<Config> out;
@@ -238,7 +246,8 @@ Case parse_case(const std::string& text, const std::string& origin) {
     std::istringstream items(line.substr(7));
     for (std::string item; items >> item;) {
       auto eq = item.find('=');
-      if (eq == std::string::npos) throw Error(origin + ": '# sizes' wants NAME=VALUE items, not '" + item + "'");
+      if (eq == std::string::npos)
+        throw Error(origin + ": '# sizes' wants NAME=VALUE items, not '" + item + "'");
       c.sizes[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
     }
   }

@@ -22,9 +22,9 @@
 namespace tg::fuzz {
 
 struct Config {
-  std::string name;    // "cuda:sm_80", "vulkan:run", ...
-  std::string plugin;  // "cuda", "hip", "vulkan", "cpu"
-  std::string arch;    // for lowered configurations; empty: the probed device's
+  std::string name;      // "cuda:sm_80", "vulkan:run", ...
+  std::string plugin;    // "cuda", "hip", "vulkan", "cpu"
+  std::string arch;      // for lowered configurations; empty: the probed device's
   bool execute = false;  // compile and launch for real instead of interpreting the lowered IR
 };
 

@@ -26,8 +26,8 @@ std::string file_name(const Outcome& o, uint64_t seed) {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
-void record(const FuzzOptions& opt, const std::vector<Config>& configs, const ProgramSpec& p, const Outcome& o,
-            FuzzReport& r, std::ostream& log) {
+void record(const FuzzOptions& opt, const std::vector<Config>& configs, const ProgramSpec& p,
+            const Outcome& o, FuzzReport& r, std::ostream& log) {
   for (Finding& f : r.findings)
     if (f.outcome.key() == o.key()) {
       ++f.repeats;
@@ -47,8 +47,9 @@ void record(const FuzzOptions& opt, const std::vector<Config>& configs, const Pr
   if (!opt.out_dir.empty()) {
     fs::create_directories(opt.out_dir);
     f.file = (fs::path(opt.out_dir) / file_name(o, p.seed)).string();
-    std::ofstream(f.file) << case_text(case_of(f.program), "kernel fuzz: " + o.key() + "\n" + describe(f.program) +
-                                                               "\n" + first_line(f.outcome.detail));
+    std::ofstream(f.file) << case_text(
+        case_of(f.program),
+        "kernel fuzz: " + o.key() + "\n" + describe(f.program) + "\n" + first_line(f.outcome.detail));
     log << "  written: " << f.file << "\n";
     log.flush();
   }
@@ -81,7 +82,9 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
   for (const std::string& s : skipped) log << "not checked: " << s << "\n";
   if (configs.empty()) throw Error("fuzz: no configuration of target '" + opt.target + "' can run here");
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   FuzzReport r;
   for (uint64_t i = 0;; ++i) {
     if (opt.count > 0 && r.programs >= opt.count) break;
@@ -118,23 +121,25 @@ FuzzReport run_fuzz(const FuzzOptions& opt, std::ostream& log) {
     }
   }
   log << r.programs << " programs: " << r.passed << " passed, " << r.failed << " failed, " << r.known
-      << " known failures, " << r.skipped
-      << " skipped, " << r.invalid << " dropped (" << elapsed() << " s)\n";
+      << " known failures, " << r.skipped << " skipped, " << r.invalid << " dropped (" << elapsed()
+      << " s)\n";
   log << "  time:";
   for (const auto& [what, s] : r.seconds) log << " " << what << " " << s << " s";
   log << "\n";
   for (const auto& [why, n] : r.invalid_reasons) log << "  dropped " << n << ": " << why << "\n";
   for (const Finding& f : r.findings)
-    log << "  finding " << f.outcome.key() << " (+" << f.repeats << " more)" << (f.file.empty() ? "" : ": " + f.file)
-        << "\n";
+    log << "  finding " << f.outcome.key() << " (+" << f.repeats << " more)"
+        << (f.file.empty() ? "" : ": " + f.file) << "\n";
   return r;
 }
 
 int replay_cases(const std::string& dir, const std::vector<Config>& configs, std::ostream& log,
                  bool show_lowered) {
   std::vector<fs::path> files;
-  if (fs::is_regular_file(dir)) files.push_back(dir);
-  else if (!fs::is_directory(dir)) throw Error("fuzz: no case file or folder " + dir);
+  if (fs::is_regular_file(dir))
+    files.push_back(dir);
+  else if (!fs::is_directory(dir))
+    throw Error("fuzz: no case file or folder " + dir);
   else
     for (const auto& e : fs::recursive_directory_iterator(dir))
       if (e.is_regular_file() && e.path().extension() == ".tgir") files.push_back(e.path());
@@ -151,11 +156,14 @@ int replay_cases(const std::string& dir, const std::vector<Config>& configs, std
     } catch (const Error& e) {
       o = {Verdict::Invalid, "parse", "parse", e.what()};
     }
-    const bool failed = o.verdict == Verdict::Fail, ok = known ? o.verdict != Verdict::Pass : o.verdict == Verdict::Pass || o.verdict == Verdict::Skip;
+    const bool failed = o.verdict == Verdict::Fail,
+               ok = known ? o.verdict != Verdict::Pass
+                          : o.verdict == Verdict::Pass || o.verdict == Verdict::Skip;
     log << (ok ? "ok   " : "BAD  ") << f.filename().string() << ": "
         << (o.verdict == Verdict::Pass ? std::string("pass") : o.key() + ": " + first_line(o.detail)) << "\n";
     if (show_lowered && !o.lowered.empty()) log << "--- lowered for " << o.config << ":\n" << o.lowered;
-    if (!ok && known && !failed) log << "     it passes now: move it out of known/ and its entry in tests/fuzz/README.md\n";
+    if (!ok && known && !failed)
+      log << "     it passes now: move it out of known/ and its entry in tests/fuzz/README.md\n";
     bad += ok ? 0 : 1;
   }
   log << "replayed " << files.size() << " kernel cases, " << bad << " unexpected\n";

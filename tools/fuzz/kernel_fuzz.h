@@ -20,9 +20,9 @@ struct FuzzOptions {
   double seconds = 0;          // wall-clock budget (0: `count` programs)
   std::string out_dir;         // where shrunk failures go (empty: not written)
   bool shrink = true;
-  int execute_every = 1;       // compile and launch for real only every n-th program (vulkan on
-                               // lavapipe costs about a second a program; the lowered IR a few ms)
-  bool verbose = false;        // a line per program
+  int execute_every = 1;  // compile and launch for real only every n-th program (vulkan on
+                          // lavapipe costs about a second a program; the lowered IR a few ms)
+  bool verbose = false;   // a line per program
   /// Signatures of open bugs (known_signatures()): a failure whose detail contains one is
   /// counted as known, not shrunk, and does not count as failed.
   std::vector<std::string> known;

@@ -14,7 +14,8 @@ using Rng = std::mt19937_64;
 
 int pick(Rng& r, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(r); }
 bool chance(Rng& r, double p) { return std::bernoulli_distribution(p)(r); }
-template <class T, std::size_t N> T pick_of(Rng& r, const std::array<T, N>& xs) {
+template <class T, std::size_t N>
+T pick_of(Rng& r, const std::array<T, N>& xs) {
   return xs[std::size_t(pick(r, 0, int(N) - 1))];
 }
 
@@ -119,8 +120,8 @@ std::map<std::string, int64_t> program_sizes(const ProgramSpec& p) {
 namespace {
 
 const char* kind_name(OpKind k) {
-  static const char* names[] = {"copy_in", "copy_out", "copy_tile", "fill",       "gemm",    "kloop",
-                                "reduce",  "parallel", "thread",    "barrier",    "atomic",  "if"};
+  static const char* names[] = {"copy_in", "copy_out", "copy_tile", "fill",    "gemm",   "kloop",
+                                "reduce",  "parallel", "thread",    "barrier", "atomic", "if"};
   return names[int(k)];
 }
 
@@ -143,8 +144,10 @@ std::string describe(const ProgramSpec& p) {
   s << "seed " << p.seed << ": " << p.in.name() << "->" << p.acc.name() << "->" << p.out.name() << " MNK "
     << p.M << "x" << p.N << "x" << p.K << (p.symbolic ? " (symbolic)" : "") << " tile " << p.bm << "x" << p.bn
     << "x" << p.bk << " threads " << p.threads << (p.trans_a ? " tA" : "") << (p.trans_b ? " tB" : "")
-    << (p.layout == 1 ? " swizzle" : p.layout == 2 ? " pad" : "") << (p.layout ? std::to_string(p.layout_param) : "")
-    << " w-atomic " << p.w_atomic << ": ";
+    << (p.layout == 1   ? " swizzle"
+        : p.layout == 2 ? " pad"
+                        : "")
+    << (p.layout ? std::to_string(p.layout_param) : "") << " w-atomic " << p.w_atomic << ": ";
   describe_ops(s, p.ops);
   return s.str();
 }

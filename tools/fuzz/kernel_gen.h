@@ -35,18 +35,18 @@ enum class TileId { As, Bs, Xs, Xf, Cf, Cs, Rf };
 enum class TensorId { A, B, X, Y, W };
 
 enum class OpKind {
-  CopyIn,      // X -> Xs|Xf|Cf|Cs at the block's tile, whole or a ragged box
-  CopyOut,     // Xs|Xf|Cf|Cs -> Y at the block's tile
-  CopyTile,    // between two [bm, bn] tiles (dtype converted)
-  Fill,        // fill or clear a tile
-  Gemm,        // copy A, B tiles (ko = 0) and gemm(As, Bs -> Cf) with the program's options
-  KLoop,       // for ko in serial|pipelined(ceildiv(K, bk)): copy A, B tiles; gemm; body
-  Reduce,      // reduce sum|max|min|absmax (Cf|Xf -> Rf, axis 1)
-  Elementwise, // parallel over a [bm, bn] tile (or Rf): t(i, j) = clamp(expr)
-  ThreadCode,  // per thread: for e: idx = e*T + tx; if idx < n: Xs|Cs[idx] = expr; locals
+  CopyIn,       // X -> Xs|Xf|Cf|Cs at the block's tile, whole or a ragged box
+  CopyOut,      // Xs|Xf|Cf|Cs -> Y at the block's tile
+  CopyTile,     // between two [bm, bn] tiles (dtype converted)
+  Fill,         // fill or clear a tile
+  Gemm,         // copy A, B tiles (ko = 0) and gemm(As, Bs -> Cf) with the program's options
+  KLoop,        // for ko in serial|pipelined(ceildiv(K, bk)): copy A, B tiles; gemm; body
+  Reduce,       // reduce sum|max|min|absmax (Cf|Xf -> Rf, axis 1)
+  Elementwise,  // parallel over a [bm, bn] tile (or Rf): t(i, j) = clamp(expr)
+  ThreadCode,   // per thread: for e: idx = e*T + tx; if idx < n: Xs|Cs[idx] = expr; locals
   Barrier,
-  Atomic,      // per thread: atomic add|max|min into W (global) or Cs (shared)
-  IfBlock,     // if (block-uniform condition) { body } else { else_body }
+  Atomic,   // per thread: atomic add|max|min into W (global) or Cs (shared)
+  IfBlock,  // if (block-uniform condition) { body } else { else_body }
 };
 
 struct OpSpec {
