@@ -9,13 +9,6 @@ namespace tg::lower {
 
 namespace {
 
-struct BlockMemoryUse : BufferAccessVisitor {
-  bool found = false;
-  void access(const Buffer& b, BufferAccess) override {
-    if (b && (b->scope == Scope::Shared || b->scope == Scope::Fragment)) found = true;
-  }
-};
-
 bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
 // What a statement reads and writes of memory other threads see (every buffer but locals).
@@ -164,14 +157,7 @@ struct FlattenSeqs : IRMutator {
 
 }  // namespace
 
-bool touches_block_memory(const Stmt& s) {
-  BlockMemoryUse v;
-  v.visit_stmt(s);
-  return v.found;
-}
-
 Stmt fenced(Stmt s, const SourceLoc& loc) {
-  if (!touches_block_memory(s)) return s;
   return make_seq({make_barrier(loc), std::move(s), make_barrier(loc)}, loc);
 }
 

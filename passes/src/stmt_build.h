@@ -58,10 +58,6 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
   return Stmt(std::move(n));
 }
 
-/// Whether s reads or writes a buffer that all threads of the block share (Shared or Fragment):
-/// a statement lowered to per-thread code that does so needs barriers around it.
-bool touches_block_memory(const Stmt& s);
-
 /// Moves each barrier down to the first statement that conflicts with what precedes it (a write
 /// and another access of one non-local buffer) and drops those that separate nothing (the ones
 /// at the start or end of the kernel, and all but the last of a run):
@@ -71,7 +67,11 @@ bool touches_block_memory(const Stmt& s);
 /// stmt_build.cpp): two conflicting accesses that a barrier separated still are.
 Stmt drop_redundant_barriers(const Stmt& kernel_body);
 
-/// `s` wrapped in barriers when it touches block memory.
+/// `s` (a lowered collective statement) wrapped in barriers, also when it touches no block memory:
+/// a collective separates the per-thread code before it from the code after it as a barrier does
+/// (the interpreter runs it so), so dropping its barriers would let those race:
+///   S[tx] = 1; copy Cr -> Y (registers to global); W[tx] = S[(tx + 1) % T]   // needs a barrier
+/// drop_redundant_barriers then removes those that separate nothing.
 Stmt fenced(Stmt s, const SourceLoc& loc);
 
 /// True when e is an integer constant equal to v.

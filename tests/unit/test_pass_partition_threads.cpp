@@ -92,3 +92,34 @@ func mm(A: f32[80, 8] global, B: f32[8, 24] global, C: f32[80, 24] global) {
   // No gemm, or too few block rows: unchanged.
   CHECK(rasterize_blocks(f, nvidia_target_info(80), 16).body.same_as(f.body));
 }
+
+// Found by the kernel fuzzer (tests/fuzz/kernels/barrier-collective-without-shared.tgir): a
+// collective whose lowered form touches no block memory (registers to global) still separates
+// the per-thread code around it, as the interpreter runs the builder's IR.
+TEST_CASE("gpu pipeline: a register-only collective keeps its barrier between per-thread phases") {
+  const char* text =
+      R"(func f(A: f32[4, 4] global, B: f32[4, 4] global, Y: f32[4, 4] global, W: f32[32] global) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    shared As: f32[4, 4]
+    shared Bs: f32[4, 4]
+    shared S: f32[32]
+    fragment Cf: f32[4, 4]
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> Cf, clear)
+    fill S = 0.0
+    S[tx] = cast<f32>(tx)
+    copy Cf -> Y
+    W[tx] = S[(tx + 1) % 32]
+  }
+}
+)";  // Cf lives in registers (the gemm's layout): `copy Cf -> Y` touches no shared memory
+  for (const TargetInfo& info : {nvidia_target_info(80), amd_target_info("gfx90a")}) {
+    PassRun r = run_pass(
+        text, [](const Function& f, const TargetInfo& i) { return PassManager(gpu_pipeline()).run(f, i); },
+        info);
+    INFO(info.arch << "\n" << r.text);
+    CHECK(contains(r.text, "barrier"));
+    check_same_results(r.before, r.after);  // the interpreter's race detection runs on both
+  }
+}

@@ -20,7 +20,8 @@ T pick_of(Rng& r, const std::array<T, N>& xs) {
 }
 
 constexpr std::array<int, 4> kTileSizes = {4, 8, 16, 32};
-constexpr std::array<int, 4> kThreads = {32, 64, 128, 256};
+// Warp and wave multiples, and two that are neither (a partial last warp or wave).
+constexpr std::array<int, 6> kThreads = {32, 64, 128, 256, 48, 96};
 // Tiles of shape [bm, bn] that element code, copies and fills work on.
 constexpr std::array<TileId, 4> kSquareTiles = {TileId::Xs, TileId::Xf, TileId::Cf, TileId::Cs};
 constexpr std::array<TileId, 2> kSharedTiles = {TileId::Xs, TileId::Cs};
@@ -99,7 +100,7 @@ ProgramSpec generate_program(uint64_t seed, const GenOptions& opt) {
   p.N = chance(r, 0.3) ? p.bn * pick(r, 1, 2) : pick(r, 1, 2 * p.bn);
   p.K = chance(r, 0.3) ? p.bk * pick(r, 1, 3) : pick(r, 1, 3 * p.bk);
   p.symbolic = chance(r, 0.3);
-  constexpr std::array<DType, 5> ins = {f32, f16, bf16, f16, i32};
+  constexpr std::array<DType, 7> ins = {f32, f16, bf16, f16, i32, i8, i16};
   p.in = pick_of(r, ins);
   p.acc = p.in.is_float() ? f32 : i32;
   p.out = chance(r, 0.5) ? p.in : p.acc;

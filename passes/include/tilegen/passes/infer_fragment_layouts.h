@@ -33,7 +33,7 @@
 // variables. Any other use (reduce, gemm operand A/B, other indexing) keeps it a block-wide tile,
 // which partition_threads places in shared memory: correct, slower. A gemm whose accumulator is
 // not laid out still runs on the matrix unit, through registers loaded from and stored back to
-// the tile. Lowered statements that touch block memory are fenced by barriers.
+// the tile. Lowered collective statements are fenced by barriers.
 //
 // Without a matching unit (f32 on mma.sync, any gemm on a device without matrix units), an f32 or
 // f64 accumulator gets the SIMT layout of the classic SGEMM: the block's threads form a gm×gn grid

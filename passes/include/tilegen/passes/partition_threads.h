@@ -16,8 +16,8 @@
 // of dst per iteration with a serial loop over the reduced axis, gemm (where no matrix unit took
 // it) → one C element per iteration with a serial K loop. A flat index over the nest is strided
 // by the thread count; the innermost loop is grouped by the vector width where its extent allows
-// (packed 4-bit stores always at least in pairs, so no two threads write one byte). Statements
-// that touch shared memory are fenced by barriers, redundant barriers removed, and the remaining
+// (packed 4-bit stores always at least in pairs, so no two threads write one byte). Collective
+// statements are fenced by barriers, redundant barriers removed, and the remaining
 // fragments become shared buffers. The result holds only per-thread code.
 #pragma once
 #include "tilegen/ir/function.h"
