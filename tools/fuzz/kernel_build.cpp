@@ -55,6 +55,10 @@ struct Builder {
     return clamp(t, expr(r, o.expr_depth, t, leaf));
   }
 
+  /// A box inside a [bm, bn] tile, smaller where the sizes allow: rows cut by |value|, a column.
+  std::pair<int, int> box(const OpSpec& o) const {
+    return {std::max(1, p.bm - std::abs(o.value)), std::max(1, p.bn - 1)};
+  }
   void declare();
   void allocate();
   void ops(const std::vector<OpSpec>& list);
@@ -105,7 +109,15 @@ void Builder::ops(const std::vector<OpSpec>& list) {
 void Builder::op(const OpSpec& o) {
   switch (o.kind) {
     case OpKind::CopyIn: copy_in(o); return;
-    case OpKind::CopyOut: k.copy(tile(o.dst), Y.at(by * p.bm, bx * p.bn)); return;
+    case OpKind::CopyOut:
+      if (o.variant == 1) {
+        auto [er, ec] = box(o);
+        k.copy(tile(o.dst).slice({Expr(0), Expr(0)}, {Expr(er), Expr(ec)}),
+               Y.slice({by * p.bm, bx * p.bn}, {Expr(er), Expr(ec)}));
+      } else {
+        k.copy(tile(o.dst), Y.at(by * p.bm, bx * p.bn));
+      }
+      return;
     case OpKind::CopyTile: k.copy(tile(o.src), tile(o.dst)); return;
     case OpKind::Fill:
       if (o.flag)
@@ -132,10 +144,12 @@ void Builder::op(const OpSpec& o) {
 // down a row (so it crosses into the next block's rows and past M).
 void Builder::copy_in(const OpSpec& o) {
   Tensor& t = tile(o.dst);
-  if (o.variant == 1) {
-    int er = std::max(1, p.bm - std::abs(o.value)), ec = std::max(1, p.bn - 1);
+  if (o.variant == 1 || o.variant == 3) {
+    auto [er, ec] = box(o);
+    const int row0 = o.variant == 3 && p.bm > 1 ? 1 : 0;
+    er = std::min(er, p.bm - row0);
     k.copy(X.slice({by * p.bm, bx * p.bn}, {Expr(er), Expr(ec)}),
-           t.slice({Expr(0), Expr(0)}, {Expr(er), Expr(ec)}));
+           t.slice({Expr(row0), Expr(0)}, {Expr(er), Expr(ec)}));
   } else if (o.variant == 2) {
     k.copy(X.at(by * p.bm + 1, bx * p.bn), t);
   } else {
@@ -198,7 +212,8 @@ void Builder::elementwise(const OpSpec& o) {
     });
     return;
   }
-  k.parallel({Expr(p.bm), Expr(p.bn)}, [&](Expr i, Expr j) {
+  auto [rows, cols] = o.variant == 1 ? box(o) : std::pair<int, int>{p.bm, p.bn};
+  k.parallel({Expr(rows), Expr(cols)}, [&](Expr i, Expr j) {
     Leaf leaf = [&](int w) -> Expr {
       switch (w) {
         case 0: return d(i, j);

@@ -53,7 +53,8 @@ OpSpec random_op(Rng& r, const ProgramSpec& p, const GenOptions& opt, int nestin
     break;
   }
   switch (o.kind) {
-    case OpKind::CopyIn: o.variant = pick(r, 0, 2); break;  // 0 whole tile, 1 ragged box, 2 shifted
+    case OpKind::CopyIn: o.variant = pick(r, 0, 3); break;   // whole, ragged box, shifted, box inside
+    case OpKind::CopyOut: o.variant = pick(r, 0, 1); break;  // whole, ragged box
     case OpKind::CopyTile:
       while (o.src == o.dst) o.src = int(pick_of(r, kSquareTiles));
       break;

@@ -69,7 +69,8 @@ Candidates candidates(const ProgramSpec& p) {
   if (p.bm > 4) with([](ProgramSpec& q) { q.bm /= 2; });
   if (p.bn > 4) with([](ProgramSpec& q) { q.bn /= 2; });
   if (p.bk > 4) with([](ProgramSpec& q) { q.bk /= 2; });
-  if (p.threads > 32) with([](ProgramSpec& q) { q.threads = q.threads % 32 ? q.threads / 16 * 16 / 2 : q.threads / 2; });
+  if (p.threads > 32)
+    with([](ProgramSpec& q) { q.threads = q.threads % 32 ? q.threads / 16 * 16 / 2 : q.threads / 2; });
   if (p.layout) with([](ProgramSpec& q) { q.layout = 0; });
   if (p.symbolic) with([](ProgramSpec& q) { q.symbolic = false; });
   if (p.trans_a) with([](ProgramSpec& q) { q.trans_a = false; });
