@@ -15,13 +15,13 @@ constexpr int64_t kClamp = 64;  // element code stays in [-kClamp, kClamp]
 /// What element code may read: the element being written, another tile's, a block-uniform
 /// index, a reduced row value. Each leaf is an Expr of any dtype; the generator casts.
 using Leaf = std::function<Expr(int)>;
-constexpr int kLeaves = 5;
+constexpr int kLeaves = 6;  // leaf 5: the scalar parameter alpha
 
 struct Builder {
   KernelBuilder& k;
   const ProgramSpec& p;
   Tensor A, B, X, Y, W;
-  Expr M, N, K, bx, by;
+  Expr M, N, K, bx, by, alpha;
   std::array<Tensor, 7> tiles;
   int names = 0;
 
@@ -35,6 +35,7 @@ struct Builder {
     if (depth <= 0) {
       int which = pick(kLeaves + 1);
       if (which == kLeaves) return lit(t, pick(7) - 3);
+      if (which == kLeaves - 1) return cast(t, alpha);
       return cast(t, leaf(which));
     }
     Expr a = expr(r, depth - 1, t, leaf), b = expr(r, depth - 1, t, leaf);
@@ -84,6 +85,7 @@ void Builder::declare() {
   X = k.tensor("X", {M, N}, p.in);
   Y = k.tensor("Y", {M, N}, p.out);
   W = k.tensor("W", {kWSize}, p.acc);
+  alpha = k.scalar("alpha", p.acc);
 }
 
 void Builder::allocate() {
@@ -319,7 +321,7 @@ void Builder::if_block(const OpSpec& o) {
 
 Kernel build_program(const ProgramSpec& p) {
   KernelBuilder k("fuzz_" + std::to_string(p.seed));
-  Builder b{k, p, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0};
+  Builder b{k, p, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0};
   b.declare();
   k.grid(ceildiv(b.N, Expr(p.bn)), ceildiv(b.M, Expr(p.bm))).threads(p.threads).body([&](Expr bx, Expr by) {
     b.bx = bx, b.by = by;

@@ -33,14 +33,20 @@ bool has_device(const std::string& plugin) {
 
 /// Host memory of every tensor of a function, filled from a seed with small integers.
 struct Tensors {
+  static constexpr int kScalarValue = 2;  // every scalar parameter
   std::vector<Buffer> bufs;
   std::vector<std::vector<uint8_t>> data;
   std::vector<std::vector<int64_t>> shapes;
+  std::vector<std::pair<int, DType>>
+      order;  // per non-size parameter: a tensor's index, or -1 and a scalar's type
 
   explicit Tensors(const Function& bound, unsigned seed) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> dist(-4, 4);
-    for (const Buffer& t : bound.tensors()) {
+    for (const Param& prm : bound.params) {
+      if (prm.kind == Param::Kind::Scalar) order.emplace_back(-1, prm.var.dtype());
+      if (prm.kind != Param::Kind::Tensor) continue;
+      const Buffer& t = prm.buffer;
       std::vector<int64_t> shape;
       for (const Expr& d : t->shape) shape.push_back(*d.as_int());
       int64_t n = 1;
@@ -51,22 +57,35 @@ struct Tensors {
         store_element(t->dtype, bytes.data(), i,
                       t->dtype.is_float() ? Scalar::of_float(v) : Scalar::of_int(v));
       }
+      order.emplace_back(int(bufs.size()), t->dtype);
       bufs.push_back(t), data.push_back(std::move(bytes)), shapes.push_back(std::move(shape));
     }
   }
   std::vector<HostArg> host_args() {
     std::vector<HostArg> out;
-    for (std::size_t i = 0; i < bufs.size(); ++i) {
+    for (auto [i, t] : order) {
       HostArg a;
-      a.data = data[i].data(), a.shape = shapes[i], a.dtype = bufs[i]->dtype;
+      a.dtype = t;
+      if (i < 0) {
+        a.is_tensor = false;
+        a.scalar = t.is_float() ? Scalar::of_float(kScalarValue) : Scalar::of_int(kScalarValue);
+      } else {
+        a.data = data[std::size_t(i)].data(), a.shape = shapes[std::size_t(i)];
+      }
       out.push_back(a);
     }
     return out;
   }
   std::vector<KernelArg> kernel_args() {
     std::vector<KernelArg> out;
-    for (std::size_t i = 0; i < bufs.size(); ++i)
-      out.emplace_back(HostTensor{data[i].data(), shapes[i], bufs[i]->dtype});
+    for (auto [i, t] : order) {
+      if (i < 0 && t.is_float())
+        out.emplace_back(double(kScalarValue));
+      else if (i < 0)
+        out.emplace_back(int64_t(kScalarValue));
+      else
+        out.emplace_back(HostTensor{data[std::size_t(i)].data(), shapes[std::size_t(i)], t});
+    }
     return out;
   }
 };

@@ -3,7 +3,8 @@
 // A program is a ProgramSpec (data, so the shrinker can cut it down) that build_program() turns
 // into builder calls. Every program has the same frame, and the ops in between vary:
 //
-//   A: in[M, K], B: in[K, N], X: in[M, N], Y: out[M, N], W: f32|i32[16]    (global; M, N, K
+//   A: in[M, K], B: in[K, N], X: in[M, N], Y: out[M, N], W: acc[16], alpha: acc (scalar, 2)
+//                                                                           (global; M, N, K
 //                                                                              constants or sizes)
 //   grid(ceildiv(N, bn), ceildiv(M, bm)).threads(T).body(bx, by) {
 //     As: shared in[bm, bk] (or [bk, bm] transposed)   Bs: shared in[bk, bn] (or [bn, bk])
