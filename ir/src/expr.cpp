@@ -98,7 +98,9 @@ DType promote(const Expr& a, const Expr& b) {
   }
   if (fa) return is_weak_float(a) && !is_int_literal(b) ? f32 : ta;
   if (fb) return is_weak_float(b) && !is_int_literal(a) ? f32 : tb;
-  // Both integer or bool: a literal takes the other's type; else the wider.
+  // Both integer or bool: a literal takes the other's type; else (two literals too) the wider,
+  // so INT64_MIN / -1 stays i64 instead of meeting the i32 literal -1 at i32.
+  if (is_int_literal(a) && is_int_literal(b)) return int_rank(ta) >= int_rank(tb) ? ta : tb;
   if (is_int_literal(a) && !tb.is_bool()) return tb;
   if (is_int_literal(b) && !ta.is_bool()) return ta;
   if (ta.is_bool()) return tb;

@@ -26,19 +26,19 @@ TargetInfo no_device_limit() {
 }  // namespace
 
 TEST_CASE("grid limits: a block index of i32 counts at most 2^31 blocks, on every target") {
-  CHECK_NOTHROW(check_grid_limits(grid_kernel("2147483648", "bx"), no_device_limit()));
-  CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("2147483650", "bx"), no_device_limit()),
+  CHECK_NOTHROW(check_grid_limits(grid_kernel("2147483648:i64", "bx"), no_device_limit()));
+  CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("2147483650:i64", "bx"), no_device_limit()),
                        doctest::Contains("grid dimension 0 has 2147483650 blocks; the block index bx is i32, "
                                          "which counts at most 2147483648 blocks"),
                        Error);
   CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("4, 70000", "bx, by: i16"), no_device_limit()),
                        doctest::Contains("grid dimension 1 has 70000 blocks; the block index by is i16"),
                        Error);
-  CHECK_NOTHROW(check_grid_limits(grid_kernel("2147483650", "bx: i64"), no_device_limit()));
-  CHECK_THROWS_WITH_AS(
-      check_grid_limits(grid_kernel("4294967296, 4294967296, 4294967296", "bx: i64, by: i64, bz: i64"),
-                        no_device_limit()),
-      doctest::Contains("more than 2^63 - 1 blocks"), Error);
+  CHECK_NOTHROW(check_grid_limits(grid_kernel("2147483650:i64", "bx: i64"), no_device_limit()));
+  CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("4294967296:i64, 4294967296:i64, 4294967296:i64",
+                                                     "bx: i64, by: i64, bz: i64"),
+                                         no_device_limit()),
+                       doctest::Contains("more than 2^63 - 1 blocks"), Error);
 }
 
 TEST_CASE("grid limits: the target's TargetInfo::max_grid, per dimension and in number of dimensions") {
@@ -48,7 +48,7 @@ TEST_CASE("grid limits: the target's TargetInfo::max_grid, per dimension and in 
                        doctest::Contains("grid dimension 1 has 70000 blocks; the cuda target"), Error);
   CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("8, 70000", "bx, by"), hip),
                        doctest::Contains("allows at most 65535 in that dimension"), Error);
-  CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("2147483650", "bx: i64"), cuda),
+  CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("2147483650:i64", "bx: i64"), cuda),
                        doctest::Contains("allows at most 2147483647"), Error);
   CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("1, 1, 1, 2", "a, b, c, d"), cuda),
                        doctest::Contains("grids of at most 3 dimensions"), Error);

@@ -29,13 +29,18 @@ bool has_effects(const Expr& e) {
 struct SpirvIntOps {
   using Value = uint32_t;
   ModuleBuilder& m;
-  uint32_t type, t_bool;
+  uint32_t type, t_bool, t_u32;  // unsigned values are held in `type`, a signed int
   bool is_signed;
   Value imm(int64_t v) { return m.constant_int(type, v); }
   Value add(Value a, Value b) { return m.op(spv::OpIAdd, type, {a, b}); }
   Value sub(Value a, Value b) { return m.op(spv::OpISub, type, {a, b}); }
   Value mul(Value a, Value b) { return m.op(spv::OpIMul, type, {a, b}); }
-  Value div_trunc(Value a, Value b) { return m.op(is_signed ? spv::OpSDiv : spv::OpUDiv, type, {a, b}); }
+  Value div_trunc(Value a, Value b) {
+    if (is_signed) return m.op(spv::OpSDiv, type, {a, b});
+    // OpUDiv's result type must be unsigned: through the unsigned type of the same width.
+    auto u = [&](Value v) { return m.op(spv::OpBitcast, t_u32, {v}); };
+    return m.op(spv::OpBitcast, type, {m.op(spv::OpUDiv, t_u32, {u(a), u(b)})});
+  }
   Value bit_and(Value a, Value b) { return m.op(spv::OpBitwiseAnd, type, {a, b}); }
   Value bit_xor(Value a, Value b) { return m.op(spv::OpBitwiseXor, type, {a, b}); }
   Value shl(Value a, Value n) { return m.op(spv::OpShiftLeftLogical, type, {a, n}); }
@@ -193,7 +198,7 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
     case BinOp::Mul: r = m.op(spv::OpIMul, type, {a, b}); break;
     case BinOp::Div:
     case BinOp::Mod: {  // guarded: OpSDiv by 0, or of MIN by -1, is undefined
-      SpirvIntOps ops{m, type, bt, !uns};
+      SpirvIntOps ops{m, type, bt, M.t_u32, !uns};
       r = ir::lower_int_div(ops, op.op == BinOp::Div, a, b, t, op.b.as_int());
       break;
     }
@@ -210,7 +215,7 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
     case BinOp::BitXor: r = m.op(spv::OpBitwiseXor, type, {a, b}); break;
     case BinOp::Shl:
     case BinOp::Shr: {  // guarded: a count outside [0, width) is undefined in SPIR-V
-      SpirvIntOps ops{m, type, bt, !uns};
+      SpirvIntOps ops{m, type, bt, M.t_u32, !uns};
       r = ir::lower_int_shift(ops, op.op == BinOp::Shl, a, b, t, op.b.as_int());
       break;
     }
