@@ -14,6 +14,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/kernel_cache.h"
 #include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/grid_limits.h"
 
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
@@ -48,6 +49,7 @@ using Stages = std::vector<std::pair<std::string, std::string>>;
 
 Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                       const CompileOptions& opt, Stages* stages) {
+  check_grid_limits(f, info);  // every target's grid limit, in one place
   PassManager pm(plugin.pipeline(info, opt));
   PassManagerOptions pmo;
   pmo.verify_each = opt.verify_each_pass;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
 
@@ -36,13 +37,6 @@ std::string float_literal(double v, DType t) {
 bool is_zero(const Expr& e) {
   auto v = e.as_int();
   return v && *v == 0;
-}
-
-int log2_if_power(int64_t v) {
-  if (v <= 0 || (v & (v - 1)) != 0) return -1;
-  int k = 0;
-  while ((int64_t(1) << k) < v) ++k;
-  return k;
 }
 
 const std::set<std::string>& reserved() {
@@ -262,11 +256,11 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
       bool div = op.op == BinOp::Div;
       if (t.is_float())
         r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
-      else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0)
+      else if (int k = ir::log2_exact(op.b.as_int().value_or(-1)); k >= 0)  // as int_semantics.h does
         r = div ? "(" + a + " >> " + std::to_string(k) + ")"
                 : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
-      else
-        r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
+      else  // guarded: int_semantics.h's recipe, written out in the device header
+        r = gpu_int_helper(op.op, t) + "(" + a + ", " + b + ")";
       break;
     }
     case BinOp::Min: r = "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
@@ -282,8 +276,8 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
     case BinOp::BitAnd: r = infix("&"); break;
     case BinOp::BitOr: r = infix("|"); break;
     case BinOp::BitXor: r = infix("^"); break;
-    case BinOp::Shl: r = infix("<<"); break;
-    case BinOp::Shr: r = infix(">>"); break;
+    case BinOp::Shl:
+    case BinOp::Shr: r = gpu_int_helper(op.op, t) + "(" + a + ", " + b + ")"; break;
   }
   return round_to(op.dtype, r);
 }

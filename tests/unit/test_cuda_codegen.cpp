@@ -6,9 +6,11 @@
 
 #include <iostream>
 
+#include "int_semantics_test_util.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 
@@ -205,4 +207,24 @@ TEST_CASE("cuda: a pipelined loop waits for its tiles and syncs before reading t
         CHECK(wait < sync);
         CHECK(before.rfind("tg_cp_async_commit();") < wait);
       }
+}
+
+TEST_CASE("cuda: integer / % << >> compile with NVRTC through the device header's guarded helpers") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  using ir::BinOp;
+  for (DType t : {i32, i64, u32, i8}) {
+    INFO(t.name());
+    Artifact a;
+    REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"),
+                                            test::int_semantics_kernel(t, test::int_cases(t)).function(),
+                                            {}));
+    CHECK(!a.binary.empty());
+    // Operands from the tensor and constant divisors or counts that are not powers of two go
+    // through the helpers test_int_semantics.cpp runs on the host; a power of two is a shift.
+    for (BinOp op : {BinOp::Div, BinOp::Mod, BinOp::Shl, BinOp::Shr})
+      CHECK(a.source.find(gpu::gpu_int_helper(op, t) + "(") != std::string::npos);
+    CHECK(a.source.find(" >> 1)") != std::string::npos);
+    CHECK(a.source.find(" / ") == std::string::npos);  // no unguarded division
+  }
 }

@@ -20,7 +20,8 @@
 
 namespace tg {
 
-inline constexpr uint32_t kPluginAbiVersion = 1;
+// 2: TargetInfo gained max_grid (its layout changed).
+inline constexpr uint32_t kPluginAbiVersion = 2;
 
 /// Options of one compilation. `params` are free-form target knobs ("arch", "fast_math", ...).
 struct CompileOptions {

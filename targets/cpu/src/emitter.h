@@ -25,6 +25,7 @@
 #include <llvm/IR/Module.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -121,7 +122,7 @@ class Emitter {
   llvm::Value* to_bits(llvm::Value* v, DType t);    // register value → memory integer bits
   llvm::Value* from_bits(llvm::Value* v, DType t);  // memory integer bits → register value
   llvm::Value* float_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
-  llvm::Value* int_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
+  llvm::Value* int_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op, std::optional<int64_t> known);
   llvm::Value* compare(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
   llvm::Value* wrap(llvm::Value* v, DType t);  // int4/uint4: back into 4 bits
   llvm::Value* fp8_table(DType t);
