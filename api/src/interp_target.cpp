@@ -61,7 +61,9 @@ class InterpContext final : public HostDeviceContext {
       h.is_tensor = a.is_tensor;
       host.push_back(std::move(h));
     }
-    interpret(lowered, host);
+    InterpretOptions opt;
+    opt.report_access_record = false;  // the runtime reads it, after copying host tensors back
+    interpret(lowered, host, opt);
   }
 };
 

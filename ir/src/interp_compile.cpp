@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "interp_internal.h"
+#include "tilegen/ir/access_check.h"
 
 namespace tg::interp {
 
@@ -161,6 +162,7 @@ int32_t Compiler::host_expr(const Expr& e, const std::string& what, const Source
 
 int32_t Compiler::access_check(const AccessCheck* op, const SourceLoc& where) {
   if (kernel_ < 0) throw Error("access_check outside a kernel", where);
+  if (!find_access_record(f_)) throw Error("access_check without the function's access record", where);
   std::vector<int32_t> operands;
   for (auto& i : op->indices) operands.push_back(index(i, "checked index into " + op->buffer, where));
   for (auto& b : op->block) operands.push_back(index(b, "block index of a check", where));
@@ -506,6 +508,7 @@ Program Compiler::run() {
       bufs_[prm.buffer.get()] = id;
       p_.bufs.push_back(BufInfo{prm.buffer.get(), {}, int(i)});
       p_.param_buf[i] = id;
+      if (&prm == find_access_record(f_)) p_.access_record = id;
     } else {
       if (!prm.var.defined()) throw Error("parameter without a variable", f_.loc);
       p_.param_slot[i] = bind(prm.var, true);

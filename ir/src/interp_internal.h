@@ -76,6 +76,7 @@ struct Program {
   std::vector<XNode> exprs;
   std::vector<int32_t> lists;  // Load indices, AccessCheck operands
   std::vector<const ir::AccessCheck*> checks;
+  int32_t access_record = -1;  // buffer id of the access record parameter, if any
   std::vector<SNode> stmts;
   std::vector<BufInfo> bufs;
   std::vector<KernelInfo> kernels;

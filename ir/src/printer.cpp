@@ -338,7 +338,7 @@ std::string Printer::region(const Region& r) {
 
 std::string Printer::decl(const Buffer& b) {
   return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) +
-         "[" + list(b->shape) + "]" + layout(b->layout);
+         "[" + list(b->shape) + "]" + layout(b->layout) + (b->from_fragment ? " from_fragment" : "");
 }
 
 std::string Printer::param(const Param& p) {

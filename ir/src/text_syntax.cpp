@@ -18,7 +18,7 @@ constexpr std::array kReserved = {
     "fragment", "gemm",   "global",  "if",    "inf",    "kernel",  "layout", "let",  "local",
     "max",      "min",    "mma",     "nan",   "reduce", "select",  "shared", "true", "unchecked",
     "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
-    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",  "access_check",
+    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",  "access_check", "from_fragment",
 };
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
+#include "tilegen/ir/visitor.h"
 #include "tilegen/passes/check_element_accesses.h"
 #include "tilegen/plugin.h"
 #include "tilegen/runtime.h"
