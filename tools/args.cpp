@@ -129,7 +129,8 @@ std::map<std::string, std::string> parse_param(const std::string& text) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw UsageError("--param takes KEY=VALUE items separated by commas (check_bounds=all), got '" + item + "'");
+      throw UsageError("--param takes KEY=VALUE items separated by commas (check_bounds=all), got '" + item +
+                       "'");
     out[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return out;

@@ -124,8 +124,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
       "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N] [--threads N] [--param K=V,...]\n"
       "  --threads N  host threads for the cpu target and the peer (default: TILEGEN_NUM_THREADS, else "
       "all)\n";
-  static const std::vector<FlagSpec> flags = {{"target"},       {"device"}, {"set"},    {"dtype"},
-                                              {"vs"},           {"csv"},    {"runs"},   {"warmup"},
+  static const std::vector<FlagSpec> flags = {{"target"},       {"device"}, {"set"},     {"dtype"},
+                                              {"vs"},           {"csv"},    {"runs"},    {"warmup"},
                                               {"check", false}, {"seed"},   {"threads"}, {"param"}};
   Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);

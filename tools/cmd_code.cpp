@@ -52,8 +52,8 @@ int cmd_ir(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen ir SAMPLE [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D] "
       "[--param K=V,...] [--locations]\n";
-  Args a = parse_args(argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"param"}, {"locations", false}},
-                      1);
+  Args a = parse_args(
+      argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"param"}, {"locations", false}}, 1);
   if (a.has("help")) return print_usage(usage);
   SampleKernel sk = build_from_args(a, usage);
   PrintOptions print_opt;
@@ -97,9 +97,16 @@ int cmd_source(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] [--param K=V,...] "
       "[--emit source|asm|binary] [--stats] [-o FILE]\n";
-  Args a = parse_args(
-      argv, {{"target"}, {"arch"}, {"set"}, {"dtype"}, {"param"}, {"emit"}, {"stats", false}, {"output", true, 'o'}},
-      1);
+  Args a = parse_args(argv,
+                      {{"target"},
+                       {"arch"},
+                       {"set"},
+                       {"dtype"},
+                       {"param"},
+                       {"emit"},
+                       {"stats", false},
+                       {"output", true, 'o'}},
+                      1);
   if (a.has("help")) return print_usage(usage);
   if (!a.has("target")) throw UsageError(std::string("source needs --target; ") + usage);
   const std::string emit = a.get("emit", "source");

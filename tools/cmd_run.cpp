@@ -31,8 +31,8 @@ int cmd_run(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen run SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--param K=V,...] "
       "[--seed N] [--runs N] [--warmup N]\n";
-  Args a = parse_args(argv, {{"target"}, {"device"}, {"set"}, {"dtype"}, {"param"}, {"seed"}, {"runs"}, {"warmup"}},
-                      1);
+  Args a = parse_args(
+      argv, {{"target"}, {"device"}, {"set"}, {"dtype"}, {"param"}, {"seed"}, {"runs"}, {"warmup"}}, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
   const samples::Sample& s = find_sample(a.positional[0]);

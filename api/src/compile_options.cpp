@@ -25,7 +25,8 @@ void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt
       throw Error("compile: target '" + plugin.name() + "' has no CompileOptions param '" + key +
                       "'; the params it knows are " + joined(known),
                   where);
-  if (auto it = opt.params.find("check_bounds"); it != opt.params.end() && it->second != "all" && it->second != "none")
+  if (auto it = opt.params.find("check_bounds");
+      it != opt.params.end() && it->second != "all" && it->second != "none")
     throw Error("compile: CompileOptions param check_bounds is '" + it->second +
                     "'; it takes all (check every element access at run time) or none",
                 where);

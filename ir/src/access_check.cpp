@@ -60,8 +60,8 @@ std::optional<Error> access_error(const Function& lowered, const uint32_t* words
   return access_error(*find.found, words);
 }
 
-std::vector<uint32_t> access_record(const AccessCheck& check, const std::vector<int64_t>& block, int64_t thread,
-                                    const std::vector<int64_t>& indices) {
+std::vector<uint32_t> access_record(const AccessCheck& check, const std::vector<int64_t>& block,
+                                    int64_t thread, const std::vector<int64_t>& indices) {
   std::vector<uint32_t> w(kAccessRecordWords, 0);
   w[kAccessRecordSite] = uint32_t(check.site + 1);
   for (std::size_t d = 0; d < block.size() && d < 3; ++d) w[kAccessRecordBlock + d] = uint32_t(block[d]);
@@ -84,9 +84,12 @@ Error access_error(const AccessCheck& c, const uint32_t* words) {
     index.push_back(std::to_string(int64_t(uint64_t(w[0]) | uint64_t(w[1]) << 32)));
   }
   for (const Expr& e : c.shape) shape.push_back(print(e));
-  const char* verb = c.access == AccessKind::Load ? "load from" : c.access == AccessKind::Store ? "store to" : "atomic on";
+  const char* verb = c.access == AccessKind::Load    ? "load from"
+                     : c.access == AccessKind::Store ? "store to"
+                                                     : "atomic on";
   return Error("out-of-range " + std::string(verb) + " " + c.buffer + "[" + list_text(index) + "] (shape {" +
-                   list_text(shape) + "}) by " + where_text(c, words) + "; each index must lie in [0, extent)",
+                   list_text(shape) + "}) by " + where_text(c, words) +
+                   "; each index must lie in [0, extent)",
                c.loc);
 }
 

@@ -264,7 +264,8 @@ void interpret(const Function& f, const std::vector<HostArg>& args, const Interp
   BlockExec host(l, -1);
   run_top(l, prog.root, host);
   if (prog.access_record >= 0 && opt.report_access_record)
-    if (auto e = access_error(f, static_cast<const uint32_t*>(l.shapes[std::size_t(prog.access_record)].global)))
+    if (auto e =
+            access_error(f, static_cast<const uint32_t*>(l.shapes[std::size_t(prog.access_record)].global)))
       throw *e;
 }
 

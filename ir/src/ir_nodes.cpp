@@ -27,7 +27,11 @@ const char* name_of(ReduceOp k) {
 }
 const char* ir::name_of(ir::AccessKind k) {
   using ir::AccessKind;
-  switch (k) { case AccessKind::Load: return "load"; case AccessKind::Store: return "store"; case AccessKind::Atomic: return "atomic"; }
+  switch (k) {
+    case AccessKind::Load: return "load";
+    case AccessKind::Store: return "store";
+    case AccessKind::Atomic: return "atomic";
+  }
   return "?";
 }
 const char* name_of(AtomicOp k) {

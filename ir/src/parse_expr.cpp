@@ -293,7 +293,8 @@ Expr Parser::access_check(int line) {
   auto n = std::make_shared<AccessCheck>(SourceLoc{});
   expect("(", "after access_check");
   n->cond = expression();
-  if (!n->cond.dtype().is_bool()) fail_at(line, "the condition of access_check must be bool, not " + tname(n->cond.dtype()));
+  if (!n->cond.dtype().is_bool())
+    fail_at(line, "the condition of access_check must be bool, not " + tname(n->cond.dtype()));
   expect(",", "after the condition of access_check");
   if (accept_word("load"))
     n->access = AccessKind::Load;
@@ -303,7 +304,8 @@ Expr Parser::access_check(int line) {
     n->access = AccessKind::Atomic;
   else
     fail("expected load, store or atomic in access_check, found " + peek().describe());
-  if (peek().kind != TokKind::String) fail("expected the checked buffer's name as a string, found " + peek().describe());
+  if (peek().kind != TokKind::String)
+    fail("expected the checked buffer's name as a string, found " + peek().describe());
   n->buffer = next().text;
   expect("[", "after the checked buffer's name");
   n->indices = expression_list("]", "after the checked indices");
@@ -318,7 +320,8 @@ Expr Parser::access_check(int line) {
   expect(",", "after the thread of access_check");
   n->site = expect_small_int("the site of access_check");
   expect(",", "after the site of access_check");
-  if (peek().kind != TokKind::String) fail("expected the call site as a string (\"file:line\"), found " + peek().describe());
+  if (peek().kind != TokKind::String)
+    fail("expected the call site as a string (\"file:line\"), found " + peek().describe());
   std::string site = next().text;
   expect(")", "to close access_check");
   std::vector<Expr> children = n->indices;
@@ -327,7 +330,9 @@ Expr Parser::access_check(int line) {
   Expr e = finish(std::move(n), tree_depth(children, line), line);
   // The access's call site, not this line: the report names the user's code.
   auto colon = site.rfind(':');
-  node->loc = colon == std::string::npos ? SourceLoc() : SourceLoc(site.substr(0, colon), std::atoi(site.c_str() + colon + 1));
+  node->loc = colon == std::string::npos
+                  ? SourceLoc()
+                  : SourceLoc(site.substr(0, colon), std::atoi(site.c_str() + colon + 1));
   return e;
 }
 

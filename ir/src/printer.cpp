@@ -299,9 +299,9 @@ std::string Printer::expr(const Expr& e) {
 // name, not a reference (see expr.h), and the call site is kept whole for the report.
 std::string Printer::access_check(const AccessCheck* c) {
   std::string site = c->loc.known() ? c->loc.file + ":" + std::to_string(c->loc.line) : "";
-  return "access_check(" + expr(c->cond) + ", " + name_of(c->access) + " " + text::quote(c->buffer) + "[" + list(c->indices) +
-         "] of [" + list(c->shape) + "], (" + list(c->block) + "; " + expr(c->thread) + "), " +
-         std::to_string(c->site) + ", " + text::quote(site) + ")";
+  return "access_check(" + expr(c->cond) + ", " + name_of(c->access) + " " + text::quote(c->buffer) + "[" +
+         list(c->indices) + "] of [" + list(c->shape) + "], (" + list(c->block) + "; " + expr(c->thread) +
+         "), " + std::to_string(c->site) + ", " + text::quote(site) + ")";
 }
 
 // ---- Buffers and regions

@@ -18,7 +18,10 @@ constexpr std::array kReserved = {
     "fragment", "gemm",   "global",  "if",    "inf",    "kernel",  "layout", "let",  "local",
     "max",      "min",    "mma",     "nan",   "reduce", "select",  "shared", "true", "unchecked",
     "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
-    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",  "access_check", "from_fragment",
+    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
+    // clang-format off
+    "access_check", "from_fragment",
+    // clang-format on
 };
 }  // namespace
 

@@ -264,10 +264,11 @@ void Verifier::visit(const AccessCheck* op) {
   At at(loc_, op->loc);
   require_kernel("access_check");
   if (!op->cond.defined() || !op->cond.dtype().is_bool()) fail("the condition of access_check must be bool");
-  if (!op->thread.defined() || !op->thread.dtype().is_int()) fail("the thread of access_check must be an integer");
+  if (!op->thread.defined() || !op->thread.dtype().is_int())
+    fail("the thread of access_check must be an integer");
   if (op->indices.size() != op->shape.size())
-    fail("access_check of " + op->buffer + " has " + std::to_string(op->indices.size()) + " indices for a shape of rank " +
-         std::to_string(op->shape.size()));
+    fail("access_check of " + op->buffer + " has " + std::to_string(op->indices.size()) +
+         " indices for a shape of rank " + std::to_string(op->shape.size()));
   if (op->block.size() != kernel_->grid.size())
     fail("access_check of " + op->buffer + " names " + std::to_string(op->block.size()) +
          " block indices; the kernel's grid has " + std::to_string(kernel_->grid.size()));
@@ -275,7 +276,8 @@ void Verifier::visit(const AccessCheck* op) {
   if (!record || record->buffer->dtype != u32 || record->buffer->shape.size() != 1 ||
       record->buffer->shape[0].as_int() != std::optional<int64_t>(kAccessRecordWords))
     fail(std::string("access_check needs the function's access record, a parameter ") + kAccessRecordName +
-         ": u32[" + std::to_string(kAccessRecordWords) + "] global (the pass check_element_accesses adds both)");
+         ": u32[" + std::to_string(kAccessRecordWords) +
+         "] global (the pass check_element_accesses adds both)");
   IRVisitor::visit(op);
 }
 

@@ -204,8 +204,8 @@ Expr IRMutator::visit(const AccessCheck* op, const Expr& self) {
   for (auto& i : op->indices) idx.push_back(mutate(i));
   for (auto& i : op->shape) shape.push_back(mutate(i));
   for (auto& b : op->block) block.push_back(mutate(b));
-  if (cond.same_as(op->cond) && thread.same_as(op->thread) && same(idx, op->indices) && same(shape, op->shape) &&
-      same(block, op->block))
+  if (cond.same_as(op->cond) && thread.same_as(op->thread) && same(idx, op->indices) &&
+      same(shape, op->shape) && same(block, op->block))
     return self;
   auto n = std::make_shared<AccessCheck>(*op);
   n->cond = cond, n->thread = thread;

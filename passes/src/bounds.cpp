@@ -40,7 +40,9 @@ class BoundsInserter : public RangeTrackingMutator {
   }
 
  private:
-  Expr unproven(const Buffer& b, const std::vector<Expr>& idx) const { return unproven_bounds(b->shape, idx); }
+  Expr unproven(const Buffer& b, const std::vector<Expr>& idx) const {
+    return unproven_bounds(b->shape, idx);
+  }
 
   // Every element of a Global region lies inside its buffer: 0 ≤ offset, offset + extent ≤ shape.
   bool in_bounds(const Region& r) const {

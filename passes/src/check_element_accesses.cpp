@@ -58,7 +58,9 @@ class AccessChecker : public RangeTrackingMutator {
   }
 
   Stmt visit(const Store* op, const Stmt& self) override { return guard_write(op, AccessKind::Store, self); }
-  Stmt visit(const Atomic* op, const Stmt& self) override { return guard_write(op, AccessKind::Atomic, self); }
+  Stmt visit(const Atomic* op, const Stmt& self) override {
+    return guard_write(op, AccessKind::Atomic, self);
+  }
 
  private:
   template <typename F>

@@ -361,7 +361,8 @@ std::string SourceEmitter::access_check(const ir::AccessCheck& op) {
   const Param* record = find_access_record(f_);
   if (!record) throw Error("access_check without the function's access record", op.loc);
   std::string args = name(record->buffer.get(), record->buffer->name) + ", " + std::to_string(op.site);
-  for (std::size_t d = 0; d < 3; ++d) args += ", " + (d < op.block.size() ? expr(op.block[d]) : std::string("0"));
+  for (std::size_t d = 0; d < 3; ++d)
+    args += ", " + (d < op.block.size() ? expr(op.block[d]) : std::string("0"));
   args += ", " + expr(op.thread);
   for (std::size_t d = 0; d < std::size_t(kAccessRecordMaxIndices); ++d)
     args += ", " + (d < op.indices.size() ? "(tg_i64)(" + expr(op.indices[d]) + ")" : std::string("0"));

@@ -5,7 +5,8 @@ namespace tg {
 
 using namespace ir;
 
-Expr RangeTrackingMutator::unproven_bounds(const std::vector<Expr>& shape, const std::vector<Expr>& idx) const {
+Expr RangeTrackingMutator::unproven_bounds(const std::vector<Expr>& shape,
+                                           const std::vector<Expr>& idx) const {
   Expr guard;
   if (idx.size() != shape.size()) return guard;
   auto conjoin = [&](const Expr& c) { guard = guard.defined() ? make_binary(BinOp::And, guard, c) : c; };

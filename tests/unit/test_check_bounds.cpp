@@ -38,16 +38,14 @@ bool available(const std::string& name) {
 }
 
 // Y: f32[64] stored by 128 threads: threads 64..127 are out of range (the brief's heap
-// corruption on cpu). The line of the store is kStoreLine.
-constexpr int kStoreLine = __LINE__ + 5;
+// corruption on cpu). The store is on line kStoreLine.
 Kernel store_by_thread() {
   KernelBuilder k("oob_store");
   auto Y = k.tensor("Y", {64}, f32);
-  k.grid(1).threads(128).body([&](Expr) {
-    Y(k.thread_index()) = 1.0f;
-  });
+  k.grid(1).threads(128).body([&](Expr) { Y(k.thread_index()) = 1.0f; });  // kStoreLine
   return k.build();
 }
+constexpr int kStoreLine = __LINE__ - 3;
 
 // Y[0] = X[I[0]]: the index is data.
 Kernel load_by_data() {
@@ -107,11 +105,15 @@ void check_reports(const std::string& target, bool exact_thread) {
     int32_t i = -100000000;
     float x[4] = {1, 2, 3, 4}, y[4] = {7, 7, 7, 7};
     CompiledKernel ck = t.compile(load_by_data(), checked());
-    std::string e = run_error([&] { ck(HostTensor{&i, {1}, i32}, HostTensor{x, {4}, f32}, HostTensor{y, {4}, f32}); });
-    CHECK(e.find("out-of-range load from X[-100000000] (shape {4}) by block 0 thread 0") != std::string::npos);
+    std::string e = run_error([&] {
+      ck(HostTensor{&i, {1}, i32}, HostTensor{x, {4}, f32}, HostTensor{y, {4}, f32});
+    });
+    CHECK(e.find("out-of-range load from X[-100000000] (shape {4}) by block 0 thread 0") !=
+          std::string::npos);
     i = 2;  // in range: the checked kernel computes what the plain one does
-    CHECK(run_error([&] { ck(HostTensor{&i, {1}, i32}, HostTensor{x, {4}, f32}, HostTensor{y, {4}, f32}); }) ==
-          "no error");
+    CHECK(run_error([&] {
+            ck(HostTensor{&i, {1}, i32}, HostTensor{x, {4}, f32}, HostTensor{y, {4}, f32});
+          }) == "no error");
     CHECK(y[0] == 3.0f);
   }
   {
@@ -165,15 +167,17 @@ TEST_CASE("check_element_accesses: unproven accesses get an AccessCheck, proven 
   CHECK(!find_access_record(g));
 }
 
-TEST_CASE("check_element_accesses: the verifier wants the access record; a user parameter may not take its name") {
+TEST_CASE(
+    "check_element_accesses: the verifier wants the access record; a user parameter may not take its name") {
   Function f = check_element_accesses(store_by_thread().function(), TargetInfo{});
   f.params.pop_back();
-  CHECK_THROWS_WITH_AS(verify(f), doctest::Contains("access_check needs the function's access record"), Error);
+  CHECK_THROWS_WITH_AS(verify(f), doctest::Contains("access_check needs the function's access record"),
+                       Error);
   KernelBuilder k("clash");
   auto R = k.tensor(kAccessRecordName, {4}, f32);
   k.grid(1).threads(8).body([&](Expr) { R(k.thread_index()) = 1.0f; });
-  CHECK_THROWS_WITH_AS(check_element_accesses(k.build().function(), TargetInfo{}), doctest::Contains("rename it"),
-                       Error);
+  CHECK_THROWS_WITH_AS(check_element_accesses(k.build().function(), TargetInfo{}),
+                       doctest::Contains("rename it"), Error);
 }
 
 TEST_CASE("access record: the shared report reads the words every target writes") {
@@ -186,13 +190,17 @@ TEST_CASE("access record: the shared report reads the words every target writes"
   words[kAccessRecordIndex + 1] = uint32_t(uint64_t(int64_t(-5000000000LL)) >> 32);
   std::optional<Error> e = access_error(f, words);
   REQUIRE(e);
-  CHECK(std::string(e->what()).find("out-of-range load from X[-5000000000] (shape {4}) by block 0 in a parallel loop") !=
+  CHECK(std::string(e->what()).find(
+            "out-of-range load from X[-5000000000] (shape {4}) by block 0 in a parallel loop") !=
         std::string::npos);
   words[kAccessRecordSite] = 99;
-  CHECK(std::string(access_error(f, words)->what()).find("the access record is corrupt") != std::string::npos);
+  CHECK(std::string(access_error(f, words)->what()).find("the access record is corrupt") !=
+        std::string::npos);
 }
 
-TEST_CASE("check_bounds=all on interp reports the first out-of-range access") { check_reports("interp", true); }
+TEST_CASE("check_bounds=all on interp reports the first out-of-range access") {
+  check_reports("interp", true);
+}
 
 TEST_CASE("check_bounds=all on cpu reports the first out-of-range access (no heap corruption)") {
   if (available("cpu")) check_reports("cpu", true);
@@ -216,15 +224,17 @@ TEST_CASE("check_bounds: off by default; only all or none") {
 TEST_CASE("CompileOptions params: an unknown key is an error listing the keys the target knows") {
   CompileOptions o;
   o.params["fast_mth"] = "1";
-  CHECK_THROWS_WITH_AS(Target::get("interp").compile(store_by_thread(), o),
-                       doctest::Contains("target 'interp' has no CompileOptions param 'fast_mth'; the params it "
-                                         "knows are check_bounds"),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      Target::get("interp").compile(store_by_thread(), o),
+      doctest::Contains("target 'interp' has no CompileOptions param 'fast_mth'; the params it "
+                        "knows are check_bounds"),
+      Error);
   if (available("cpu"))
-    CHECK_THROWS_WITH_AS(Target::get("cpu").compile(store_by_thread(), o),
-                         doctest::Contains("the params it knows are amx, bf16_dot, check_bounds, fast_math, gemm, "
-                                           "num_threads"),
-                         Error);
+    CHECK_THROWS_WITH_AS(
+        Target::get("cpu").compile(store_by_thread(), o),
+        doctest::Contains("the params it knows are amx, bf16_dot, check_bounds, fast_math, gemm, "
+                          "num_threads"),
+        Error);
   o.params = {{"fast_math", "1"}};
   if (available("cpu")) CHECK_NOTHROW(Target::get("cpu").compile(store_by_thread(), o));
 }

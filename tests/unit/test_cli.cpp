@@ -115,7 +115,8 @@ TEST_CASE("cli: ir as built and after the interp pipeline's passes") {
 }
 
 TEST_CASE("cli: --param sets CompileOptions params; a key the target does not know is an error") {
-  auto r = tilegen("ir gemm --target interp --param check_bounds=all --after check_element_accesses " + kSmallGemm);
+  auto r = tilegen("ir gemm --target interp --param check_bounds=all --after check_element_accesses " +
+                   kSmallGemm);
   CHECK(r.status == 0);
   CHECK(has(r, "func gemm"));
   r = tilegen("ir gemm --target interp --after check_element_accesses " + kSmallGemm);  // off by default

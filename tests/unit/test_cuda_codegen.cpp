@@ -222,12 +222,13 @@ TEST_CASE("cuda: check_bounds=all guards a thread-indexed store with the record 
   INFO(a.source);
   CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
   // The store's guard; the load X[tx / 2] is proven in range and has none.
-  CHECK(a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx), 0, 0") !=
-        std::string::npos);
+  CHECK(
+      a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx), 0, 0") !=
+      std::string::npos);
   CHECK(a.source.find("tg_access_failed(tg_access_record, 1") == std::string::npos);
   CHECK(!a.binary.empty());
   CHECK(a.assembly.find("atom.global.cas") != std::string::npos);
   CompileOptions plain;
-  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain)
-            .source.find("tg_access") == std::string::npos);
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).source.find("tg_access") ==
+        std::string::npos);
 }

@@ -189,7 +189,8 @@ TEST_CASE("hip: check_bounds=all guards a thread-indexed store with the record a
   CompileOptions opt;
   opt.params["check_bounds"] = "all";
   Artifact a;
-  REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"), k.build().function(), opt));
+  REQUIRE_NOTHROW(
+      a = Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"), k.build().function(), opt));
   INFO(a.source);
   CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
   CHECK(a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx)") !=

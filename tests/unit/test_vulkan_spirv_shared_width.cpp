@@ -103,7 +103,9 @@ TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with sha
   CHECK(!parse_arch(arch_string(f)).int16);
 }
 
-TEST_CASE("vulkan shared width: tiles over the Workgroup budget are named, fragments as fragments with the reason") {
+TEST_CASE(
+    "vulkan shared width: tiles over the Workgroup budget are named, fragments as fragments with the "
+    "reason") {
   // F is reduced, so no register layout serves it: partition_threads makes it a shared tile.
   KernelBuilder k("frag_reduce");
   auto X = k.tensor("X", {64, 64}, f32);
@@ -131,7 +133,8 @@ TEST_CASE("vulkan shared width: tiles over the Workgroup budget are named, fragm
     INFO(m);
     CHECK(m.find("shared buffers S (16384 bytes)") != std::string::npos);
     CHECK(m.find("fragments F (16384 bytes)") != std::string::npos);
-    CHECK(m.find("a fragment is in Workgroup memory when the layout passes cannot spread it") != std::string::npos);
+    CHECK(m.find("a fragment is in Workgroup memory when the layout passes cannot spread it") !=
+          std::string::npos);
     CHECK(m.find("this Vulkan device has 32768") != std::string::npos);
   }
 }

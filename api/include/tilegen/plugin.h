@@ -104,7 +104,8 @@ class TargetPlugin {
 
 /// A tg::Error at `where` unless every key of opt.params is one `plugin` takes (listing them), and
 /// check_bounds has a value it can take. Called by the runtime before any pass runs.
-void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt, const SourceLoc& where = {});
+void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt,
+                           const SourceLoc& where = {});
 /// Whether opt asks for checked element accesses (params["check_bounds"] == "all"); a
 /// pipeline() that says yes runs check_element_accesses where its IR still knows its threads.
 bool checks_accesses(const CompileOptions& opt);

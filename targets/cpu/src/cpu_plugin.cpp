@@ -349,7 +349,9 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   // pipeline() reads gemm, codegen() the rest.
-  std::vector<std::string> param_keys() const override { return {"amx", "bf16_dot", "fast_math", "gemm", "num_threads"}; }
+  std::vector<std::string> param_keys() const override {
+    return {"amx", "bf16_dot", "fast_math", "gemm", "num_threads"};
+  }
 
   std::unique_ptr<DeviceContext> open(int index) override {
     if (index != 0)

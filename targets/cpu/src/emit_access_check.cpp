@@ -28,8 +28,9 @@ Value* Emitter::access_check(const ir::AccessCheck* op) {
   B.SetInsertPoint(fail);
   Value* base = this->base(access_record_);
   auto* i32 = B.getInt32Ty();
-  auto* claim = B.CreateAtomicCmpXchg(base, B.getInt32(0), B.getInt32(uint32_t(op->site + 1)), llvm::MaybeAlign(4),
-                                      llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  auto* claim =
+      B.CreateAtomicCmpXchg(base, B.getInt32(0), B.getInt32(uint32_t(op->site + 1)), llvm::MaybeAlign(4),
+                            llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
   B.CreateCondBr(B.CreateExtractValue(claim, 1), record, done);
   B.SetInsertPoint(record);
   auto word = [&](int w) { return B.CreateConstInBoundsGEP1_64(i32, base, uint64_t(w)); };

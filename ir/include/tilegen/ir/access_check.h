@@ -32,8 +32,8 @@ Buffer make_access_record();
 const Param* find_access_record(const Function& f);
 
 /// The record of a failure of `check` (the words a target's translation writes; the interpreter's).
-std::vector<uint32_t> access_record(const ir::AccessCheck& check, const std::vector<int64_t>& block, int64_t thread,
-                                    const std::vector<int64_t>& indices);
+std::vector<uint32_t> access_record(const ir::AccessCheck& check, const std::vector<int64_t>& block,
+                                    int64_t thread, const std::vector<int64_t>& indices);
 /// The error of a failure of `check` recorded in `words`.
 Error access_error(const ir::AccessCheck& check, const uint32_t* words);
 /// The error a record describes (nothing when word 0 is 0): the AccessCheck of that site in

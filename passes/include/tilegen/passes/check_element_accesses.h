@@ -7,7 +7,8 @@
 //   S[X[0]] = 2
 // After (the function gains the parameter tg_access_record: u32[21] global):
 //   if access_check(tx < 64, store "Y"[tx] of [64], (bx; tx), 0, "user.cpp:12") { Y[tx] = 1 }
-//   if access_check(0 <= X[0] && X[0] < 4, store "S"[X[0]] of [4], (bx; tx), 1, "user.cpp:13") { S[X[0]] = 2 }
+//   if access_check(0 <= X[0] && X[0] < 4, store "S"[X[0]] of [4], (bx; tx), 1, "user.cpp:13") { S[X[0]] = 2
+//   }
 // and a load that is not proven becomes select(access_check(...), X[i], 0): nothing out of range
 // is read (select is lazy on every target) and the first failure of the launch is what the host
 // reports, as "user.cpp:12: out-of-range store to Y[64] (shape {64}) by block 0 thread 64".

@@ -109,7 +109,8 @@ class KernelLowering {
   /// for op.var in [op.min, op.min + op.extent) { body() }, the variable in loop_vars_.
   void counted_loop(const ir::For& op, const std::function<void()>& body);
   void declare_buffers();
-  Error workgroup_overflow(int64_t bytes, const std::string& shared_names, const std::string& fragment_names) const;
+  Error workgroup_overflow(int64_t bytes, const std::string& shared_names,
+                           const std::string& fragment_names) const;
   void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
   /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.

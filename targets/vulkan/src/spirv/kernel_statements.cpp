@@ -143,7 +143,8 @@ void KernelLowering::declare_buffers() {
     m.name(s.variable, b->name);
     buffers_[b.get()] = s;
   }
-  if (workgroup_bytes > int64_t(M.features.max_shared_bytes)) throw workgroup_overflow(workgroup_bytes, shared_names, fragment_names);
+  if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
+    throw workgroup_overflow(workgroup_bytes, shared_names, fragment_names);
 }
 
 // Which tiles fill Workgroup memory, and why a fragment is among them.
@@ -156,13 +157,14 @@ Error KernelLowering::workgroup_overflow(int64_t bytes, const std::string& share
             " (a fragment is in Workgroup memory when the layout passes cannot spread it over the threads' "
             "registers: it is a reduce's source, a gemm's A or B operand, or indexed other than by the "
             "variables of parallel loops over its shape)";
-  return Error("unsupported: " + what + " need " + std::to_string(bytes) +
-                   " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
-                   "bytes with shaderFloat16, shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit "
-                   "values); this Vulkan device has " +
-                   std::to_string(M.features.max_shared_bytes) + ": use smaller tiles" +
-                   (fragment_names.empty() ? "" : ", or keep fragments to gemm accumulators and element-wise loops"),
-               k_.loc);
+  return Error(
+      "unsupported: " + what + " need " + std::to_string(bytes) +
+          " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
+          "bytes with shaderFloat16, shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit "
+          "values); this Vulkan device has " +
+          std::to_string(M.features.max_shared_bytes) + ": use smaller tiles" +
+          (fragment_names.empty() ? "" : ", or keep fragments to gemm accumulators and element-wise loops"),
+      k_.loc);
 }
 
 // A Shared tile of a 16- or 8-bit format held at its width (the Narrow form, as in a tensor)

@@ -26,8 +26,9 @@ uint32_t KernelLowering::access_check(const ir::AccessCheck& op) {
       failed,
       [&] {
         uint32_t first = element_pointer(rec, c_i32(kAccessRecordSite));
-        uint32_t got = m.op(spv::OpAtomicCompareExchange, M.t_i32,
-                            {first, m.u32(spv::ScopeQueueFamily), m.u32(0), m.u32(0), c_i32(op.site + 1), c_i32(0)});
+        uint32_t got =
+            m.op(spv::OpAtomicCompareExchange, M.t_i32,
+                 {first, m.u32(spv::ScopeQueueFamily), m.u32(0), m.u32(0), c_i32(op.site + 1), c_i32(0)});
         uint32_t won = m.op(spv::OpIEqual, M.t_bool, {got, c_i32(0)});
         if_else(
             won,
@@ -35,11 +36,13 @@ uint32_t KernelLowering::access_check(const ir::AccessCheck& op) {
               for (std::size_t d = 0; d < op.block.size() && d < 3; ++d)
                 store_word(kAccessRecordBlock + int(d), op.block[d]);
               store_word(kAccessRecordThread, op.thread);
-              for (std::size_t d = 0; d < op.indices.size() && d < std::size_t(kAccessRecordMaxIndices); ++d) {
+              for (std::size_t d = 0; d < op.indices.size() && d < std::size_t(kAccessRecordMaxIndices);
+                   ++d) {
                 // Low and high words of the index as a 64-bit value (an i32 index sign-extends).
                 const Expr& i = op.indices[d];
                 Expr wide = i.dtype() == i64 ? i : make_cast(i32, i);
-                Expr high = make_binary(ir::BinOp::Shr, wide, make_int(wide.dtype() == i64 ? 32 : 31, wide.dtype()));
+                Expr high =
+                    make_binary(ir::BinOp::Shr, wide, make_int(wide.dtype() == i64 ? 32 : 31, wide.dtype()));
                 store_word(kAccessRecordIndex + 2 * int(d), wide);
                 store_word(kAccessRecordIndex + 2 * int(d) + 1, high);
               }
