@@ -443,6 +443,16 @@ bool equal(const Expr& a, const Expr& b) {
         if (!equal(x->indices[i], y->indices[i])) return false;
       return true;
     }
+    case ExprKind::AccessCheck: {
+      // Two checks of one site on the same element report the same thing.
+      auto x = a.as<AccessCheck>(), y = b.as<AccessCheck>();
+      if (x->site != y->site || !equal(x->cond, y->cond) || !equal(x->thread, y->thread) ||
+          x->indices.size() != y->indices.size())
+        return false;
+      for (std::size_t i = 0; i < x->indices.size(); ++i)
+        if (!equal(x->indices[i], y->indices[i])) return false;
+      return true;
+    }
   }
   return false;
 }
@@ -474,6 +484,12 @@ std::size_t hash_expr(const Expr& e) {
     case ExprKind::Load: {
       auto x = e.as<Load>();
       h = mix(h, std::hash<const void*>()(x->buffer.get()));
+      for (auto& a : x->indices) h = mix(h, hash_expr(a));
+      return h;
+    }
+    case ExprKind::AccessCheck: {
+      auto x = e.as<AccessCheck>();
+      h = mix(mix(h, std::size_t(x->site)), hash_expr(x->cond));
       for (auto& a : x->indices) h = mix(h, hash_expr(a));
       return h;
     }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "interp_internal.h"
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/int_semantics.h"
 
 namespace tg::interp {
@@ -68,6 +69,7 @@ Scalar BlockExec::eval(int32_t id, int lane) {
     case XKind::Cast: return convert_scalar(x.arg_type, x.type, eval(x.a, lane));
     case XKind::Call: return eval_call(x, lane);
     case XKind::Load: return eval_load(x, lane);
+    case XKind::AccessCheck: return eval_access_check(x, lane);
   }
   return {};
 }
@@ -173,6 +175,22 @@ int64_t BlockExec::element_index(int32_t buf, const int32_t* idx, int n, int lan
     fail(std::string(what) + " " + P.bufs[buf].node->name + index_text(v, n) + " by " + lane_name(lane) +
          " is out of bounds: the buffer's shape is " + index_text(sh.dims.data(), n));
   return flat;
+}
+
+// A failed check claims the access record if no failure has yet (access_check.h), and says false.
+Scalar BlockExec::eval_access_check(const XNode& x, int lane) {
+  if (eval(x.a, lane).i) return Scalar::of_int(1);
+  const ir::AccessCheck& c = *P.checks[std::size_t(x.imm.i)];
+  const int32_t* ops = &P.lists[x.b];
+  std::vector<int64_t> indices, block;
+  for (std::size_t d = 0; d < c.indices.size(); ++d) indices.push_back(eval(*ops++, lane).i);
+  for (std::size_t d = 0; d < c.block.size(); ++d) block.push_back(eval(*ops++, lane).i);
+  int64_t thread = eval(*ops, lane).i;
+  std::vector<uint32_t> words = access_record(c, block, thread, indices);
+  auto* record = static_cast<uint32_t*>(L.shapes[std::size_t(P.access_record)].global);
+  std::lock_guard<std::mutex> lock(*L.global_lock);
+  if (record[kAccessRecordSite] == 0) std::copy(words.begin(), words.end(), record);
+  return Scalar::of_int(0);
 }
 
 Scalar BlockExec::eval_load(const XNode& x, int lane) {

@@ -2,10 +2,15 @@
 // plain C++ over a few primitives each target's header provides first. Values of f16/bf16/fp8/fp4
 // are computed as float rounded to the format after every operation (the interpreter's
 // semantics); buffers hold the formats' bits.
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/int_semantics.h"
 #include "tilegen/passes/gpu_source.h"
 
 namespace tg::gpu {
+
+// tg_access_failed below writes the record's words at these places.
+static_assert(kAccessRecordSite == 0 && kAccessRecordBlock == 1 && kAccessRecordThread == 4 &&
+              kAccessRecordIndex == 5 && kAccessRecordMaxIndices == 8);
 
 namespace {
 
@@ -152,6 +157,20 @@ TG_DEVICE void tg_atomic_max(float* p, float v) {
 TG_DEVICE void tg_atomic_min(float* p, float v) {
   int* q = (int*)p; int old = *q, assumed;
   do { assumed = old; if (tg_f32_from_bits(tg_u32(assumed)) <= v) return; old = tg_atomic_cas(q, assumed, int(tg_f32_bits(v))); } while (old != assumed);
+}
+
+// ---- checked element accesses (check_bounds=all): the first failure of a launch claims the
+// record (word 0: site + 1) and writes its block, thread and indices (access_check.h).
+TG_DEVICE bool tg_access_failed(tg_u32* rec, int site, int bx, int by, int bz, int thread, tg_i64 i0, tg_i64 i1,
+                                tg_i64 i2, tg_i64 i3, tg_i64 i4, tg_i64 i5, tg_i64 i6, tg_i64 i7) {
+  if (tg_atomic_cas((int*)rec, 0, site + 1) != 0) return false;
+  rec[1] = tg_u32(bx); rec[2] = tg_u32(by); rec[3] = tg_u32(bz); rec[4] = tg_u32(thread);
+  const tg_i64 idx[8] = {i0, i1, i2, i3, i4, i5, i6, i7};
+  for (int d = 0; d < 8; ++d) {
+    rec[5 + 2 * d] = tg_u32((unsigned long long)idx[d]);
+    rec[6 + 2 * d] = tg_u32((unsigned long long)idx[d] >> 32);
+  }
+  return false;
 }
 )TGDEV";
 }

@@ -1,6 +1,7 @@
 #include "tilegen/passes/gpu_pipeline.h"
 
 #include "tilegen/ir/error.h"
+#include "tilegen/passes/check_element_accesses.h"
 #include "tilegen/passes/infer_fragment_layouts.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/pipeline.h"
@@ -9,13 +10,14 @@
 
 namespace tg {
 
-std::vector<PassEntry> gpu_pipeline() {
+std::vector<PassEntry> gpu_pipeline(bool check_accesses) {
   std::vector<PassEntry> passes = default_pipeline();
   passes.push_back({"pipeline_shared", pipeline_shared});
   passes.push_back({"rasterize_blocks",
                     [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
   passes.push_back({"infer_fragment_layouts", infer_fragment_layouts});
   passes.push_back({"partition_threads", partition_threads});
+  if (check_accesses) passes.push_back({"check_element_accesses", check_element_accesses});
   return passes;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
@@ -343,8 +344,23 @@ std::string SourceEmitter::expr(const Expr& e) {
     case ir::ExprKind::Cast: return cast(e.dtype(), e.as<ir::Cast>()->a);
     case ir::ExprKind::Call: return call(*e.as<ir::Call>());
     case ir::ExprKind::Load: return load(*e.as<ir::Load>());
+    case ir::ExprKind::AccessCheck: return access_check(*e.as<ir::AccessCheck>());
   }
   return "";
+}
+
+// (cond || tg_access_failed(record, site, block x, y, z, thread, index 0, ..., index 7)): the
+// device header's recorder runs only where the check fails, and says false.
+std::string SourceEmitter::access_check(const ir::AccessCheck& op) {
+  const Param* record = find_access_record(f_);
+  if (!record) throw Error("access_check without the function's access record", op.loc);
+  std::string args = name(record->buffer.get(), record->buffer->name) + ", " + std::to_string(op.site);
+  for (std::size_t d = 0; d < 3; ++d)
+    args += ", " + (d < op.block.size() ? expr(op.block[d]) : std::string("0"));
+  args += ", " + expr(op.thread);
+  for (std::size_t d = 0; d < std::size_t(kAccessRecordMaxIndices); ++d)
+    args += ", " + (d < op.indices.size() ? "(tg_i64)(" + expr(op.indices[d]) + ")" : std::string("0"));
+  return "(" + expr(op.cond) + " || tg_access_failed(" + args + "))";
 }
 
 void SourceEmitter::store(const ir::Store& op) {

@@ -228,3 +228,29 @@ TEST_CASE("cuda: integer / % << >> compile with NVRTC through the device header'
     CHECK(a.source.find(" / ") == std::string::npos);  // no unguarded division
   }
 }
+
+TEST_CASE("cuda: check_bounds=all guards a thread-indexed store with the record and NVRTC compiles it") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  KernelBuilder k("oob_store");
+  auto Y = k.tensor("Y", {64}, f32);
+  auto X = k.tensor("X", {64}, i32);
+  k.grid(2).threads(128).body([&](Expr) { Y(k.thread_index()) = cast(f32, X(k.thread_index() / 2)) + 1.0f; });
+  const Function f = k.build().function();
+  CompileOptions opt;
+  opt.params["check_bounds"] = "all";
+  Artifact a;
+  REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, opt));
+  INFO(a.source);
+  CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
+  // The store's guard; the load X[tx / 2] is proven in range and has none.
+  CHECK(
+      a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx), 0, 0") !=
+      std::string::npos);
+  CHECK(a.source.find("tg_access_failed(tg_access_record, 1") == std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("atom.global.cas") != std::string::npos);
+  CompileOptions plain;
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).source.find("tg_access") ==
+        std::string::npos);
+}

@@ -198,3 +198,22 @@ TEST_CASE("hip: integer / % << >> build for gfx90a through the device header's g
     CHECK(a.source.find(" / ") == std::string::npos);  // no unguarded division
   }
 }
+
+TEST_CASE("hip: check_bounds=all guards a thread-indexed store with the record and compiles for gfx90a") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  KernelBuilder k("oob_store");
+  auto Y = k.tensor("Y", {64}, f32);
+  k.grid(2).threads(128).body([&](Expr) { Y(k.thread_index()) = 1.0f; });
+  CompileOptions opt;
+  opt.params["check_bounds"] = "all";
+  Artifact a;
+  REQUIRE_NOTHROW(
+      a = Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"), k.build().function(), opt));
+  INFO(a.source);
+  CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
+  CHECK(a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx)") !=
+        std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("cmpswap") != std::string::npos);
+}

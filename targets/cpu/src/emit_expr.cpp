@@ -20,11 +20,14 @@ namespace {
 /// Float dtypes held in a float register and rounded after every operation.
 bool is_emulated_float(DType t) { return t == bf16 || t == fp8_e4m3 || t == fp8_e5m2 || t == fp4_e2m1; }
 
-/// Whether evaluating e may read memory: a select around it must then branch (lazy), as the
-/// bounds pass relies on select(in_range, load, 0) never performing an out-of-range load.
+/// Whether evaluating e may read memory (or report a failed access check): a select around it
+/// must then branch (lazy), as the bounds pass relies on select(in_range, load, 0) never
+/// performing an out-of-range load.
 struct ReadsMemory : IRVisitor {
   bool found = false;
+  using IRVisitor::visit;
   void visit(const ir::Load*) override { found = true; }
+  void visit(const ir::AccessCheck*) override { found = true; }
 };
 bool reads_memory(const Expr& e) {
   ReadsMemory r;
@@ -233,6 +236,7 @@ Value* Emitter::expr(const Expr& e) {
       Buffer b(l->buffer);
       return load(b, flat_index(b, l->indices));
     }
+    case ExprKind::AccessCheck: return access_check(e.as<ir::AccessCheck>());
   }
   throw Error("cpu: unknown expression", e->loc);
 }

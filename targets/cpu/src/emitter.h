@@ -118,6 +118,7 @@ class Emitter {
   llvm::Value* binary(const ir::Binary* op);
   llvm::Value* call(const ir::Call* op);
   llvm::Value* select(const ir::Select* op);
+  llvm::Value* access_check(const ir::AccessCheck* op);  // emit_access_check.cpp
   llvm::Value* cast(const ir::Cast* op);
   llvm::Value* to_bits(llvm::Value* v, DType t);    // register value → memory integer bits
   llvm::Value* from_bits(llvm::Value* v, DType t);  // memory integer bits → register value
@@ -134,6 +135,7 @@ class Emitter {
                     const std::vector<std::pair<Buffer, int64_t>>& scratch);
 
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
+  Buffer access_record_;  // the function's access record (access_check.h), where it checks accesses
   std::unordered_map<const ir::BufferNode*, llvm::Value*> bases_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
   std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row

@@ -133,6 +133,7 @@ class SourceEmitter {
   std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx);
   bool vector_move(const ir::For& op);
   std::string load(const ir::Load& op);
+  std::string access_check(const ir::AccessCheck& op);
   std::string cast(DType to, const Expr& a);
   std::string binary(const ir::Binary& op);
   std::string call(const ir::Call& op);

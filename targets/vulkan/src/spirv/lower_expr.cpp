@@ -19,6 +19,7 @@ bool has_effects(const Expr& e) {
   struct Find : IRVisitor {
     bool found = false;
     void visit(const ir::Load*) override { found = true; }
+    void visit(const ir::AccessCheck*) override { found = true; }  // writes the record where it fails
   } f;
   f.visit_expr(e);
   return f.found;
@@ -112,6 +113,7 @@ uint32_t KernelLowering::expr(const Expr& e) {
       const auto* l = e.as<ir::Load>();
       return load_element(storage_of(l->buffer.get(), loc), l->indices, loc);
     }
+    case ir::ExprKind::AccessCheck: return access_check(*e.as<ir::AccessCheck>());
   }
   return 0;
 }
