@@ -54,20 +54,18 @@ TEST_CASE("grid limits: the target's TargetInfo::max_grid, per dimension and in 
                        doctest::Contains("grids of at most 3 dimensions"), Error);
 }
 
-TEST_CASE("grid limits: compile refuses a grid of 2^31 + 2 blocks at the builder's grid line") {
+TEST_CASE("grid limits: a grid of 2^31 + 2 blocks is refused at the builder's grid line") {
+  // The verifier refuses it at build() (an i32 block index cannot hold the last block); IR text
+  // that declares it so reaches the targets, whose compile refuses it too.
   KernelBuilder k("gm");
   auto Y = k.tensor("Y", {2}, i64);
   const int line = __LINE__ + 1;
   k.grid(Expr((int64_t(1) << 31) + 2)).threads(1).body([&](Expr bx) { k.atomic_max(Y(0), cast(i64, bx)); });
-  Kernel kern = k.build();
-  for (const char* target : {"interp", "cpu"}) {
-    INFO(target);
-    try {
-      Target::get(target).compile(kern);
-      FAIL("compiled a grid whose block index wraps");
-    } catch (const Error& e) {
-      CHECK(std::string(e.what()).find("the block index bx is i32") != std::string::npos);
-      CHECK(e.where().line == line);
-    }
+  try {
+    k.build();
+    FAIL("built a grid whose block index wraps");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("bx is i32") != std::string::npos);
+    CHECK(e.where().line == line);
   }
 }
