@@ -27,6 +27,8 @@ commands:
   bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] [--csv FILE]
                [--runs N] [--warmup N] [--check] [--seed N]
                                median time and TFLOP/s or GB/s at the sample's bench shape
+  fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] | --replay DIR
+                               random tile programs vs the interpreter; failures shrunk to DIR
 
 Without --target, run and bench use the best available target (TILEGEN_TARGET overrides).
 Exit status: 0 success, 1 failure (a FAIL, a compile or launch error), 2 a usage error.
@@ -41,6 +43,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "run") return cmd_run(rest);
   if (command == "conformance") return cmd_conformance(rest);
   if (command == "bench") return cmd_bench(rest);
+  if (command == "fuzz") return cmd_fuzz(rest);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;
     return 0;
