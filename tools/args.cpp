@@ -91,7 +91,7 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec
     }
     auto [it, fresh] = out.flags.emplace(name, value);
     if (!fresh) {
-      if (name != "set") throw UsageError("option '--" + name + "' given twice");
+      if (name != "set" && name != "param") throw UsageError("option '--" + name + "' given twice");
       it->second += "," + value;
     }
   }
@@ -119,6 +119,19 @@ samples::Params parse_set(const std::string& text) {
       throw UsageError("--set takes NAME=VALUE items separated by commas, got '" + item + "'");
     const std::string name = item.substr(0, eq);
     out[name] = parse_int(item.substr(eq + 1), "parameter " + name);
+  }
+  return out;
+}
+
+std::map<std::string, std::string> parse_param(const std::string& text) {
+  std::map<std::string, std::string> out;
+  for (const auto& item : split(text, ',')) {
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--param takes KEY=VALUE items separated by commas (check_bounds=all), got '" + item +
+                       "'");
+    out[item.substr(0, eq)] = item.substr(eq + 1);
   }
   return out;
 }

@@ -27,7 +27,8 @@ struct FlagSpec {
 
 struct Args {
   std::vector<std::string> positional;
-  /// Flag name (without "--") → value ("" for switches). Repeated --set values are joined by ",".
+  /// Flag name (without "--") → value ("" for switches). Repeated --set and --param values are
+  /// joined by ",".
   std::map<std::string, std::string> flags;
 
   bool has(const std::string& name) const { return flags.count(name) != 0; }
@@ -43,6 +44,9 @@ Args parse_args(const std::vector<std::string>& argv, const std::vector<FlagSpec
 
 /// "M=128,N=64" → {M: 128, N: 64}. A malformed item or a non-integer value is a UsageError.
 samples::Params parse_set(const std::string& text);
+
+/// "check_bounds=all,fast_math=1" → CompileOptions::params; a malformed item is a UsageError.
+std::map<std::string, std::string> parse_param(const std::string& text);
 
 /// A whole decimal integer (sign allowed), or a UsageError naming `what`.
 int64_t parse_int(const std::string& text, const std::string& what);

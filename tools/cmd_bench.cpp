@@ -121,12 +121,12 @@ int bench_threads(const Args& a) {
 int cmd_bench(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] "
-      "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N] [--threads N]\n"
+      "[--csv FILE] [--runs N] [--warmup N] [--check] [--seed N] [--threads N] [--param K=V,...]\n"
       "  --threads N  host threads for the cpu target and the peer (default: TILEGEN_NUM_THREADS, else "
       "all)\n";
-  static const std::vector<FlagSpec> flags = {{"target"},       {"device"}, {"set"},    {"dtype"},
-                                              {"vs"},           {"csv"},    {"runs"},   {"warmup"},
-                                              {"check", false}, {"seed"},   {"threads"}};
+  static const std::vector<FlagSpec> flags = {{"target"},       {"device"}, {"set"},     {"dtype"},
+                                              {"vs"},           {"csv"},    {"runs"},    {"warmup"},
+                                              {"check", false}, {"seed"},   {"threads"}, {"param"}};
   Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
@@ -148,7 +148,8 @@ int cmd_bench(const std::vector<std::string>& argv) {
             << std::endl;
   const int threads = bench_threads(a);
   CompileOptions copt;
-  if (threads > 0) copt.params["num_threads"] = std::to_string(threads);  // read by the cpu target
+  copt.params = parse_param(a.get("param"));
+  if (threads > 0 && target.name() == "cpu") copt.params["num_threads"] = std::to_string(threads);
   const CompiledKernel compiled = target.compile(kernel, copt);
   samples::Problem problem = bench_problem(s, params, dtype, seed, a.has("check"));
   if (a.has("check") && !check_first(compiled, kernel, s, params, dtype, problem, seed)) return 1;

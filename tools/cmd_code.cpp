@@ -51,8 +51,9 @@ void write_output(const Args& a, const std::string& what, const void* data, std:
 int cmd_ir(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen ir SAMPLE [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D] "
-      "[--locations]\n";
-  Args a = parse_args(argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"locations", false}}, 1);
+      "[--param K=V,...] [--locations]\n";
+  Args a = parse_args(
+      argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"param"}, {"locations", false}}, 1);
   if (a.has("help")) return print_usage(usage);
   SampleKernel sk = build_from_args(a, usage);
   PrintOptions print_opt;
@@ -65,6 +66,8 @@ int cmd_ir(const std::vector<std::string>& argv) {
   const TargetInfo info = codegen_info(plugin, a.get("arch"));
   CompileOptions opt;
   opt.arch = a.get("arch");
+  opt.params = parse_param(a.get("param"));
+  check_compile_options(plugin, opt);
   std::vector<PassEntry> pipeline = plugin.pipeline(info, opt);
   const std::string after = a.get("after");
   std::vector<std::string> names{"input"};
@@ -92,10 +95,18 @@ int cmd_ir(const std::vector<std::string>& argv) {
 // from the code object's metadata).
 int cmd_source(const std::vector<std::string>& argv) {
   static const char* usage =
-      "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] "
+      "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] [--param K=V,...] "
       "[--emit source|asm|binary] [--stats] [-o FILE]\n";
-  Args a = parse_args(
-      argv, {{"target"}, {"arch"}, {"set"}, {"dtype"}, {"emit"}, {"stats", false}, {"output", true, 'o'}}, 1);
+  Args a = parse_args(argv,
+                      {{"target"},
+                       {"arch"},
+                       {"set"},
+                       {"dtype"},
+                       {"param"},
+                       {"emit"},
+                       {"stats", false},
+                       {"output", true, 'o'}},
+                      1);
   if (a.has("help")) return print_usage(usage);
   if (!a.has("target")) throw UsageError(std::string("source needs --target; ") + usage);
   const std::string emit = a.get("emit", "source");
@@ -106,6 +117,7 @@ int cmd_source(const std::vector<std::string>& argv) {
   SampleKernel sk = build_from_args(a, usage, &info);
   CompileOptions opt;
   opt.arch = a.get("arch");
+  opt.params = parse_param(a.get("param"));
   const Artifact art = Target::codegen_for(plugin, info, sk.kernel.function(), opt);
   const std::string where = " for " + plugin.name() + " " + describe_device(info);
   if (a.has("stats")) {

@@ -29,9 +29,10 @@ std::string describe_tensors(const samples::Problem& p) {
 
 int cmd_run(const std::vector<std::string>& argv) {
   static const char* usage =
-      "usage: tilegen run SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--seed N] "
-      "[--runs N] [--warmup N]\n";
-  Args a = parse_args(argv, {{"target"}, {"device"}, {"set"}, {"dtype"}, {"seed"}, {"runs"}, {"warmup"}}, 1);
+      "usage: tilegen run SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--param K=V,...] "
+      "[--seed N] [--runs N] [--warmup N]\n";
+  Args a = parse_args(
+      argv, {{"target"}, {"device"}, {"set"}, {"dtype"}, {"param"}, {"seed"}, {"runs"}, {"warmup"}}, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
   const samples::Sample& s = find_sample(a.positional[0]);
@@ -52,7 +53,9 @@ int cmd_run(const std::vector<std::string>& argv) {
   row("seed", std::to_string(seed));
   std::cout.flush();
 
-  const CompiledKernel compiled = target.compile(kernel);
+  CompileOptions copt;
+  copt.params = parse_param(a.get("param"));
+  const CompiledKernel compiled = target.compile(kernel, copt);
   std::mt19937_64 rng(seed);
   samples::Problem problem = s.make_problem(params, dtype, rng);
   row("tensors", describe_tensors(problem));

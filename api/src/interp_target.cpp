@@ -20,6 +20,7 @@
 #include "tilegen/host_device_context.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/passes/check_element_accesses.h"
 #include "tilegen/passes/pipeline.h"
 
 namespace tg {
@@ -60,7 +61,9 @@ class InterpContext final : public HostDeviceContext {
       h.is_tensor = a.is_tensor;
       host.push_back(std::move(h));
     }
-    interpret(lowered, host);
+    InterpretOptions opt;
+    opt.report_access_record = false;  // the runtime reads it, after copying host tensors back
+    interpret(lowered, host, opt);
   }
 };
 
@@ -81,8 +84,10 @@ class InterpPlugin final : public TargetPlugin {
   // (B is f32[256, 64]):
   //   before: copy B[0 : +256, 0 : +64] -> Bs   (check_bounds)
   //   after:  copy B[0 : +256, 0 : +64] -> Bs   (check_bounds cleared: proven in range)
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
-    return default_pipeline();
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+    std::vector<PassEntry> p = default_pipeline();
+    if (checks_accesses(opt)) p.push_back({"check_element_accesses", check_element_accesses});
+    return p;
   }
 
   // The "source" of the interpreter is the IR text it will run; there is no binary.

@@ -10,10 +10,12 @@
 #include <string_view>
 
 #include "runtime_internal.h"
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/buffer_access.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/kernel_cache.h"
 #include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/grid_limits.h"
 
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
@@ -48,6 +50,7 @@ using Stages = std::vector<std::pair<std::string, std::string>>;
 
 Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                       const CompileOptions& opt, Stages* stages) {
+  check_grid_limits(f, info);  // every target's grid limit, in one place
   PassManager pm(plugin.pipeline(info, opt));
   PassManagerOptions pmo;
   pmo.verify_each = opt.verify_each_pass;
@@ -320,6 +323,7 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
 
 Artifact Target::codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                              const CompileOptions& opt, Stages* stages) {
+  check_compile_options(plugin, opt, f.loc);
   Function lowered = run_pipeline(plugin, info, f, opt, stages);
   Artifact a = plugin.codegen(lowered, info, opt);
   if (stages) stages->emplace_back("source", a.source);
@@ -330,6 +334,7 @@ CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc l
   SourceLoc where = SourceLoc::from(loc);
   if (!k.function().body)
     throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
+  check_compile_options(*impl_->dev->plugin, opt, where);
   auto impl = std::make_shared<CompiledKernel::Impl>();
   impl->dev = impl_->dev;
   impl->generic = k.function();
@@ -360,8 +365,9 @@ std::shared_ptr<Variant> specialise(CompiledKernel::Impl& im, const CheckedArgs&
   return it->second;
 }
 
-/// Device copies of the HostTensor arguments, released however the launch ends. The caller
-/// holds the device's mutex for the whole of the staging's life.
+/// Device copies of the HostTensor arguments, and the access record of a kernel compiled with
+/// check_bounds (access_check.h), released however the launch ends. The caller holds the
+/// device's mutex for the whole of the staging's life.
 struct HostStaging {
   DeviceState& dev;
   const std::vector<bool>& writes;  // per non-size param: CompiledKernel::Impl::writes
@@ -371,11 +377,34 @@ struct HostStaging {
     bool written;
   };
   std::vector<Copy> copies;
+  void* record = nullptr;
   ~HostStaging() {
-    for (const Copy& c : copies) try {
-        dev.ctx->release(c.device);
-      } catch (...) {  // nothing sensible to do with a failed release while unwinding
-      }
+    for (const Copy& c : copies) release(c.device);
+    if (record) release(record);
+  }
+  void release(void* p) {
+    try {
+      dev.ctx->release(p);
+    } catch (...) {  // nothing sensible to do with a failed release while unwinding
+    }
+  }
+  // The record, zeroed: no failure yet.
+  LaunchArg access_record() {
+    const uint32_t zeros[kAccessRecordWords] = {};
+    if (!record) record = dev.ctx->allocate(sizeof zeros);
+    dev.ctx->copy_to_device(record, zeros, sizeof zeros);
+    LaunchArg la;
+    la.device_ptr = record;
+    la.shape = {kAccessRecordWords};
+    la.dtype = u32;
+    return la;
+  }
+  // The first out-of-range access the launches made, as the tg::Error every target reports.
+  void raise_access_error(const Function& lowered) {
+    if (!record) return;
+    uint32_t words[kAccessRecordWords];
+    dev.ctx->copy_to_host(words, record, sizeof words);
+    if (auto e = access_error(lowered, words)) throw *e;
   }
   void* stage_in(const HostTensor& h, std::size_t param) {
     void* p = dev.ctx->allocate(h.bytes());
@@ -412,6 +441,10 @@ std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, 
   std::vector<LaunchArg> out;
   for (const Param& p : v.lowered.params) {
     if (p.kind == Param::Kind::Size) continue;
+    if (&p == find_access_record(v.lowered)) {  // the one parameter a pass adds (check_bounds)
+      out.push_back(staging.access_record());
+      continue;
+    }
     auto it = by_name.find(p.name());
     if (it == by_name.end())
       throw Error("the pass pipeline gave kernel '" + v.lowered.name + "' a parameter '" + p.name() +
@@ -453,6 +486,7 @@ void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, con
     std::vector<LaunchArg> la = make_launch_args(*v, c, staging);
     run(dev, *v, la);
     staging.copy_back();
+    staging.raise_access_error(v->lowered);
   });
 }
 

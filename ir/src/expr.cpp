@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tilegen/ir/buffer.h"
+#include "tilegen/ir/int_semantics.h"
 
 namespace tg {
 
@@ -97,7 +98,9 @@ DType promote(const Expr& a, const Expr& b) {
   }
   if (fa) return is_weak_float(a) && !is_int_literal(b) ? f32 : ta;
   if (fb) return is_weak_float(b) && !is_int_literal(a) ? f32 : tb;
-  // Both integer or bool: a literal takes the other's type; else the wider.
+  // Both integer or bool: a literal takes the other's type; else (two literals too) the wider,
+  // so INT64_MIN / -1 stays i64 instead of meeting the i32 literal -1 at i32.
+  if (is_int_literal(a) && is_int_literal(b)) return int_rank(ta) >= int_rank(tb) ? ta : tb;
   if (is_int_literal(a) && !tb.is_bool()) return tb;
   if (is_int_literal(b) && !ta.is_bool()) return ta;
   if (ta.is_bool()) return tb;
@@ -124,20 +127,14 @@ Expr make_cast(DType t, Expr a) {
 }
 
 namespace {
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
-
 std::optional<Expr> fold_int(BinOp op, DType t, int64_t x, int64_t y) {
   int64_t r;
   switch (op) {
-    case BinOp::Add: r = x + y; break;
-    case BinOp::Sub: r = x - y; break;
-    case BinOp::Mul: r = x * y; break;
-    case BinOp::Div: if (y == 0) return std::nullopt; r = floordiv(x, y); break;
-    case BinOp::Mod: if (y == 0) return std::nullopt; r = floormod(x, y); break;
+    case BinOp::Add: r = int64_t(uint64_t(x) + uint64_t(y)); break;  // wraps, as at run time
+    case BinOp::Sub: r = int64_t(uint64_t(x) - uint64_t(y)); break;
+    case BinOp::Mul: r = int64_t(uint64_t(x) * uint64_t(y)); break;
+    case BinOp::Div: r = int_div(t, x, y); break;  // int_semantics.h: x / 0 = 0, MIN / -1 = MIN
+    case BinOp::Mod: r = int_mod(t, x, y); break;
     case BinOp::Min: r = std::min(x, y); break;
     case BinOp::Max: r = std::max(x, y); break;
     case BinOp::Eq: return make_bool(x == y);
@@ -151,8 +148,8 @@ std::optional<Expr> fold_int(BinOp op, DType t, int64_t x, int64_t y) {
     case BinOp::BitAnd: r = x & y; break;
     case BinOp::BitOr: r = x | y; break;
     case BinOp::BitXor: r = x ^ y; break;
-    case BinOp::Shl: if (y < 0 || y >= 64) return std::nullopt; r = int64_t(uint64_t(x) << y); break;
-    case BinOp::Shr: if (y < 0 || y >= 64) return std::nullopt; r = x >> y; break;
+    case BinOp::Shl: r = int_shl(t, x, y); break;
+    case BinOp::Shr: r = int_shr(t, x, y); break;
     default: return std::nullopt;
   }
   return make_int(r, t);
@@ -255,7 +252,7 @@ Expr make_unary(UnOp op, Expr a) {
   if (op == UnOp::BitNot && a.dtype().is_float())
     throw Error("operator ~ needs an integer operand, not " + std::string(a.dtype().name()));
   if (auto i = a.as<IntImm>(); i && !i->dtype.is_bool())
-    return make_int(op == UnOp::Neg ? -i->value : ~i->value, i->dtype);
+    return make_int(op == UnOp::Neg ? int64_t(0 - uint64_t(i->value)) : ~i->value, i->dtype);  // wraps
   if (auto f = a.as<FloatImm>(); f && op == UnOp::Neg)
     return Expr(std::make_shared<FloatImm>(f->dtype, -f->value, f->weak));
   DType t = a.dtype();
@@ -446,6 +443,16 @@ bool equal(const Expr& a, const Expr& b) {
         if (!equal(x->indices[i], y->indices[i])) return false;
       return true;
     }
+    case ExprKind::AccessCheck: {
+      // Two checks of one site on the same element report the same thing.
+      auto x = a.as<AccessCheck>(), y = b.as<AccessCheck>();
+      if (x->site != y->site || !equal(x->cond, y->cond) || !equal(x->thread, y->thread) ||
+          x->indices.size() != y->indices.size())
+        return false;
+      for (std::size_t i = 0; i < x->indices.size(); ++i)
+        if (!equal(x->indices[i], y->indices[i])) return false;
+      return true;
+    }
   }
   return false;
 }
@@ -477,6 +484,12 @@ std::size_t hash_expr(const Expr& e) {
     case ExprKind::Load: {
       auto x = e.as<Load>();
       h = mix(h, std::hash<const void*>()(x->buffer.get()));
+      for (auto& a : x->indices) h = mix(h, hash_expr(a));
+      return h;
+    }
+    case ExprKind::AccessCheck: {
+      auto x = e.as<AccessCheck>();
+      h = mix(mix(h, std::size_t(x->site)), hash_expr(x->cond));
       for (auto& a : x->indices) h = mix(h, hash_expr(a));
       return h;
     }

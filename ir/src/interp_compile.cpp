@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "interp_internal.h"
+#include "tilegen/ir/access_check.h"
 
 namespace tg::interp {
 
@@ -36,6 +37,7 @@ class Compiler {
   }
   int32_t var(const VarNode* v, const SourceLoc& where);
   int32_t load(const Load* op, const SourceLoc& where);
+  int32_t access_check(const AccessCheck* op, const SourceLoc& where);
   int32_t buffer(const Buffer& b, const SourceLoc& where);
   int32_t host_expr(const Expr& e, const std::string& what, const SourceLoc& where);
   int32_t bind(const Var& v, bool host = false);
@@ -168,6 +170,25 @@ int32_t Compiler::host_expr(const Expr& e, const std::string& what, const Source
   return id;
 }
 
+int32_t Compiler::access_check(const AccessCheck* op, const SourceLoc& where) {
+  if (kernel_ < 0) throw Error("access_check outside a kernel", where);
+  if (!find_access_record(f_)) throw Error("access_check without the function's access record", where);
+  std::vector<int32_t> operands;
+  for (auto& i : op->indices) operands.push_back(index(i, "checked index into " + op->buffer, where));
+  for (auto& b : op->block) operands.push_back(index(b, "block index of a check", where));
+  operands.push_back(index(op->thread, "thread of a check", where));
+  XNode n;
+  n.kind = XKind::AccessCheck;
+  n.type = boolean;
+  n.a = expr_as(op->cond, boolean, where);
+  n.b = int32_t(p_.lists.size());
+  n.c = int32_t(operands.size());
+  n.imm = Scalar::of_int(int64_t(p_.checks.size()));
+  p_.checks.push_back(op);
+  p_.lists.insert(p_.lists.end(), operands.begin(), operands.end());
+  return add_expr(n);
+}
+
 int32_t Compiler::load(const Load* op, const SourceLoc& where) {
   Buffer b(op->buffer);
   int32_t buf = buffer(b, where);
@@ -237,6 +258,7 @@ int32_t Compiler::expr(const Expr& e, const SourceLoc& where) {
       return add_expr(n);
     }
     case ExprKind::Load: return load(e.as<Load>(), where);
+    case ExprKind::AccessCheck: return access_check(e.as<AccessCheck>(), where);
   }
   throw Error("unknown expression kind", where);
 }
@@ -497,6 +519,7 @@ Program Compiler::run() {
       bufs_[prm.buffer.get()] = id;
       p_.bufs.push_back(BufInfo{prm.buffer.get(), {}, int(i)});
       p_.param_buf[i] = id;
+      if (&prm == find_access_record(f_)) p_.access_record = id;
     } else {
       if (!prm.var.defined()) throw Error("parameter without a variable", f_.loc);
       p_.param_slot[i] = bind(prm.var, true);

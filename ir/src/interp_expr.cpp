@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "interp_internal.h"
+#include "tilegen/ir/access_check.h"
+#include "tilegen/ir/int_semantics.h"
 
 namespace tg::interp {
 
@@ -25,12 +27,6 @@ inline int64_t wrap_to(DType t, int64_t v) {
   if (t.code == TypeCode::I32) return int32_t(uint32_t(uint64_t(v)));
   if (t.code == TypeCode::I64) return v;
   return wrap_int_to(t, v);
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  if (b == -1) return int64_t(0 - uint64_t(a));  // INT64_MIN / -1 wraps instead of trapping
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 std::string index_text(const int64_t* v, int n) {
@@ -73,6 +69,7 @@ Scalar BlockExec::eval(int32_t id, int lane) {
     case XKind::Cast: return convert_scalar(x.arg_type, x.type, eval(x.a, lane));
     case XKind::Call: return eval_call(x, lane);
     case XKind::Load: return eval_load(x, lane);
+    case XKind::AccessCheck: return eval_access_check(x, lane);
   }
   return {};
 }
@@ -120,26 +117,15 @@ Scalar BlockExec::eval_binary(const XNode& x, int lane) {
     case BinOp::Add: r = int64_t(uint64_t(a) + uint64_t(b)); break;
     case BinOp::Sub: r = int64_t(uint64_t(a) - uint64_t(b)); break;
     case BinOp::Mul: r = int64_t(uint64_t(a) * uint64_t(b)); break;
-    case BinOp::Div:
-    case BinOp::Mod:
-      if (b == 0)
-        fail("integer " + std::string(op == BinOp::Div ? "division" : "modulo") + " by zero in " +
-             lane_name(lane) + "; guard the divisor");
-      r = floor_div(a, b);
-      if (op == BinOp::Mod) r = int64_t(uint64_t(a) - uint64_t(r) * uint64_t(b));
-      break;
+    case BinOp::Div: r = ir::int_div(x.arg_type, a, b); break;  // int_semantics.h: never traps
+    case BinOp::Mod: r = ir::int_mod(x.arg_type, a, b); break;
     case BinOp::Min: r = std::min(a, b); break;
     case BinOp::Max: r = std::max(a, b); break;
     case BinOp::BitAnd: r = a & b; break;
     case BinOp::BitOr: r = a | b; break;
     case BinOp::BitXor: r = a ^ b; break;
-    case BinOp::Shl:
-    case BinOp::Shr:
-      if (b < 0 || b >= x.arg_type.bits())
-        fail("shift by " + std::to_string(b) + " is out of range for " + std::string(x.arg_type.name()) +
-             " in " + lane_name(lane));
-      r = op == BinOp::Shl ? int64_t(uint64_t(a) << b) : a >> b;  // unsigned values are held non-negative
-      break;
+    case BinOp::Shl: r = ir::int_shl(x.arg_type, a, b); break;
+    case BinOp::Shr: r = ir::int_shr(x.arg_type, a, b); break;
     default: r = 0;
   }
   return Scalar::of_int(wrap_to(x.type, r));
@@ -189,6 +175,22 @@ int64_t BlockExec::element_index(int32_t buf, const int32_t* idx, int n, int lan
     fail(std::string(what) + " " + P.bufs[buf].node->name + index_text(v, n) + " by " + lane_name(lane) +
          " is out of bounds: the buffer's shape is " + index_text(sh.dims.data(), n));
   return flat;
+}
+
+// A failed check claims the access record if no failure has yet (access_check.h), and says false.
+Scalar BlockExec::eval_access_check(const XNode& x, int lane) {
+  if (eval(x.a, lane).i) return Scalar::of_int(1);
+  const ir::AccessCheck& c = *P.checks[std::size_t(x.imm.i)];
+  const int32_t* ops = &P.lists[x.b];
+  std::vector<int64_t> indices, block;
+  for (std::size_t d = 0; d < c.indices.size(); ++d) indices.push_back(eval(*ops++, lane).i);
+  for (std::size_t d = 0; d < c.block.size(); ++d) block.push_back(eval(*ops++, lane).i);
+  int64_t thread = eval(*ops, lane).i;
+  std::vector<uint32_t> words = access_record(c, block, thread, indices);
+  auto* record = static_cast<uint32_t*>(L.shapes[std::size_t(P.access_record)].global);
+  std::lock_guard<std::mutex> lock(*L.global_lock);
+  if (record[kAccessRecordSite] == 0) std::copy(words.begin(), words.end(), record);
+  return Scalar::of_int(0);
 }
 
 Scalar BlockExec::eval_load(const XNode& x, int lane) {

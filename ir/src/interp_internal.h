@@ -17,7 +17,7 @@
 
 namespace tg::interp {
 
-enum class XKind : uint8_t { Const, Var, ThreadIdx, Binary, Unary, Select, Cast, Call, Load };
+enum class XKind : uint8_t { Const, Var, ThreadIdx, Binary, Unary, Select, Cast, Call, Load, AccessCheck };
 
 /// A compiled expression node. Children are ids into Program::exprs.
 struct XNode {
@@ -26,7 +26,9 @@ struct XNode {
   DType type;      // result type
   DType arg_type;  // Binary: operand type; Cast: source type
   int32_t a = -1, b = -1,
-          c = -1;  // children; Var: a = slot; Load: a = buffer, b = first of c indices in lists
+          c = -1;  // children; Var: a = slot; Load: a = buffer, b = first of c indices in lists;
+                   // AccessCheck: a = cond, b = first of c entries in lists (indices, block, thread)
+                   // and imm.i its index into Program::checks
   Scalar imm;      // Const
 };
 
@@ -72,7 +74,9 @@ struct KernelInfo {
 
 struct Program {
   std::vector<XNode> exprs;
-  std::vector<int32_t> lists;  // Load indices
+  std::vector<int32_t> lists;  // Load indices, AccessCheck operands
+  std::vector<const ir::AccessCheck*> checks;
+  int32_t access_record = -1;  // buffer id of the access record parameter, if any
   std::vector<SNode> stmts;
   std::vector<BufInfo> bufs;
   std::vector<KernelInfo> kernels;
@@ -156,6 +160,7 @@ class BlockExec {
   Scalar eval_binary(const XNode& x, int lane);
   Scalar eval_call(const XNode& x, int lane);
   Scalar eval_load(const XNode& x, int lane);
+  Scalar eval_access_check(const XNode& x, int lane);
   void exec_for(const SNode& s, Mask m, int depth);
   void exec_parallel(const SNode& s, Mask m, int depth);
   void exec_if(const SNode& s, Mask m, int depth);

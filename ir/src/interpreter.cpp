@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "interp_internal.h"
+#include "tilegen/ir/access_check.h"
 
 namespace tg {
 
@@ -262,6 +263,10 @@ void interpret(const Function& f, const std::vector<HostArg>& args, const Interp
   ArgBinder(f, prog, args, l).run();
   BlockExec host(l, -1);
   run_top(l, prog.root, host);
+  if (prog.access_record >= 0 && opt.report_access_record)
+    if (auto e =
+            access_error(f, static_cast<const uint32_t*>(l.shapes[std::size_t(prog.access_record)].global)))
+      throw *e;
 }
 
 }  // namespace tg

@@ -25,6 +25,15 @@ const char* name_of(ReduceOp k) {
   }
   return "?";
 }
+const char* ir::name_of(ir::AccessKind k) {
+  using ir::AccessKind;
+  switch (k) {
+    case AccessKind::Load: return "load";
+    case AccessKind::Store: return "store";
+    case AccessKind::Atomic: return "atomic";
+  }
+  return "?";
+}
 const char* name_of(AtomicOp k) {
   switch (k) { case AtomicOp::Add: return "add"; case AtomicOp::Max: return "max"; case AtomicOp::Min: return "min"; }
   return "?";

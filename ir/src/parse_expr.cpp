@@ -39,7 +39,7 @@ const BinaryOpInfo* binary_op_at(const Token& t) {
 std::string tname(DType t) { return std::string(t.name()); }
 
 bool is_call_word(const std::string& w) {
-  if (w == "select" || w == "cast" || w == "min" || w == "max") return true;
+  if (w == "select" || w == "cast" || w == "min" || w == "max" || w == "access_check") return true;
   for (int i = 0; i <= int(Intrinsic::Fma); ++i)
     if (w == name_of(Intrinsic(i))) return true;
   return false;
@@ -248,6 +248,7 @@ std::vector<Expr> Parser::arguments(const std::string& callee, std::size_t count
 }
 
 Expr Parser::call(const std::string& callee, int line) {
+  if (callee == "access_check") return access_check(line);
   if (callee == "cast") {
     expect("<", "after cast");
     DType t = expect_dtype("in cast<...>");
@@ -285,6 +286,54 @@ Expr Parser::call(const std::string& callee, int line) {
   }
   int depth = tree_depth(a, line);
   return finish(std::make_shared<Call>(t, fn, std::move(a)), depth, line);
+}
+
+// After the word: (cond, store "Y"[tx] of [64], (bx; tx), 0, "/src/user.cpp:12"), as printed.
+Expr Parser::access_check(int line) {
+  auto n = std::make_shared<AccessCheck>(SourceLoc{});
+  expect("(", "after access_check");
+  n->cond = expression();
+  if (!n->cond.dtype().is_bool())
+    fail_at(line, "the condition of access_check must be bool, not " + tname(n->cond.dtype()));
+  expect(",", "after the condition of access_check");
+  if (accept_word("load"))
+    n->access = AccessKind::Load;
+  else if (accept_word("store"))
+    n->access = AccessKind::Store;
+  else if (accept_word("atomic"))
+    n->access = AccessKind::Atomic;
+  else
+    fail("expected load, store or atomic in access_check, found " + peek().describe());
+  if (peek().kind != TokKind::String)
+    fail("expected the checked buffer's name as a string, found " + peek().describe());
+  n->buffer = next().text;
+  expect("[", "after the checked buffer's name");
+  n->indices = expression_list("]", "after the checked indices");
+  expect_word("of", "after the checked indices");
+  expect("[", "before the checked buffer's shape");
+  n->shape = expression_list("]", "after the checked buffer's shape");
+  expect(",", "after the checked buffer's shape");
+  expect("(", "before the block indices of access_check");
+  n->block = expression_list(";", "after the block indices of access_check");
+  n->thread = expression();
+  expect(")", "after the thread of access_check");
+  expect(",", "after the thread of access_check");
+  n->site = expect_small_int("the site of access_check");
+  expect(",", "after the site of access_check");
+  if (peek().kind != TokKind::String)
+    fail("expected the call site as a string (\"file:line\"), found " + peek().describe());
+  std::string site = next().text;
+  expect(")", "to close access_check");
+  std::vector<Expr> children = n->indices;
+  children.push_back(n->cond);
+  AccessCheck* node = n.get();
+  Expr e = finish(std::move(n), tree_depth(children, line), line);
+  // The access's call site, not this line: the report names the user's code.
+  auto colon = site.rfind(':');
+  node->loc = colon == std::string::npos
+                  ? SourceLoc()
+                  : SourceLoc(site.substr(0, colon), std::atoi(site.c_str() + colon + 1));
+  return e;
 }
 
 }  // namespace tg::text

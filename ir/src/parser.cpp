@@ -271,6 +271,13 @@ Buffer Parser::buffer_decl() {
   std::vector<Expr> shape = expression_list("]", "after the shape of " + n);
   Layout l = layout();
   Buffer b = Buffer::make(n, std::move(shape), t, scope, std::move(l), loc);
+  if (accept_word("from_fragment")) {
+    if (scope != Scope::Shared)
+      fail("only a shared buffer can be from_fragment, not " + std::string(name_of(scope)) + " " + n);
+    auto node = std::make_shared<ir::BufferNode>(*b.get());
+    node->from_fragment = true;
+    b = Buffer(std::move(node));
+  }
   declare(n, Symbol{{}, b}, loc.line);
   return b;
 }

@@ -222,6 +222,7 @@ class Printer {
   std::string binary(const Binary* b);
   std::string unary(const Unary* u);
   std::string literal(const Expr& e);
+  std::string access_check(const AccessCheck* c);
   std::string region(const Region& r);
   std::string layout(const Layout& l);
   std::string param(const Param& p);
@@ -289,8 +290,18 @@ std::string Printer::expr(const Expr& e) {
       auto* l = e.as<Load>();
       return buffer_name(l->buffer.get()) + "[" + list(l->indices) + "]";
     }
+    case ExprKind::AccessCheck: return access_check(e.as<AccessCheck>());
   }
   return "<?>";
+}
+
+// access_check(tx < 64, store "Y"[tx] of [64], (bx; tx), 0, "/src/user.cpp:12"): the buffer is a
+// name, not a reference (see expr.h), and the call site is kept whole for the report.
+std::string Printer::access_check(const AccessCheck* c) {
+  std::string site = c->loc.known() ? c->loc.file + ":" + std::to_string(c->loc.line) : "";
+  return "access_check(" + expr(c->cond) + ", " + name_of(c->access) + " " + text::quote(c->buffer) + "[" +
+         list(c->indices) + "] of [" + list(c->shape) + "], (" + list(c->block) + "; " + expr(c->thread) +
+         "), " + std::to_string(c->site) + ", " + text::quote(site) + ")";
 }
 
 // ---- Buffers and regions
@@ -327,7 +338,7 @@ std::string Printer::region(const Region& r) {
 
 std::string Printer::decl(const Buffer& b) {
   return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) +
-         "[" + list(b->shape) + "]" + layout(b->layout);
+         "[" + list(b->shape) + "]" + layout(b->layout) + (b->from_fragment ? " from_fragment" : "");
 }
 
 std::string Printer::param(const Param& p) {

@@ -67,6 +67,7 @@ class Parser {
   Expr float_literal(const Token& t, bool negative, DType type);
   Expr name_or_load();
   Expr call(const std::string& callee, int line);
+  Expr access_check(int line);
   Expr binary_node(ir::BinOp op, Expr a, Expr b, int line);
   std::vector<Expr> arguments(const std::string& callee, std::size_t count);
   /// Depth of the tree under a node made of `children`; an error past kMaxDepth.

@@ -19,6 +19,9 @@ constexpr std::array kReserved = {
     "max",      "min",    "mma",     "nan",   "reduce", "select",  "shared", "true", "unchecked",
     "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
     "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
+    // clang-format off
+    "access_check", "from_fragment",
+    // clang-format on
 };
 }  // namespace
 

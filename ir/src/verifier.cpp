@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/visitor.h"
 #include "verifier_internal.h"
 
@@ -61,6 +62,7 @@ class Verifier : public IRVisitor {
 
   void visit(const VarNode* op) override;
   void visit(const Load* op) override;
+  void visit(const AccessCheck* op) override;
   void visit(const Kernel* op) override;
   void visit(const For* op) override;
   void visit(const Copy* op) override;
@@ -282,6 +284,27 @@ void Verifier::visit(const Load* op) {
   Buffer b(op->buffer);
   check_buffer_use(b, "load");
   check_indices(b, op->indices, "load", loc_);
+  IRVisitor::visit(op);
+}
+
+void Verifier::visit(const AccessCheck* op) {
+  At at(loc_, op->loc);
+  require_kernel("access_check");
+  if (!op->cond.defined() || !op->cond.dtype().is_bool()) fail("the condition of access_check must be bool");
+  if (!op->thread.defined() || !op->thread.dtype().is_int())
+    fail("the thread of access_check must be an integer");
+  if (op->indices.size() != op->shape.size())
+    fail("access_check of " + op->buffer + " has " + std::to_string(op->indices.size()) +
+         " indices for a shape of rank " + std::to_string(op->shape.size()));
+  if (op->block.size() != kernel_->grid.size())
+    fail("access_check of " + op->buffer + " names " + std::to_string(op->block.size()) +
+         " block indices; the kernel's grid has " + std::to_string(kernel_->grid.size()));
+  const Param* record = find_access_record(f_);
+  if (!record || record->buffer->dtype != u32 || record->buffer->shape.size() != 1 ||
+      record->buffer->shape[0].as_int() != std::optional<int64_t>(kAccessRecordWords))
+    fail(std::string("access_check needs the function's access record, a parameter ") + kAccessRecordName +
+         ": u32[" + std::to_string(kAccessRecordWords) +
+         "] global (the pass check_element_accesses adds both)");
   IRVisitor::visit(op);
 }
 

@@ -18,6 +18,7 @@ void IRVisitor::visit_expr(const Expr& e) {
     case ExprKind::Cast: return visit(static_cast<const Cast*>(e.get()));
     case ExprKind::Call: return visit(static_cast<const Call*>(e.get()));
     case ExprKind::Load: return visit(static_cast<const Load*>(e.get()));
+    case ExprKind::AccessCheck: return visit(static_cast<const AccessCheck*>(e.get()));
   }
 }
 
@@ -54,6 +55,13 @@ void IRVisitor::visit(const Select* op) { visit_expr(op->cond); visit_expr(op->t
 void IRVisitor::visit(const Cast* op) { visit_expr(op->a); }
 void IRVisitor::visit(const Call* op) { for (auto& a : op->args) visit_expr(a); }
 void IRVisitor::visit(const Load* op) { for (auto& i : op->indices) visit_expr(i); }
+void IRVisitor::visit(const AccessCheck* op) {
+  visit_expr(op->cond);
+  for (auto& i : op->indices) visit_expr(i);
+  for (auto& i : op->shape) visit_expr(i);
+  for (auto& b : op->block) visit_expr(b);
+  visit_expr(op->thread);
+}
 
 void IRVisitor::visit(const Kernel* op) {
   for (auto& g : op->grid) visit_expr(g);
@@ -94,6 +102,7 @@ Expr IRMutator::mutate(const Expr& e) {
     case ExprKind::Cast: return visit(static_cast<const Cast*>(e.get()), e);
     case ExprKind::Call: return visit(static_cast<const Call*>(e.get()), e);
     case ExprKind::Load: return visit(static_cast<const Load*>(e.get()), e);
+    case ExprKind::AccessCheck: return visit(static_cast<const AccessCheck*>(e.get()), e);
   }
   return e;
 }
@@ -188,6 +197,20 @@ Expr IRMutator::visit(const Load* op, const Expr& self) {
   Buffer b = mutate_buffer(Buffer(op->buffer));
   if (same(idx, op->indices) && b.get() == op->buffer.get()) return self;
   return make_load(b.ptr(), std::move(idx));
+}
+Expr IRMutator::visit(const AccessCheck* op, const Expr& self) {
+  Expr cond = mutate(op->cond), thread = mutate(op->thread);
+  std::vector<Expr> idx, shape, block;
+  for (auto& i : op->indices) idx.push_back(mutate(i));
+  for (auto& i : op->shape) shape.push_back(mutate(i));
+  for (auto& b : op->block) block.push_back(mutate(b));
+  if (cond.same_as(op->cond) && thread.same_as(op->thread) && same(idx, op->indices) &&
+      same(shape, op->shape) && same(block, op->block))
+    return self;
+  auto n = std::make_shared<AccessCheck>(*op);
+  n->cond = cond, n->thread = thread;
+  n->indices = std::move(idx), n->shape = std::move(shape), n->block = std::move(block);
+  return Expr(std::move(n));
 }
 
 Stmt IRMutator::visit(const Kernel* op, const Stmt& self) {

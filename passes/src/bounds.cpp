@@ -2,6 +2,7 @@
 // element loads and stores of Global buffers inside loops where it is not (see bounds.h).
 #include "tilegen/passes/bounds.h"
 
+#include "stmt_build.h"
 #include "tilegen/passes/range_tracking_mutator.h"
 
 namespace tg {
@@ -9,14 +10,6 @@ namespace tg {
 using namespace ir;
 
 namespace {
-
-Expr zero_of(DType t) {
-  if (t.is_float()) return make_float(0.0, t);
-  if (t.is_bool()) return make_bool(false);
-  return make_int(0, t);
-}
-
-Expr conjoin(const Expr& a, const Expr& b) { return a.defined() ? make_binary(BinOp::And, a, b) : b; }
 
 // Scopes (what holds inside kernels, loops, lets, ifs and select arms) come from the base.
 class BoundsInserter : public RangeTrackingMutator {
@@ -31,7 +24,7 @@ class BoundsInserter : public RangeTrackingMutator {
     auto* load = e.as<Load>();
     if (loop_depth() == 0 || !load || load->buffer->scope != tg::Scope::Global) return e;
     Expr guard = unproven(Buffer(load->buffer), load->indices);
-    return guard.defined() ? make_select(guard, e, zero_of(e.dtype())) : e;
+    return guard.defined() ? make_select(guard, e, lower::zero_of(e.dtype())) : e;
   }
 
   Stmt visit(const Store* op, const Stmt& self) override { return guard_write(op, self); }
@@ -47,18 +40,8 @@ class BoundsInserter : public RangeTrackingMutator {
   }
 
  private:
-  // The conjunction of 0 ≤ idx[d] and idx[d] < shape[d] over the bounds not proven; undefined
-  // when every one is.
   Expr unproven(const Buffer& b, const std::vector<Expr>& idx) const {
-    Expr guard;
-    if (idx.size() != b.rank()) return guard;  // malformed; the verifier reports it
-    for (std::size_t d = 0; d < idx.size(); ++d) {
-      Expr lo = make_binary(BinOp::Ge, idx[d], make_int(0, idx[d].dtype()));
-      Expr hi = make_binary(BinOp::Lt, idx[d], b->shape[d]);
-      if (!ctx_.prove(lo)) guard = conjoin(guard, lo);
-      if (!ctx_.prove(hi)) guard = conjoin(guard, hi);
-    }
-    return guard;
+    return unproven_bounds(b->shape, idx);
   }
 
   // Every element of a Global region lies inside its buffer: 0 ≤ offset, offset + extent ≤ shape.

@@ -2,11 +2,66 @@
 // plain C++ over a few primitives each target's header provides first. Values of f16/bf16/fp8/fp4
 // are computed as float rounded to the format after every operation (the interpreter's
 // semantics); buffers hold the formats' bits.
+#include "tilegen/ir/access_check.h"
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/passes/gpu_source.h"
 
 namespace tg::gpu {
 
+// tg_access_failed below writes the record's words at these places.
+static_assert(kAccessRecordSite == 0 && kAccessRecordBlock == 1 && kAccessRecordThread == 4 &&
+              kAccessRecordIndex == 5 && kAccessRecordMaxIndices == 8);
+
 namespace {
+
+// The operations of int_semantics.h's recipes as C++ statements, one named local each:
+// the recipe run with these writes a device function's body. Signed arithmetic goes through
+// the unsigned type of the same width, so it wraps instead of being undefined.
+struct CxxIntOps {
+  using Value = std::string;
+  std::string T, U;  // the value type and its unsigned twin
+  std::string body;
+  int locals = 0;
+  Value let(const std::string& type, const std::string& e) {
+    std::string v = "v" + std::to_string(locals++);
+    body += "  const " + type + " " + v + " = " + e + ";\n";
+    return v;
+  }
+  Value wrapping(const Value& a, const char* op, const Value& b) {
+    return let(T, "(" + T + ")((" + U + ")" + a + " " + op + " (" + U + ")" + b + ")");
+  }
+  Value imm(int64_t v) { return "(" + T + ")(" + std::to_string(v) + ")"; }
+  Value add(const Value& a, const Value& b) { return wrapping(a, "+", b); }
+  Value sub(const Value& a, const Value& b) { return wrapping(a, "-", b); }
+  Value mul(const Value& a, const Value& b) { return wrapping(a, "*", b); }
+  Value div_trunc(const Value& a, const Value& b) { return let(T, a + " / " + b); }
+  Value bit_and(const Value& a, const Value& b) { return let(T, a + " & " + b); }
+  Value bit_xor(const Value& a, const Value& b) { return let(T, a + " ^ " + b); }
+  Value shl(const Value& a, const Value& n) {
+    return let(T, "(" + T + ")((" + U + ")" + a + " << " + n + ")");
+  }
+  Value shr(const Value& a, const Value& n) { return let(T, a + " >> " + n); }  // arithmetic when signed
+  Value eq(const Value& a, const Value& b) { return let("bool", a + " == " + b); }
+  Value ne(const Value& a, const Value& b) { return let("bool", a + " != " + b); }
+  Value lt(const Value& a, const Value& b) { return let("bool", a + " < " + b); }
+  Value both(const Value& p, const Value& q) { return let("bool", p + " && " + q); }
+  Value either(const Value& p, const Value& q) { return let("bool", p + " || " + q); }
+  Value select(const Value& c, const Value& x, const Value& y) { return let(T, c + " ? " + x + " : " + y); }
+};
+
+std::string unsigned_twin(DType t) {
+  std::string v = value_type(t);
+  return v == "long long" ? "unsigned long long" : v == "int" ? "unsigned" : v;
+}
+
+// One helper: TG_DEVICE T name(T a, T b) { <the recipe> }.
+template <typename Recipe>
+std::string int_helper(ir::BinOp op, DType t, Recipe recipe) {
+  CxxIntOps ops{value_type(t), unsigned_twin(t), "", 0};
+  std::string result = recipe(ops);
+  return "TG_DEVICE " + ops.T + " " + gpu_int_helper(op, t) + "(" + ops.T + " a, " + ops.T + " b) {\n" +
+         ops.body + "  return " + result + ";\n}\n";
+}
 
 // First in the header: the target's primitives are written in these types.
 const char* integer_types() {
@@ -22,7 +77,36 @@ typedef long long tg_i64;
 }  // namespace
 
 std::string gpu_device_header(const char* primitives, const char* target_part) {
-  return std::string(integer_types()) + primitives + gpu_device_header_common() + target_part;
+  return std::string(integer_types()) + primitives + gpu_device_header_common() +
+         gpu_device_header_int_ops() + target_part;
+}
+
+std::string gpu_int_helper(ir::BinOp op, DType t) {
+  using ir::BinOp;
+  bool shift = op == BinOp::Shl || op == BinOp::Shr;
+  // Division does not depend on the width, only on the value type and signedness.
+  if (!shift) t = t == u32 ? u32 : t == i64 ? i64 : i32;
+  const char* verb = op == BinOp::Div ? "div" : op == BinOp::Mod ? "mod" : op == BinOp::Shl ? "shl" : "shr";
+  return "tg_" + std::string(verb) + "_" + std::string(t.name());
+}
+
+const std::string& gpu_device_header_int_ops() {
+  using ir::BinOp;
+  static const std::string text = [] {
+    std::string h =
+        "\n// ---- integer / % << >>: int_semantics.h's recipes, generated (x / 0 = 0, x % 0 = x,\n"
+        "// MIN / -1 = MIN, shifts by counts outside [0, width) shift every bit out).\n";
+    for (DType t : {i32, u32, i64})
+      for (bool div : {true, false})
+        h += int_helper(div ? BinOp::Div : BinOp::Mod, t,
+                        [&](CxxIntOps& g) { return ir::lower_int_div(g, div, "a", "b", t); });
+    for (DType t : {int4, uint4, i8, u8, i16, i32, u32, i64})
+      for (bool left : {true, false})
+        h += int_helper(left ? BinOp::Shl : BinOp::Shr, t,
+                        [&](CxxIntOps& g) { return ir::lower_int_shift(g, left, "a", "b", t); });
+    return h;
+  }();
+  return text;
 }
 
 const char* gpu_device_header_common() {
@@ -57,13 +141,7 @@ TG_DEVICE void tg_st_4(tg_u8* p, tg_i64 i, int v) {
   p[i >> 1] = tg_u8((p[i >> 1] & ~(15 << sh)) | ((v & 15) << sh));
 }
 
-// ---- floor division and modulo (the IR's integer Div/Mod).
-template <typename T> TG_DEVICE T tg_floordiv(T a, T b) {
-  T q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-template <typename T> TG_DEVICE T tg_floormod(T a, T b) {
-  T r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
+// ---- float modulo (integer division, modulo and shifts: gpu_device_header_int_ops()).
 TG_DEVICE float tg_floormod(float a, float b) { return a - b * floorf(a / b); }
 TG_DEVICE double tg_floormod(double a, double b) { return a - b * floor(a / b); }
 template <typename T> TG_DEVICE T tg_min(T a, T b) { return b < a ? b : a; }
@@ -79,6 +157,20 @@ TG_DEVICE void tg_atomic_max(float* p, float v) {
 TG_DEVICE void tg_atomic_min(float* p, float v) {
   int* q = (int*)p; int old = *q, assumed;
   do { assumed = old; if (tg_f32_from_bits(tg_u32(assumed)) <= v) return; old = tg_atomic_cas(q, assumed, int(tg_f32_bits(v))); } while (old != assumed);
+}
+
+// ---- checked element accesses (check_bounds=all): the first failure of a launch claims the
+// record (word 0: site + 1) and writes its block, thread and indices (access_check.h).
+TG_DEVICE bool tg_access_failed(tg_u32* rec, int site, int bx, int by, int bz, int thread, tg_i64 i0, tg_i64 i1,
+                                tg_i64 i2, tg_i64 i3, tg_i64 i4, tg_i64 i5, tg_i64 i6, tg_i64 i7) {
+  if (tg_atomic_cas((int*)rec, 0, site + 1) != 0) return false;
+  rec[1] = tg_u32(bx); rec[2] = tg_u32(by); rec[3] = tg_u32(bz); rec[4] = tg_u32(thread);
+  const tg_i64 idx[8] = {i0, i1, i2, i3, i4, i5, i6, i7};
+  for (int d = 0; d < 8; ++d) {
+    rec[5 + 2 * d] = tg_u32((unsigned long long)idx[d]);
+    rec[6 + 2 * d] = tg_u32((unsigned long long)idx[d] >> 32);
+  }
+  return false;
 }
 )TGDEV";
 }

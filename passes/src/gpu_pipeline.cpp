@@ -1,6 +1,7 @@
 #include "tilegen/passes/gpu_pipeline.h"
 
 #include "tilegen/ir/error.h"
+#include "tilegen/passes/check_element_accesses.h"
 #include "tilegen/passes/infer_fragment_layouts.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/pipeline.h"
@@ -9,13 +10,14 @@
 
 namespace tg {
 
-std::vector<PassEntry> gpu_pipeline() {
+std::vector<PassEntry> gpu_pipeline(bool check_accesses) {
   std::vector<PassEntry> passes = default_pipeline();
   passes.push_back({"pipeline_shared", pipeline_shared});
   passes.push_back({"rasterize_blocks",
                     [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});
   passes.push_back({"infer_fragment_layouts", infer_fragment_layouts});
   passes.push_back({"partition_threads", partition_threads});
+  if (check_accesses) passes.push_back({"check_element_accesses", check_element_accesses});
   return passes;
 }
 
@@ -30,6 +32,7 @@ TargetInfo nvidia_target_info(int sm) {
   info.shared_mem_bytes = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
   info.vector_bytes = 16;
   info.async_copy = sm >= 80;
+  info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
   return info;
 }
@@ -45,7 +48,8 @@ TargetInfo amd_target_info(const std::string& gfx) {
   info.max_threads = 1024;
   info.shared_mem_bytes = 64 * 1024;  // LDS a workgroup
   info.vector_bytes = 16;
-  info.async_copy = false;  // no cp.async: global loads go through VGPRs
+  info.async_copy = false;                     // no cp.async: global loads go through VGPRs
+  info.max_grid = {2147483647, 65535, 65535};  // hipDeviceProp_t::maxGridSize on CDNA, rounded down
   // 16x16 first: its 4 accumulator registers a tile leave more room than 32x32's 16 for small
   // block tiles. bf16 are the _1k forms (gfx90a and later). f32 keeps f32 accumulators in
   // registers too (otherwise they live in LDS, which 64 KiB cannot hold at 128x128 tiles).

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tilegen/ir/access_check.h"
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
 
@@ -36,13 +38,6 @@ std::string float_literal(double v, DType t) {
 bool is_zero(const Expr& e) {
   auto v = e.as_int();
   return v && *v == 0;
-}
-
-int log2_if_power(int64_t v) {
-  if (v <= 0 || (v & (v - 1)) != 0) return -1;
-  int k = 0;
-  while ((int64_t(1) << k) < v) ++k;
-  return k;
 }
 
 const std::set<std::string>& reserved() {
@@ -262,11 +257,11 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
       bool div = op.op == BinOp::Div;
       if (t.is_float())
         r = div ? infix("/") : "tg_floormod(" + a + ", " + b + ")";
-      else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0)
+      else if (int k = ir::log2_exact(op.b.as_int().value_or(-1)); k >= 0)  // as int_semantics.h does
         r = div ? "(" + a + " >> " + std::to_string(k) + ")"
                 : "(" + a + " & " + std::to_string((int64_t(1) << k) - 1) + ")";
-      else
-        r = std::string(div ? "tg_floordiv<" : "tg_floormod<") + value_type(t) + ">(" + a + ", " + b + ")";
+      else  // guarded: int_semantics.h's recipe, written out in the device header
+        r = gpu_int_helper(op.op, t) + "(" + a + ", " + b + ")";
       break;
     }
     case BinOp::Min: r = "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
@@ -282,8 +277,8 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
     case BinOp::BitAnd: r = infix("&"); break;
     case BinOp::BitOr: r = infix("|"); break;
     case BinOp::BitXor: r = infix("^"); break;
-    case BinOp::Shl: r = infix("<<"); break;
-    case BinOp::Shr: r = infix(">>"); break;
+    case BinOp::Shl:
+    case BinOp::Shr: r = gpu_int_helper(op.op, t) + "(" + a + ", " + b + ")"; break;
   }
   return round_to(op.dtype, r);
 }
@@ -349,8 +344,23 @@ std::string SourceEmitter::expr(const Expr& e) {
     case ir::ExprKind::Cast: return cast(e.dtype(), e.as<ir::Cast>()->a);
     case ir::ExprKind::Call: return call(*e.as<ir::Call>());
     case ir::ExprKind::Load: return load(*e.as<ir::Load>());
+    case ir::ExprKind::AccessCheck: return access_check(*e.as<ir::AccessCheck>());
   }
   return "";
+}
+
+// (cond || tg_access_failed(record, site, block x, y, z, thread, index 0, ..., index 7)): the
+// device header's recorder runs only where the check fails, and says false.
+std::string SourceEmitter::access_check(const ir::AccessCheck& op) {
+  const Param* record = find_access_record(f_);
+  if (!record) throw Error("access_check without the function's access record", op.loc);
+  std::string args = name(record->buffer.get(), record->buffer->name) + ", " + std::to_string(op.site);
+  for (std::size_t d = 0; d < 3; ++d)
+    args += ", " + (d < op.block.size() ? expr(op.block[d]) : std::string("0"));
+  args += ", " + expr(op.thread);
+  for (std::size_t d = 0; d < std::size_t(kAccessRecordMaxIndices); ++d)
+    args += ", " + (d < op.indices.size() ? "(tg_i64)(" + expr(op.indices[d]) + ")" : std::string("0"));
+  return "(" + expr(op.cond) + " || tg_access_failed(" + args + "))";
 }
 
 void SourceEmitter::store(const ir::Store& op) {

@@ -2,15 +2,11 @@
 // shifts written with floor division and modulo (exact here: lane and reg are non-negative).
 #include "lane_layout.h"
 
+#include "tilegen/ir/int_semantics.h"
+
 namespace tg::lower {
 
 namespace {
-
-int log2_exact(int v) {
-  int b = 0;
-  while ((1 << b) < v) ++b;
-  return (1 << b) == v ? b : -1;
-}
 
 // Σ w[b]·bit_b(x) over `bits` bits, grouping runs of bits whose weights double: a run of k bits
 // from b with weight w becomes (x / 2^b % 2^k) · w.
@@ -37,7 +33,7 @@ Expr bit_sum(const Expr& x, const std::vector<int64_t>& w) {
 
 std::optional<SlotExprs> slot_exprs(const std::vector<MatrixUnit::Slot>& layout, int group, int regs,
                                     const Expr& lane, const Expr& reg) {
-  const int lane_bits = log2_exact(group), reg_bits = log2_exact(regs);
+  const int lane_bits = ir::log2_exact(group), reg_bits = ir::log2_exact(regs);
   if (lane_bits < 0 || reg_bits < 0 || layout.size() != std::size_t(group) * std::size_t(regs))
     return std::nullopt;
   auto at = [&](int l, int r) { return layout[std::size_t(l * regs + r)]; };

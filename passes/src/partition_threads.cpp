@@ -330,6 +330,7 @@ struct FragmentsToShared : IRMutator {
     if (it != done.end()) return it->second;
     auto n = std::make_shared<ir::BufferNode>(*m.get());
     n->scope = Scope::Shared;
+    n->from_fragment = true;
     return done.emplace(b.get(), Buffer(std::move(n))).first->second;
   }
   std::map<const ir::BufferNode*, Buffer> done;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "tilegen/ir/int_semantics.h"
+
 namespace tg {
 
 using namespace ir;
@@ -43,17 +45,14 @@ Interval mul(Interval a, Interval b) {
 
 Interval scale(Interval a, int64_t k) { return mul(a, Interval::point(k)); }
 
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+using ir::floor_div;
+using ir::floor_mod;
 
 // floor(x / y) for y ≥ 1, where x may be ±∞ and y may be +∞ (the limit as y grows).
 Wide div_corner(int64_t x, int64_t y) {
   if (is_inf(x)) return x > 0 ? kBig : -kBig;
   if (y == kPos) return x >= 0 ? 0 : -1;
-  return floordiv(x, y);
+  return floor_div(x, y);
 }
 
 Interval neg(Interval a) {
@@ -73,8 +72,8 @@ Interval mod(Interval a, Interval b) {
   if (b.lo <= 0 && b.hi >= 0) return Interval::everything();
   if (b.lo >= 1) {
     if (a.lo >= 0 && a.hi < b.lo) return a;
-    if (b.is_point() && !is_inf(a.lo) && !is_inf(a.hi) && floordiv(a.lo, b.lo) == floordiv(a.hi, b.lo))
-      return {floormod(a.lo, b.lo), floormod(a.hi, b.lo)};
+    if (b.is_point() && !is_inf(a.lo) && !is_inf(a.hi) && floor_div(a.lo, b.lo) == floor_div(a.hi, b.lo))
+      return {floor_mod(a.lo, b.lo), floor_mod(a.hi, b.lo)};
     int64_t top = b.hi == kPos ? kPos : b.hi - 1;
     if (a.lo >= 0) top = std::min(top, a.hi);
     return {0, top};
@@ -490,9 +489,9 @@ void RangeContext::narrow(const LinearForm& f) {
   if (!v || f.constant == INT64_MIN || c == INT64_MIN) return;
   Interval r = bounds(atom);
   if (c > 0)
-    r.hi = std::min(r.hi, floordiv(-f.constant, c));
+    r.hi = std::min(r.hi, floor_div(-f.constant, c));
   else
-    r.lo = std::max(r.lo, -floordiv(-f.constant, -c));
+    r.lo = std::max(r.lo, -floor_div(-f.constant, -c));
   if (r.lo <= r.hi) ranges[v] = r;
 }
 

@@ -5,6 +5,20 @@ namespace tg {
 
 using namespace ir;
 
+Expr RangeTrackingMutator::unproven_bounds(const std::vector<Expr>& shape,
+                                           const std::vector<Expr>& idx) const {
+  Expr guard;
+  if (idx.size() != shape.size()) return guard;
+  auto conjoin = [&](const Expr& c) { guard = guard.defined() ? make_binary(BinOp::And, guard, c) : c; };
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    Expr lo = make_binary(BinOp::Ge, idx[d], make_int(0, idx[d].dtype()));
+    Expr hi = make_binary(BinOp::Lt, idx[d], shape[d]);
+    if (!ctx_.prove(lo)) conjoin(lo);
+    if (!ctx_.prove(hi)) conjoin(hi);
+  }
+  return guard;
+}
+
 Stmt RangeTrackingMutator::visit(const Kernel* op, const Stmt& self) {
   RangeContext::Scope s(ctx_);
   ctx_.enter_kernel(*op);

@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/passes/range_tracking_mutator.h"
 
 namespace tg {
@@ -21,11 +22,8 @@ bool is_noop(const Stmt& s) {
 
 Stmt noop(const SourceLoc& loc) { return Stmt(std::make_shared<Seq>(loc)); }
 
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-int64_t floormod(int64_t a, int64_t b) { return a - floordiv(a, b) * b; }
+using ir::floor_div;
+using ir::floor_mod;
 
 bool is_plain_int(DType t) { return t.is_int(); }  // integers, not bool
 
@@ -279,7 +277,7 @@ class Simplifier : public RangeTrackingMutator {
     auto d = b.as_int();
     if (!d || *d <= 0) return e;
     LinearForm n = linear_form(a);
-    LinearForm q{n.type, {}, floordiv(n.constant, *d)}, r{n.type, {}, floormod(n.constant, *d)};
+    LinearForm q{n.type, {}, floor_div(n.constant, *d)}, r{n.type, {}, floor_mod(n.constant, *d)};
     for (auto& [t, c] : n.terms) {
       if (c % *d == 0)
         q.terms.emplace_back(t, c / *d);
@@ -288,8 +286,8 @@ class Simplifier : public RangeTrackingMutator {
     }
     Expr rest = to_expr(r);
     Interval rb = ctx_.bounds(rest);
-    if (rb.has_lower() && rb.has_upper() && floordiv(rb.lo, *d) == floordiv(rb.hi, *d)) {
-      q.constant += floordiv(rb.lo, *d);
+    if (rb.has_lower() && rb.has_upper() && floor_div(rb.lo, *d) == floor_div(rb.hi, *d)) {
+      q.constant += floor_div(rb.lo, *d);
       return to_expr(q);
     }
     if (q.terms.empty() && q.constant == 0) return divide_rest(r, *d, e);
@@ -323,12 +321,12 @@ class Simplifier : public RangeTrackingMutator {
     auto d = b.as_int();
     if (!d || *d <= 0) return e;
     LinearForm n = linear_form(a);
-    LinearForm r{n.type, {}, floormod(n.constant, *d)};
+    LinearForm r{n.type, {}, floor_mod(n.constant, *d)};
     for (auto& [t, c] : n.terms)
-      if (int64_t m = floormod(c, *d)) r.terms.emplace_back(t, m);
+      if (int64_t m = floor_mod(c, *d)) r.terms.emplace_back(t, m);
     Interval rb = ctx_.bounds(to_expr(r));
-    if (rb.has_lower() && rb.has_upper() && floordiv(rb.lo, *d) == floordiv(rb.hi, *d)) {
-      r.constant -= floordiv(rb.lo, *d) * *d;
+    if (rb.has_lower() && rb.has_upper() && floor_div(rb.lo, *d) == floor_div(rb.hi, *d)) {
+      r.constant -= floor_div(rb.lo, *d) * *d;
       return to_expr(r);
     }
     Expr rest = to_expr(r);

@@ -11,6 +11,13 @@
 
 namespace tg::lower {
 
+/// 0 of type t (false for bool): what an unperformed load reads.
+inline Expr zero_of(DType t) {
+  if (t.is_float()) return make_float(0.0, t);
+  if (t.is_bool()) return make_bool(false);
+  return make_int(0, t);
+}
+
 inline Stmt make_for(const Var& v, Expr min, Expr extent, Stmt body, ForKind kind, const SourceLoc& loc) {
   auto n = std::make_shared<ir::For>(loc);
   n->var = v;

@@ -139,6 +139,21 @@ TEST_CASE("cli: ir as built and after the interp pipeline's passes") {
   CHECK(has(r, "has no pass 'no_such_pass'"));
 }
 
+TEST_CASE("cli: --param sets CompileOptions params; a key the target does not know is an error") {
+  auto r = tilegen("ir gemm --target interp --param check_bounds=all --after check_element_accesses " +
+                   kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "func gemm"));
+  r = tilegen("ir gemm --target interp --after check_element_accesses " + kSmallGemm);  // off by default
+  CHECK(r.status == 2);
+  r = tilegen("run gemm --target interp --param check_bounds=all --param bogus=1 " + kSmallGemm);
+  CHECK(r.status != 0);
+  CHECK(has(r, "target 'interp' has no CompileOptions param 'bogus'; the params it knows are check_bounds"));
+  r = tilegen("source gemm --target interp --param check_bounds " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "--param takes KEY=VALUE items"));
+}
+
 TEST_CASE("cli: source for interp, to stdout and to a file") {
   auto r = tilegen("source gemm --target interp " + kSmallGemm);
   CHECK(r.status == 0);

@@ -6,9 +6,11 @@
 
 #include <iostream>
 
+#include "int_semantics_test_util.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 
@@ -205,4 +207,50 @@ TEST_CASE("cuda: a pipelined loop waits for its tiles and syncs before reading t
         CHECK(wait < sync);
         CHECK(before.rfind("tg_cp_async_commit();") < wait);
       }
+}
+
+TEST_CASE("cuda: integer / % << >> compile with NVRTC through the device header's guarded helpers") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  using ir::BinOp;
+  for (DType t : {i32, i64, u32, i8}) {
+    INFO(t.name());
+    Artifact a;
+    REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"),
+                                            test::int_semantics_kernel(t, test::int_cases(t)).function(),
+                                            {}));
+    CHECK(!a.binary.empty());
+    // Operands from the tensor and constant divisors or counts that are not powers of two go
+    // through the helpers test_int_semantics.cpp runs on the host; a power of two is a shift.
+    for (BinOp op : {BinOp::Div, BinOp::Mod, BinOp::Shl, BinOp::Shr})
+      CHECK(a.source.find(gpu::gpu_int_helper(op, t) + "(") != std::string::npos);
+    CHECK(a.source.find(" >> 1)") != std::string::npos);
+    CHECK(a.source.find(" / ") == std::string::npos);  // no unguarded division
+  }
+}
+
+TEST_CASE("cuda: check_bounds=all guards a thread-indexed store with the record and NVRTC compiles it") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  KernelBuilder k("oob_store");
+  auto Y = k.tensor("Y", {64}, f32);
+  auto X = k.tensor("X", {64}, i32);
+  k.grid(2).threads(128).body([&](Expr) { Y(k.thread_index()) = cast(f32, X(k.thread_index() / 2)) + 1.0f; });
+  const Function f = k.build().function();
+  CompileOptions opt;
+  opt.params["check_bounds"] = "all";
+  Artifact a;
+  REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, opt));
+  INFO(a.source);
+  CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
+  // The store's guard; the load X[tx / 2] is proven in range and has none.
+  CHECK(
+      a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx), 0, 0") !=
+      std::string::npos);
+  CHECK(a.source.find("tg_access_failed(tg_access_record, 1") == std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("atom.global.cas") != std::string::npos);
+  CompileOptions plain;
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).source.find("tg_access") ==
+        std::string::npos);
 }

@@ -11,9 +11,11 @@
 #include <sstream>
 
 #include "hip_test_util.h"
+#include "int_semantics_test_util.h"
 #include "sample_test_util.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 
@@ -178,4 +180,40 @@ TEST_CASE("hip: an fp8 gemm on gfx942 lowers to the 16x16x32 fp8 unit and compil
       Target::codegen_for(*plugin, plugin->info_for_arch("gfx942"), test::fp8_gemm_kernel().function(), {});
   CHECK(a.source.find("tg_mfma_f32_16x16x32_fp8(") != std::string::npos);
   CHECK(a.assembly.find("v_mfma_f32_16x16x16_f16") != std::string::npos);
+}
+
+TEST_CASE("hip: integer / % << >> build for gfx90a through the device header's guarded helpers") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  using ir::BinOp;
+  for (DType t : {i32, i64, u32, i8}) {
+    INFO(t.name());
+    Artifact a;
+    REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"),
+                                            test::int_semantics_kernel(t, test::int_cases(t)).function(),
+                                            {}));
+    CHECK(!a.binary.empty());
+    for (BinOp op : {BinOp::Div, BinOp::Mod, BinOp::Shl, BinOp::Shr})
+      CHECK(a.source.find(gpu::gpu_int_helper(op, t) + "(") != std::string::npos);
+    CHECK(a.source.find(" / ") == std::string::npos);  // no unguarded division
+  }
+}
+
+TEST_CASE("hip: check_bounds=all guards a thread-indexed store with the record and compiles for gfx90a") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  KernelBuilder k("oob_store");
+  auto Y = k.tensor("Y", {64}, f32);
+  k.grid(2).threads(128).body([&](Expr) { Y(k.thread_index()) = 1.0f; });
+  CompileOptions opt;
+  opt.params["check_bounds"] = "all";
+  Artifact a;
+  REQUIRE_NOTHROW(
+      a = Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"), k.build().function(), opt));
+  INFO(a.source);
+  CHECK(a.source.find("tg_u32* __restrict__ tg_access_record") != std::string::npos);
+  CHECK(a.source.find("(tx < 64) || tg_access_failed(tg_access_record, 0, bx, 0, 0, tx, (tg_i64)(tx)") !=
+        std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("cmpswap") != std::string::npos);
 }

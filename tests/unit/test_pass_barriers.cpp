@@ -2,8 +2,8 @@
 // where a statement that touches no block memory sits between a shared write and its reader
 // (issue 11). Each kernel runs in the interpreter on its builder IR (the oracle, race detection
 // on), then lowered for cuda sm_80 and sm_90, hip gfx90a and gfx942 and a vulkan device, each
-// lowered function executed by the interpreter with its race detector, then for real on cpu and
-// vulkan where those targets are available. Outputs are poisoned before every run.
+// lowered function executed by the interpreter with its race detector, then for real on cpu,
+// vulkan, cuda and hip where those targets are available (cpu and lavapipe in CI). Outputs are poisoned before every run.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -100,7 +100,7 @@ void check_everywhere(const Kernel& k, int64_t c = 0) {
     interpret(lowered, got.host_args(lowered));
     check_equal(want, got, info.target + " " + info.arch + " lowered IR in the interpreter");
   }
-  for (const char* name : {"cpu", "vulkan"}) {
+  for (const char* name : {"cpu", "vulkan", "cuda", "hip"}) {
     bool available = false;
     for (const TargetStatus& s : targets()) available |= s.name == name && s.available;
     if (!available) continue;

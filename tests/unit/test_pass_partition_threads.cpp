@@ -41,8 +41,8 @@ func rows(X: f32[5, 30] global, Y: f32[5] global) {
 })",
                        partition_threads);
   INFO(r.text);
-  CHECK_FALSE(contains(r.text, "fragment"));
-  CHECK(contains(r.text, "shared x: f32[4, 32]"));
+  CHECK_FALSE(contains(r.text, "fragment "));  // no fragment declaration is left
+  CHECK(contains(r.text, "shared x: f32[4, 32] from_fragment"));
   CHECK_FALSE(contains(r.text, "copy "));
   CHECK_FALSE(contains(r.text, "reduce "));
   CHECK(contains(r.text, "barrier"));

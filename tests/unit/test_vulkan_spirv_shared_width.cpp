@@ -10,6 +10,8 @@
 #include <map>
 
 #include "test_vulkan_spirv_util.h"
+#include "tilegen/ir/parser.h"
+#include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/samples.h"
@@ -99,6 +101,42 @@ TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with sha
   CHECK(g.int16);
   CHECK(g.int8);
   CHECK(!parse_arch(arch_string(f)).int16);
+}
+
+TEST_CASE(
+    "vulkan shared width: tiles over the Workgroup budget are named, fragments as fragments with the "
+    "reason") {
+  // F is reduced, so no register layout serves it: partition_threads makes it a shared tile.
+  KernelBuilder k("frag_reduce");
+  auto X = k.tensor("X", {64, 64}, f32);
+  auto Y = k.tensor("Y", {64}, f32);
+  k.grid(1).threads(128).body([&](Expr) {
+    auto S = k.shared({64, 64}, f32, "S");
+    auto F = k.fragment({64, 64}, f32, "F");
+    auto r = k.fragment({64}, f32, "r");
+    k.copy(X, S);
+    k.copy(S, F);
+    k.reduce_sum(F, r, 1);
+    k.copy(r, Y);
+  });
+  Features big = test::lavapipe_features();
+  big.max_shared_bytes = 1 << 20;
+  Function lowered = PassManager(gpu_pipeline()).run(k.build().function(), target_info(big, "test", false));
+  CHECK(print(lowered).find("shared F: f32[64, 64] from_fragment") != std::string::npos);
+  CHECK(print(parse_function(print(lowered))) == print(lowered));
+  Features small = test::lavapipe_features();  // 32 KiB: S and F need 16 KiB each, the rest more
+  try {
+    emit_spirv(lowered, small);
+    FAIL("no error");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    INFO(m);
+    CHECK(m.find("shared buffers S (16384 bytes)") != std::string::npos);
+    CHECK(m.find("fragments F (16384 bytes)") != std::string::npos);
+    CHECK(m.find("a fragment is in Workgroup memory when the layout passes cannot spread it") !=
+          std::string::npos);
+    CHECK(m.find("this Vulkan device has 32768") != std::string::npos);
+  }
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

@@ -20,15 +20,21 @@
 
 namespace tg {
 
-inline constexpr uint32_t kPluginAbiVersion = 1;
+// 2: TargetInfo gained max_grid (its layout changed). 3: TargetPlugin::param_keys.
+inline constexpr uint32_t kPluginAbiVersion = 3;
 
-/// Options of one compilation. `params` are free-form target knobs ("arch", "fast_math", ...).
+/// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
+/// kCommonParamKeys and of the target's param_keys(); any other key is a tg::Error.
 struct CompileOptions {
   std::string arch;  // empty: the device's own
   std::map<std::string, std::string> params;
   bool verify_each_pass = true;
   std::string dump_after;  // pass name, "all", or empty; TILEGEN_DUMP_AFTER adds to it
 };
+
+/// Keys every target takes. check_bounds: "all" checks every element access at run time and
+/// reports the first out-of-range one (the pass check_element_accesses); "none", the default, does not.
+inline const std::vector<std::string> kCommonParamKeys = {"check_bounds"};
 
 /// What compile() returns: every stage reachable by name.
 struct Artifact {
@@ -90,10 +96,20 @@ class TargetPlugin {
   virtual Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) = 0;
   /// Open device `index` of probe().devices.
   virtual std::unique_ptr<DeviceContext> open(int index) = 0;
+  /// The CompileOptions::params keys this target reads besides kCommonParamKeys. Default: none.
+  virtual std::vector<std::string> param_keys() const { return {}; }
   /// The TargetInfo for an architecture given by name, for codegen without a device
   /// (`tilegen source --target cuda --arch sm_80`). Default: throws tg::Error.
   virtual TargetInfo info_for_arch(const std::string& arch);
 };
+
+/// A tg::Error at `where` unless every key of opt.params is one `plugin` takes (listing them), and
+/// check_bounds has a value it can take. Called by the runtime before any pass runs.
+void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt,
+                           const SourceLoc& where = {});
+/// Whether opt asks for checked element accesses (params["check_bounds"] == "all"); a
+/// pipeline() that says yes runs check_element_accesses where its IR still knows its threads.
+bool checks_accesses(const CompileOptions& opt);
 
 }  // namespace tg
 

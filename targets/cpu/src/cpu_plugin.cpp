@@ -21,6 +21,7 @@
 #include "tilegen/env.h"
 #include "tilegen/host_device_context.h"
 #include "tilegen/ir/matrix_unit.h"
+#include "tilegen/passes/check_element_accesses.h"
 #include "tilegen/passes/fuse_parallel_loops.h"
 #include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/pipeline.h"
@@ -295,6 +296,8 @@ class CpuPlugin final : public TargetPlugin {
                    return lower_tile_ops(f, info, o);
                  }});
     p.push_back({"simplify", simplify});
+    // Before the threads become loops: the checks report the thread of each access.
+    if (checks_accesses(opt)) p.push_back({"check_element_accesses", check_element_accesses});
     p.push_back({"serialize_threads", serialize_threads});
     p.push_back({"simplify", simplify});
     // A tile's copy in, element-wise updates and copy out: one pass over the tile, not three.
@@ -344,6 +347,11 @@ class CpuPlugin final : public TargetPlugin {
       std::fprintf(stderr, "cpu codegen %s: %s\n", lowered.name.c_str(), times.text().c_str());
     a.entry = kernel_symbol(lowered, 0);
     return a;
+  }
+
+  // pipeline() reads gemm, codegen() the rest.
+  std::vector<std::string> param_keys() const override {
+    return {"amx", "bf16_dot", "fast_math", "gemm", "num_threads"};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {

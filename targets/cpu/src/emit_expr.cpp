@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "emitter.h"
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::cpu {
@@ -19,17 +20,44 @@ namespace {
 /// Float dtypes held in a float register and rounded after every operation.
 bool is_emulated_float(DType t) { return t == bf16 || t == fp8_e4m3 || t == fp8_e5m2 || t == fp4_e2m1; }
 
-/// Whether evaluating e may read memory: a select around it must then branch (lazy), as the
-/// bounds pass relies on select(in_range, load, 0) never performing an out-of-range load.
+/// Whether evaluating e may read memory (or report a failed access check): a select around it
+/// must then branch (lazy), as the bounds pass relies on select(in_range, load, 0) never
+/// performing an out-of-range load.
 struct ReadsMemory : IRVisitor {
   bool found = false;
+  using IRVisitor::visit;
   void visit(const ir::Load*) override { found = true; }
+  void visit(const ir::AccessCheck*) override { found = true; }
 };
 bool reads_memory(const Expr& e) {
   ReadsMemory r;
   r.visit_expr(e);
   return r.found;
 }
+
+/// The operations int_semantics.h's division and shift recipes are written in, as LLVM
+/// instructions on registers of one integer type.
+struct LlvmIntOps {
+  using Value = llvm::Value*;
+  llvm::IRBuilder<>& B;
+  llvm::Type* type;
+  bool is_signed;
+  Value imm(int64_t v) { return llvm::ConstantInt::get(type, uint64_t(v), true); }
+  Value add(Value a, Value b) { return B.CreateAdd(a, b); }
+  Value sub(Value a, Value b) { return B.CreateSub(a, b); }
+  Value mul(Value a, Value b) { return B.CreateMul(a, b); }
+  Value div_trunc(Value a, Value b) { return is_signed ? B.CreateSDiv(a, b) : B.CreateUDiv(a, b); }
+  Value bit_and(Value a, Value b) { return B.CreateAnd(a, b); }
+  Value bit_xor(Value a, Value b) { return B.CreateXor(a, b); }
+  Value shl(Value a, Value n) { return B.CreateShl(a, n); }
+  Value shr(Value a, Value n) { return is_signed ? B.CreateAShr(a, n) : B.CreateLShr(a, n); }
+  Value eq(Value a, Value b) { return B.CreateICmpEQ(a, b); }
+  Value ne(Value a, Value b) { return B.CreateICmpNE(a, b); }
+  Value lt(Value a, Value b) { return is_signed ? B.CreateICmpSLT(a, b) : B.CreateICmpULT(a, b); }
+  Value both(Value p, Value q) { return B.CreateAnd(p, q); }
+  Value either(Value p, Value q) { return B.CreateOr(p, q); }
+  Value select(Value c, Value x, Value y) { return B.CreateSelect(c, x, y); }
+};
 
 }  // namespace
 
@@ -179,7 +207,9 @@ Value* Emitter::convert(Value* v, DType from, DType to) {
 
 Value* Emitter::expr(const Expr& e) {
   switch (e->kind) {
-    case ExprKind::IntImm: return constant(e.dtype(), double(e.as<IntImm>()->value));
+    case ExprKind::IntImm:  // not through double: i64 constants above 2^53 must stay exact
+      if (e.dtype().is_bool()) return B.getInt1(e.as<IntImm>()->value != 0);
+      return llvm::ConstantInt::get(reg_type(e.dtype()), uint64_t(e.as<IntImm>()->value), true);
     case ExprKind::FloatImm: return constant(e.dtype(), e.as<FloatImm>()->value);
     case ExprKind::Var: {
       auto it = vars_.find(e.as<VarNode>());
@@ -206,6 +236,7 @@ Value* Emitter::expr(const Expr& e) {
       Buffer b(l->buffer);
       return load(b, flat_index(b, l->indices));
     }
+    case ExprKind::AccessCheck: return access_check(e.as<ir::AccessCheck>());
   }
   throw Error("cpu: unknown expression", e->loc);
 }
@@ -277,9 +308,11 @@ Value* Emitter::float_op(DType t, Value* a, Value* b, BinOp op) {
   return round_to(r, t);
 }
 
-// Integer arithmetic wraps; Div/Mod are floor division/modulo (a zero divisor gives 0, not a trap).
-Value* Emitter::int_op(DType t, Value* a, Value* b, BinOp op) {
+// Integer arithmetic wraps; Div/Mod/Shl/Shr follow int_semantics.h (guarded: no trap, no
+// poison); `known` is the right operand when it is a constant.
+Value* Emitter::int_op(DType t, Value* a, Value* b, BinOp op, std::optional<int64_t> known) {
   bool s = t.is_signed_int();
+  LlvmIntOps ops{B, a->getType(), s};
   switch (op) {
     case BinOp::Add: return wrap(B.CreateAdd(a, b), t);
     case BinOp::Sub: return wrap(B.CreateSub(a, b), t);
@@ -291,19 +324,10 @@ Value* Emitter::int_op(DType t, Value* a, Value* b, BinOp op) {
     case BinOp::BitOr:
     case BinOp::Or: return B.CreateOr(a, b);
     case BinOp::BitXor: return B.CreateXor(a, b);
-    case BinOp::Shl: return wrap(B.CreateShl(a, b), t);
-    case BinOp::Shr: return s ? B.CreateAShr(a, b) : B.CreateLShr(a, b);
+    case BinOp::Shl:
+    case BinOp::Shr: return wrap(lower_int_shift(ops, op == BinOp::Shl, a, b, t, known), t);
     case BinOp::Div:
-    case BinOp::Mod: {
-      Value* zero = llvm::ConstantInt::get(a->getType(), 0);
-      Value* d = B.CreateSelect(B.CreateICmpEQ(b, zero), llvm::ConstantInt::get(a->getType(), 1), b);
-      if (!s) return op == BinOp::Div ? B.CreateUDiv(a, d) : B.CreateURem(a, d);
-      Value *q = B.CreateSDiv(a, d), *r = B.CreateSRem(a, d);
-      // Round toward -inf: when the remainder is nonzero and its sign differs from the divisor's.
-      Value* adjust = B.CreateAnd(B.CreateICmpNE(r, zero), B.CreateICmpSLT(B.CreateXor(r, d), zero));
-      if (op == BinOp::Div) return B.CreateSub(q, B.CreateZExt(adjust, q->getType()));
-      return B.CreateSelect(adjust, B.CreateAdd(r, d), r);
-    }
+    case BinOp::Mod: return wrap(lower_int_div(ops, op == BinOp::Div, a, b, t, known), t);
     default: throw Error(std::string("cpu: operator ") + name_of(op) + " on integers");
   }
 }
@@ -314,7 +338,7 @@ Value* Emitter::binary(const ir::Binary* op) {
   Value* b = expr(op->b);
   if (is_comparison(op->op)) return compare(t, a, b, op->op);
   if (t.is_float()) return float_op(t, a, b, op->op);
-  return int_op(t, a, b, op->op);
+  return int_op(t, a, b, op->op, op->b.as_int());
 }
 
 Value* Emitter::call(const ir::Call* op) {
@@ -489,7 +513,7 @@ void Emitter::atomic(AtomicOp op, const Buffer& b, Value* flat, Value* v, const 
   old->addIncoming(old0, pre);
   Value* cur = value_of(old);
   BinOp bop = op == AtomicOp::Add ? BinOp::Add : op == AtomicOp::Max ? BinOp::Max : BinOp::Min;
-  Value* next = t.is_float() ? float_op(t, cur, v, bop) : int_op(t, cur, v, bop);
+  Value* next = t.is_float() ? float_op(t, cur, v, bop) : int_op(t, cur, v, bop, std::nullopt);
   auto* cx = B.CreateAtomicCmpXchg(addr, old, bits_of(next), llvm::MaybeAlign(),
                                    llvm::AtomicOrdering::SequentiallyConsistent,
                                    llvm::AtomicOrdering::SequentiallyConsistent);

@@ -8,6 +8,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "emitter.h"
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::cpu {
@@ -115,6 +116,8 @@ std::vector<std::pair<Buffer, int64_t>> scratch_layout(const Kernel& k, const Em
 
 void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
   row_padding_ = gemm_b_row_padding(k);
+  const Param* record = find_access_record(f);
+  access_record_ = record ? record->buffer : Buffer();
   int64_t bytes = 0;
   std::vector<std::pair<Buffer, int64_t>> scratch = scratch_layout(k, *this, bytes);
   std::vector<llvm::Type*> body_params;

@@ -25,6 +25,7 @@
 #include <llvm/IR/Module.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -117,11 +118,12 @@ class Emitter {
   llvm::Value* binary(const ir::Binary* op);
   llvm::Value* call(const ir::Call* op);
   llvm::Value* select(const ir::Select* op);
+  llvm::Value* access_check(const ir::AccessCheck* op);  // emit_access_check.cpp
   llvm::Value* cast(const ir::Cast* op);
   llvm::Value* to_bits(llvm::Value* v, DType t);    // register value → memory integer bits
   llvm::Value* from_bits(llvm::Value* v, DType t);  // memory integer bits → register value
   llvm::Value* float_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
-  llvm::Value* int_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
+  llvm::Value* int_op(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op, std::optional<int64_t> known);
   llvm::Value* compare(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
   llvm::Value* wrap(llvm::Value* v, DType t);  // int4/uint4: back into 4 bits
   llvm::Value* fp8_table(DType t);
@@ -133,6 +135,7 @@ class Emitter {
                     const std::vector<std::pair<Buffer, int64_t>>& scratch);
 
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars_;
+  Buffer access_record_;  // the function's access record (access_check.h), where it checks accesses
   std::unordered_map<const ir::BufferNode*, llvm::Value*> bases_;
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
   std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row

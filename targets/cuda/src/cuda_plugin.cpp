@@ -44,9 +44,12 @@ class CudaPlugin final : public TargetPlugin {
     return r;
   }
 
+  // The switches of emit_options() above.
+  std::vector<std::string> param_keys() const override { return {"cp_async", "ldmatrix"}; }
+
   //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
-    return gpu_pipeline();
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+    return gpu_pipeline(checks_accesses(opt));
   }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.

@@ -30,8 +30,8 @@ class HipPlugin final : public TargetPlugin {
 
   //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
   //   → partition_threads     (with amd_target_info: wave64, MFMA units)
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
-    return gpu_pipeline();
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+    return gpu_pipeline(checks_accesses(opt));
   }
 
   // Lowered IR → HIP C++ (source), code object (binary), its disassembly (assembly) and the

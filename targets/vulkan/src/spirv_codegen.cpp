@@ -3,6 +3,7 @@
 // emit_spirv, which hands each kernel to spirv/kernel_lowering and disassembles the module.
 #include "spirv_codegen.h"
 
+#include <iterator>
 #include <sstream>
 
 #include "spirv/kernel_lowering.h"
@@ -141,6 +142,7 @@ TargetInfo target_info(const Features& f, const std::string& device_name, bool s
   info.software = software;
   info.warp_size = int(f.subgroup_size);
   info.max_threads = int(f.max_threads);
+  info.max_grid.assign(std::begin(f.max_grid), std::end(f.max_grid));
   // Shared tiles of f16, bf16, i16, i8 and u8 elements are held at their width where the device
   // has the types (shaderFloat16, shaderInt16, shaderInt8); otherwise widened to 32 bits in
   // Workgroup memory (see declare_buffers), so the passes plan with half the device's budget.

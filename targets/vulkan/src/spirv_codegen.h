@@ -40,6 +40,9 @@ struct Features {
   std::vector<std::string> coopmat_units;
   uint32_t max_shared_bytes = 32768; // maxComputeSharedMemorySize
   uint32_t max_threads = 1024;       // maxComputeWorkGroupInvocations
+  // maxComputeWorkGroupCount; the Vulkan minimum when no device is at hand. Not in the arch
+  // string: it changes no code, only what check_grid_limits accepts.
+  uint32_t max_grid[3] = {65535, 65535, 65535};
 };
 
 /// "vk1.3;sg=32;f16s;i8s;i64;i16;i8;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32,..." —

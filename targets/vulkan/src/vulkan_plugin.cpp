@@ -30,8 +30,8 @@ class VulkanPlugin final : public TargetPlugin {
 
   //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
   //   → partition_threads  (TargetInfo: warp_size = subgroup size, matrix_units = coopmat shapes)
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
-    return gpu_pipeline();
+  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+    return gpu_pipeline(checks_accesses(opt));
   }
 
   // Lowered IR → SPIR-V words (binary) and their disassembly (source); entry lists the entry

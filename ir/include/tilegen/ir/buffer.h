@@ -41,6 +41,10 @@ struct BufferNode {
   Scope scope;
   Layout layout;
   SourceLoc loc;
+  /// A Shared tile that was a fragment the layout passes could not spread over registers
+  /// (partition_threads moves those to shared memory): said in messages about shared memory.
+  /// Text form: `shared Cf: f32[64, 64] from_fragment`.
+  bool from_fragment = false;
 };
 }  // namespace ir
 

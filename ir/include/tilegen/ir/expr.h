@@ -67,7 +67,7 @@ class Var : public Expr {
 
 namespace ir {
 
-enum class ExprKind : uint8_t { IntImm, FloatImm, Var, Binary, Unary, Select, Cast, Call, Load };
+enum class ExprKind : uint8_t { IntImm, FloatImm, Var, Binary, Unary, Select, Cast, Call, Load, AccessCheck };
 
 enum class BinOp : uint8_t {
   Add, Sub, Mul, Div, Mod, Min, Max,          // Div/Mod on integers are floor division/modulo
@@ -156,6 +156,30 @@ struct Load : ExprNode {
   std::vector<Expr> indices;
   Load(DType t, std::shared_ptr<const BufferNode> b, std::vector<Expr> idx)
       : ExprNode(kKind, t), buffer(std::move(b)), indices(std::move(idx)) {}
+};
+
+/// The element access an AccessCheck guards.
+enum class AccessKind : uint8_t { Load, Store, Atomic };
+const char* name_of(AccessKind k);  // "load", "store", "atomic"
+
+/// A checked element access (the pass check_element_accesses makes these, with --param
+/// check_bounds=all): the value of `cond` (bool: the element is in range). Where it is false, the
+/// launch's first failure is written to the function's access record (access_check.h): `site`,
+/// the block, the thread and the indices, for the host to report with the buffer's name and shape
+/// and this node's loc (the builder call of the access). The buffer is named, not referenced: the
+/// check is a report, and passes that reshape a buffer (serialize_threads' Local rows) leave it be.
+/// `thread` is -1 where the block runs as a whole (a parallel loop). Text form:
+///   access_check(tx < 64, store "Y"[tx] of [64], (bx; tx), 0, "/src/user.cpp:12")
+struct AccessCheck : ExprNode {
+  static constexpr ExprKind kKind = ExprKind::AccessCheck;
+  Expr cond;
+  AccessKind access = AccessKind::Load;
+  std::string buffer;
+  std::vector<Expr> indices, shape;
+  std::vector<Expr> block;  // the kernel's block indices, one per grid dimension
+  Expr thread;
+  int site = 0;
+  AccessCheck(SourceLoc l) : ExprNode(kKind, tg::boolean, std::move(l)) {}
 };
 
 }  // namespace ir

@@ -22,6 +22,11 @@ struct InterpretOptions {
   /// element by different threads in one barrier interval): a race is a tg::Error.
   bool detect_races = true;
   int num_threads = 0;  // host threads over grid blocks; 0 = hardware concurrency
+  /// A function with checked accesses (check_bounds=all) records its first out-of-range access
+  /// in its access record argument, as every target does; interpret() then throws the report
+  /// (access_check.h) when the launch is over, unless the caller reads the record itself (the
+  /// runtime, which copies host tensors back first).
+  bool report_access_record = true;
 };
 
 /// Arguments in the order of f.params, sizes omitted (they are bound from tensor shapes).

@@ -29,6 +29,7 @@ class IRVisitor {
   virtual void visit(const ir::Cast* op);
   virtual void visit(const ir::Call* op);
   virtual void visit(const ir::Load* op);
+  virtual void visit(const ir::AccessCheck* op);
 
   virtual void visit(const ir::Kernel* op);
   virtual void visit(const ir::For* op);
@@ -66,6 +67,7 @@ class IRMutator {
   virtual Expr visit(const ir::Cast* op, const Expr& self);
   virtual Expr visit(const ir::Call* op, const Expr& self);
   virtual Expr visit(const ir::Load* op, const Expr& self);
+  virtual Expr visit(const ir::AccessCheck* op, const Expr& self);
 
   virtual Stmt visit(const ir::Kernel* op, const Stmt& self);
   virtual Stmt visit(const ir::For* op, const Stmt& self);

@@ -2,7 +2,7 @@
 // vulkan start from), after the runtime has bound the launch's sizes.
 //
 //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
-//   → partition_threads
+//   → partition_threads [→ check_element_accesses, with check_accesses]
 //
 // Its output is per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with
 // Shared and Local buffers), which the interpreter executes exactly, so every target's lowered
@@ -16,7 +16,7 @@
 
 namespace tg {
 
-std::vector<PassEntry> gpu_pipeline();
+std::vector<PassEntry> gpu_pipeline(bool check_accesses = false);
 
 /// TargetInfo of an NVIDIA GPU of compute capability `sm` (80 for sm_80, 90 for sm_90), without
 /// a device: 32-lane warps, mma.sync m16n8k16 for f16 and bf16, 16-byte vectors, cp.async.

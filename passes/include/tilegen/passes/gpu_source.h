@@ -55,15 +55,21 @@ std::string value_type(DType t);
 std::string storage_type(DType t);
 
 /// The device-header text both GPU source targets share: f16/bf16/fp8/fp4 decoding, packed
-/// 4-bit access, floor division and modulo, min/max, sigmoid, float atomics by compare-and-swap.
+/// 4-bit access, float modulo, min/max, sigmoid, float atomics by compare-and-swap.
 /// Each target's header defines, before including this text, TG_DEVICE (its inline
 /// device-function qualifier) and the primitives it builds on: tg_f16_to_f32, tg_f32_to_f16,
 /// tg_f32_to_bf16, tg_f32_from_bits, tg_f64_from_bits, tg_f32_bits, tg_atomic_cas, ldexpf, expf,
 /// floorf, floor.
 const char* gpu_device_header_common();
+/// The device functions computing the IR's integer /, %, << and >> (int_semantics.h's recipes
+/// written out as C++): tg_div_i32(a, b), tg_shl_i8(a, n), ...; gpu_int_helper names them.
+const std::string& gpu_device_header_int_ops();
+/// The helper of gpu_device_header_int_ops() computing `op` (Div, Mod, Shl, Shr) on dtype t.
+std::string gpu_int_helper(ir::BinOp op, DType t);
 /// A GPU source target's whole device header ("tilegen_device.h"), in this order: `#pragma once`
 /// and the integer types (tg_u8, tg_u16, tg_u32, tg_i64), the target's `primitives` (above),
-/// gpu_device_header_common(), and `target_part` (matrix units, async copies, ...).
+/// gpu_device_header_common(), gpu_device_header_int_ops(), and `target_part` (matrix units,
+/// async copies, ...).
 std::string gpu_device_header(const char* primitives, const char* target_part);
 
 /// Emits one kernel function of lowered IR. Not thread-safe; one object per kernel.
@@ -127,6 +133,7 @@ class SourceEmitter {
   std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx);
   bool vector_move(const ir::For& op);
   std::string load(const ir::Load& op);
+  std::string access_check(const ir::AccessCheck& op);
   std::string cast(DType to, const Expr& a);
   std::string binary(const ir::Binary& op);
   std::string call(const ir::Call& op);

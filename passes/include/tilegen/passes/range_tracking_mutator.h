@@ -39,6 +39,9 @@ class RangeTrackingMutator : public IRMutator {
   /// s (or e) where cond holds (holds = true) or where it fails (holds = false). A null s stays null.
   Stmt mutate_assuming(const Stmt& s, const Expr& cond, bool holds);
   Expr mutate_assuming(const Expr& e, const Expr& cond, bool holds);
+  /// The conjunction of 0 ≤ idx[d] and idx[d] < shape[d] over the bounds ctx_ does not prove;
+  /// undefined when it proves every one (or the ranks differ: the verifier reports that).
+  Expr unproven_bounds(const std::vector<Expr>& shape, const std::vector<Expr>& idx) const;
   /// How many For statements enclose the node being visited.
   int loop_depth() const { return loop_depth_; }
 

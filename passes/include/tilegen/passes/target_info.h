@@ -18,6 +18,10 @@ struct TargetInfo {
   int64_t shared_mem_bytes = 48 * 1024;
   int vector_bytes = 16;     // widest single load/store
   bool async_copy = false;   // cp.async or equivalent
+  // Blocks a grid may have in each dimension; its size is the most dimensions a grid may have.
+  // Empty: the device sets no limit of its own (check_grid_limits still applies the block
+  // variables' dtypes).
+  std::vector<int64_t> max_grid;
   std::vector<std::string> matrix_units;  // names in the matrix-unit registry
 };
 

@@ -115,17 +115,9 @@ void check_grid(const PhysicalDevice& d, const ir::Kernel& k, LoadedKernels::Ent
       throw Error("vulkan: kernel " + entry + ": grid dimension " + std::to_string(i) +
                       " is not a constant after size binding",
                   k.loc);
-    if (*v > int64_t(d.limits.maxComputeWorkGroupCount[i]))
-      throw Error("vulkan: kernel " + entry + " has " + std::to_string(*v) + " blocks in grid dimension " +
-                      std::to_string(i) + "; device " + d.name + " allows " +
-                      std::to_string(d.limits.maxComputeWorkGroupCount[i]) + ": use larger blocks",
-                  k.loc);
+    // Within maxComputeWorkGroupCount, and at most 3-D: check_grid_limits (TargetInfo::max_grid).
     e.grid[i] = uint32_t(std::max<int64_t>(*v, 0));
   }
-  if (k.grid.size() > 3)
-    throw Error("vulkan: kernel " + entry + " has a " + std::to_string(k.grid.size()) +
-                    "-D grid; Vulkan dispatches at most 3-D",
-                k.loc);
 }
 
 }  // namespace

@@ -129,6 +129,7 @@ void fill_features(const Instance& in, PhysicalDevice& d, const VkPhysicalDevice
   f.float_atomic_add = d.has_atomic_float && s.atomic_float.shaderBufferFloat32AtomicAdd;
   f.max_shared_bytes = d.limits.maxComputeSharedMemorySize;
   f.max_threads = std::min(d.limits.maxComputeWorkGroupInvocations, d.limits.maxComputeWorkGroupSize[0]);
+  for (int i = 0; i < 3; ++i) f.max_grid[i] = d.limits.maxComputeWorkGroupCount[i];
   if (!coopmat_switched_off()) f.coopmat_units = coopmat_units(in, d);
 }
 

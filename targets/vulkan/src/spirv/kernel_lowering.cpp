@@ -5,6 +5,7 @@
 
 #include "spirv/kernel_lowering_internal.h"
 #include "tilegen/env.h"
+#include "tilegen/ir/access_check.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::vulkan {
@@ -54,6 +55,8 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   scan.float_add = features.float_atomic_add;
   scan.visit_stmt(f.body);
   float_bits_buffers = scan.cas;
+  // Checked accesses write the function's access record (access_check.h).
+  if (const Param* record = find_access_record(f)) scan.written.insert(record->buffer.get());
   written_tensors = scan.written;
   vector_copies = switched_on("TILEGEN_VULKAN_VECTOR");
   pad_rows = switched_on("TILEGEN_VULKAN_PAD");

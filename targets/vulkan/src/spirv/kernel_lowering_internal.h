@@ -95,6 +95,7 @@ class KernelLowering {
   uint32_t call(const ir::Call& op);
   uint32_t cast(const ir::Cast& op);
   uint32_t lazy_select(uint32_t cond, const Expr& t, const Expr& f, DType type);
+  uint32_t access_check(const ir::AccessCheck& op);  // lower_access_check.cpp
   uint32_t decode_small_float(DType t, uint32_t bits);
   uint32_t round_bf16(uint32_t value);
   uint32_t round_f16(uint32_t value);
@@ -110,6 +111,8 @@ class KernelLowering {
   void declare_buffers();
   /// Local buffers fit the per-thread budget (kMaxLocalBytesPerThread).
   void check_local_bytes() const;
+  Error workgroup_overflow(int64_t bytes, const std::string& shared_names,
+                           const std::string& fragment_names) const;
   void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
   /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.

@@ -108,7 +108,7 @@ void KernelLowering::declare_buffers() {
   bool doubled = bytes_of(true, true) <= budget;
   if (!doubled && bytes_of(true, false) > budget) bytes_of(false, false);
   int64_t workgroup_bytes = 0;
-  std::string names;
+  std::string shared_names, fragment_names;  // "A_s (8192 bytes)", by origin
   for (const Buffer& b : k_.buffers) {
     std::optional<int64_t> n = b.const_numel();
     BufferStorage s;
@@ -142,7 +142,8 @@ void KernelLowering::declare_buffers() {
                             : b->dtype.bits() > 32                  ? 8
                                                                     : 4;
       workgroup_bytes += elements * width;
-      names += (names.empty() ? "" : ", ") + b->name;
+      std::string& names = b->from_fragment ? fragment_names : shared_names;
+      names += (names.empty() ? "" : ", ") + b->name + " (" + std::to_string(elements * width) + " bytes)";
     } else {
       s.variable = m.function_variable(arr);
     }
@@ -150,13 +151,27 @@ void KernelLowering::declare_buffers() {
     buffers_[b.get()] = s;
   }
   if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
-    throw Error("unsupported: shared buffers " + names + " need " + std::to_string(workgroup_bytes) +
-                    " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
-                    "bytes with shaderFloat16, "
-                    "shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit values); this Vulkan "
-                    "device has " +
-                    std::to_string(M.features.max_shared_bytes) + ": use smaller tiles",
-                k_.loc);
+    throw workgroup_overflow(workgroup_bytes, shared_names, fragment_names);
+}
+
+// Which tiles fill Workgroup memory, and why a fragment is among them.
+Error KernelLowering::workgroup_overflow(int64_t bytes, const std::string& shared_names,
+                                         const std::string& fragment_names) const {
+  std::string what;
+  if (!shared_names.empty()) what = "shared buffers " + shared_names;
+  if (!fragment_names.empty())
+    what += (what.empty() ? "" : " and ") + std::string("fragments ") + fragment_names +
+            " (a fragment is in Workgroup memory when the layout passes cannot spread it over the threads' "
+            "registers: it is a reduce's source, a gemm's A or B operand, or indexed other than by the "
+            "variables of parallel loops over its shape)";
+  return Error(
+      "unsupported: " + what + " need " + std::to_string(bytes) +
+          " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
+          "bytes with shaderFloat16, shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit "
+          "values); this Vulkan device has " +
+          std::to_string(M.features.max_shared_bytes) + ": use smaller tiles" +
+          (fragment_names.empty() ? "" : ", or keep fragments to gemm accumulators and element-wise loops"),
+      k_.loc);
 }
 
 void KernelLowering::check_local_bytes() const {

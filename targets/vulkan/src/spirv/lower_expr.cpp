@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "spirv/kernel_lowering_internal.h"
+#include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::vulkan {
@@ -13,26 +14,47 @@ namespace {
 bool is_unsigned(DType t) { return t == u32 || t == u8 || t == uint4; }
 
 // Whether evaluating e may do something a not-taken branch must not: read memory (possibly
-// out of bounds) or divide integers (possibly by zero).
+// out of bounds). Integer division is guarded (int_semantics.h), so it may run either way.
 bool has_effects(const Expr& e) {
   struct Find : IRVisitor {
     bool found = false;
     void visit(const ir::Load*) override { found = true; }
-    void visit(const ir::Binary* op) override {
-      if ((op->op == ir::BinOp::Div || op->op == ir::BinOp::Mod) && !op->dtype.is_float()) found = true;
-      IRVisitor::visit(op);
-    }
+    void visit(const ir::AccessCheck*) override { found = true; }  // writes the record where it fails
   } f;
   f.visit_expr(e);
   return f.found;
 }
 
-int log2_if_power(int64_t v) {
-  if (v <= 0 || (v & (v - 1)) != 0) return -1;
-  int k = 0;
-  while ((int64_t(1) << k) < v) ++k;
-  return k;
-}
+/// The operations int_semantics.h's division and shift recipes are written in, as SPIR-V
+/// instructions on values of one integer type.
+struct SpirvIntOps {
+  using Value = uint32_t;
+  ModuleBuilder& m;
+  uint32_t type, t_bool, t_u32;  // unsigned values are held in `type`, a signed int
+  bool is_signed;
+  Value imm(int64_t v) { return m.constant_int(type, v); }
+  Value add(Value a, Value b) { return m.op(spv::OpIAdd, type, {a, b}); }
+  Value sub(Value a, Value b) { return m.op(spv::OpISub, type, {a, b}); }
+  Value mul(Value a, Value b) { return m.op(spv::OpIMul, type, {a, b}); }
+  Value div_trunc(Value a, Value b) {
+    if (is_signed) return m.op(spv::OpSDiv, type, {a, b});
+    // OpUDiv's result type must be unsigned: through the unsigned type of the same width.
+    auto u = [&](Value v) { return m.op(spv::OpBitcast, t_u32, {v}); };
+    return m.op(spv::OpBitcast, type, {m.op(spv::OpUDiv, t_u32, {u(a), u(b)})});
+  }
+  Value bit_and(Value a, Value b) { return m.op(spv::OpBitwiseAnd, type, {a, b}); }
+  Value bit_xor(Value a, Value b) { return m.op(spv::OpBitwiseXor, type, {a, b}); }
+  Value shl(Value a, Value n) { return m.op(spv::OpShiftLeftLogical, type, {a, n}); }
+  Value shr(Value a, Value n) {
+    return m.op(is_signed ? spv::OpShiftRightArithmetic : spv::OpShiftRightLogical, type, {a, n});
+  }
+  Value eq(Value a, Value b) { return m.op(spv::OpIEqual, t_bool, {a, b}); }
+  Value ne(Value a, Value b) { return m.op(spv::OpINotEqual, t_bool, {a, b}); }
+  Value lt(Value a, Value b) { return m.op(is_signed ? spv::OpSLessThan : spv::OpULessThan, t_bool, {a, b}); }
+  Value both(Value p, Value q) { return m.op(spv::OpLogicalAnd, t_bool, {p, q}); }
+  Value either(Value p, Value q) { return m.op(spv::OpLogicalOr, t_bool, {p, q}); }
+  Value select(Value c, Value x, Value y) { return m.op(spv::OpSelect, type, {c, x, y}); }
+};
 
 }  // namespace
 
@@ -91,6 +113,7 @@ uint32_t KernelLowering::expr(const Expr& e) {
       const auto* l = e.as<ir::Load>();
       return load_element(storage_of(l->buffer.get(), loc), l->indices, loc);
     }
+    case ir::ExprKind::AccessCheck: return access_check(*e.as<ir::AccessCheck>());
   }
   return 0;
 }
@@ -176,27 +199,9 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
     case BinOp::Sub: r = m.op(spv::OpISub, type, {a, b}); break;
     case BinOp::Mul: r = m.op(spv::OpIMul, type, {a, b}); break;
     case BinOp::Div:
-    case BinOp::Mod: {
-      const bool div = op.op == BinOp::Div;
-      if (uns) {
-        r = m.op(div ? spv::OpUDiv : spv::OpUMod, type, {a, b});
-      } else if (int k = log2_if_power(op.b.as_int().value_or(-1)); k >= 0) {
-        // floor division and modulo by 2^k are an arithmetic shift and a mask
-        r = div ? m.op(spv::OpShiftRightArithmetic, type, {a, m.constant_int(type, k)})
-                : m.op(spv::OpBitwiseAnd, type, {a, m.constant_int(type, (int64_t(1) << k) - 1)});
-      } else {
-        // floor modulo from the remainder (C's %): r + b where r and b differ in sign; floor
-        // division is then (a - mod) / b, exact. The remainder is a - (a / b)·b: Vulkan leaves
-        // OpSRem and OpSMod undefined for negative operands (NVIDIA's driver returns other
-        // values; lavapipe computes OpSMod as a remainder), while OpSDiv truncates.
-        uint32_t rem = m.op(spv::OpISub, type, {a, m.op(spv::OpIMul, type, {m.op(spv::OpSDiv, type, {a, b}), b})});
-        uint32_t zero = m.constant_int(type, 0);
-        uint32_t fix = m.op(spv::OpLogicalAnd, bt,
-                            {m.op(spv::OpINotEqual, bt, {rem, zero}),
-                             m.op(spv::OpSLessThan, bt, {m.op(spv::OpBitwiseXor, type, {rem, b}), zero})});
-        uint32_t mod = m.op(spv::OpSelect, type, {fix, m.op(spv::OpIAdd, type, {rem, b}), rem});
-        r = div ? m.op(spv::OpSDiv, type, {m.op(spv::OpISub, type, {a, mod}), b}) : mod;
-      }
+    case BinOp::Mod: {  // guarded: OpSDiv by 0, or of MIN by -1, is undefined
+      SpirvIntOps ops{m, type, bt, M.t_u32, !uns};
+      r = ir::lower_int_div(ops, op.op == BinOp::Div, a, b, t, op.b.as_int());
       break;
     }
     case BinOp::Min: r = glsl(type, uns ? spv::GlslUMin : spv::GlslSMin, {a, b}); break;
@@ -210,10 +215,12 @@ uint32_t KernelLowering::binary(const ir::Binary& op) {
     case BinOp::BitAnd: r = m.op(spv::OpBitwiseAnd, type, {a, b}); break;
     case BinOp::BitOr: r = m.op(spv::OpBitwiseOr, type, {a, b}); break;
     case BinOp::BitXor: r = m.op(spv::OpBitwiseXor, type, {a, b}); break;
-    case BinOp::Shl: r = m.op(spv::OpShiftLeftLogical, type, {a, b}); break;
-    case BinOp::Shr:
-      r = m.op(uns ? spv::OpShiftRightLogical : spv::OpShiftRightArithmetic, type, {a, b});
+    case BinOp::Shl:
+    case BinOp::Shr: {  // guarded: a count outside [0, width) is undefined in SPIR-V
+      SpirvIntOps ops{m, type, bt, M.t_u32, !uns};
+      r = ir::lower_int_shift(ops, op.op == BinOp::Shl, a, b, t, op.b.as_int());
       break;
+    }
     default: r = 0;
   }
   return wrap_to(op.dtype, r);
