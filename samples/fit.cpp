@@ -13,8 +13,6 @@ namespace tg::samples {
 
 namespace {
 
-bool is_tile_param(const std::string& name) { return name.rfind("block_", 0) == 0; }
-
 // The shared memory of the largest kernel of `k` once lowered by `pipeline` for `target`, in the
 // bytes of the IR's storage formats (what TargetInfo::shared_mem_bytes counts); nullopt when the
 // kernel does not lower.
@@ -54,6 +52,8 @@ std::optional<Kernel> try_build(const Sample& s, const Params& p, DType t) {
 }
 
 }  // namespace
+
+bool is_tile_param(const std::string& name) { return name.rfind("block_", 0) == 0; }
 
 Params fit_to_device(const Sample& s, const Params& p, DType t, const TargetInfo& target,
                      const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed,

@@ -116,7 +116,7 @@ ConformanceCase run_fitting(const ConformanceRow& row, const samples::Params& pa
                             const TargetSlot& slot, const ConformanceCase& c) {
   std::set<std::string> fixed;
   for (const auto& [name, value] : row.shape)
-    if (name.rfind("block_", 0) != 0) fixed.insert(name);
+    if (!samples::is_tile_param(name)) fixed.insert(name);
   const TargetInfo& info = slot.target->info();
   const std::vector<PassEntry> pipeline = slot.target->plugin().pipeline(info, {});
   samples::Params fitted = samples::fit_to_device(*row.sample, params, row.dtype, info, pipeline, fixed);

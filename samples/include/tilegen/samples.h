@@ -101,7 +101,10 @@ Params resolve(const Sample& s, const Params& overrides);
 /// resolve(), with the sample's tuned parameters for `target` in place of defaults that
 /// `overrides` does not set (what `tilegen run/bench/source` use for the chosen target).
 Params resolve_for(const Sample& s, const Params& overrides, const TargetInfo& target, DType t);
-/// `p` with its tile parameters (those named block_*) halved, largest first, until the kernel
+/// Whether a sample parameter is a tile size (its name starts with block_): what fit_to_device
+/// may shrink.
+bool is_tile_param(const std::string& name);
+/// `p` with its tile parameters (is_tile_param) halved, largest first, until the kernel
 /// lowered by `pipeline` (the target plugin's) needs no more shared memory than
 /// `target.shared_mem_bytes`: defaults sized for large GPUs then run on a smaller device (a
 /// software Vulkan device has 32 KiB). Parameters in `fixed` (the user's own) are never changed,
