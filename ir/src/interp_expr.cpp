@@ -248,6 +248,11 @@ std::string BlockExec::site_lines(int32_t a, int32_t b) const {
   return " (" + (a == b ? "both at " + line(a) : line(a) + " and " + line(b)) + ")";
 }
 
+/// "thread 3", or "other threads" where two or more lanes made the access.
+static std::string lanes_text(int32_t lane) {
+  return lane == kManyReaders ? std::string("other threads") : "thread " + std::to_string(lane);
+}
+
 // Only real lanes are tracked: collective statements and parallel-loop bodies (the virtual
 // lane) are separated from per-thread code by implicit barriers.
 void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
@@ -258,6 +263,10 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
          ": add a barrier between the write and the read");
+  if (c.a_epoch == epoch_ && c.a_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between " + lanes_text(c.a_lane) +
+         " (atomic) and thread " + std::to_string(lane) + " (read)" + site_lines(c.a_site, site) +
+         ": add a barrier between the atomic and the read");
   if (c.r_epoch != epoch_) {
     c.r_epoch = epoch_, c.r_lane = lane, c.r_site = site;
   } else if (c.r_lane != lane) {
@@ -279,7 +288,33 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
          std::to_string(lane) + " (write)" + site_lines(c.r_site, site) +
          ": add a barrier between the read and the write");
   }
+  if (c.a_epoch == epoch_ && c.a_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between " + lanes_text(c.a_lane) +
+         " (atomic) and thread " + std::to_string(lane) + " (write)" + site_lines(c.a_site, site) +
+         ": add a barrier between the atomic and the write, or make the write an atomic");
   c.w_epoch = epoch_, c.w_lane = lane, c.w_site = site;
+}
+
+// An atomic read-modify-write: it races with another thread's plain write or read of the element
+// in the same barrier interval (that read sees the value before or after, by scheduling), never
+// with another thread's atomic.
+void BlockExec::note_atomic(int32_t buf, int64_t flat, int lane) {
+  if (lane >= T_) return;
+  RaceCell& c = races_[buf][flat];
+  int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.w_epoch == epoch_ && c.w_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
+         " (write) and " + std::to_string(lane) + " (atomic)" + site_lines(c.w_site, site) +
+         ": add a barrier between the write and the atomic, or make the write an atomic");
+  if (c.r_epoch == epoch_ && c.r_lane != lane)
+    fail("race on shared buffer " + element_name(buf, flat) + " between " + lanes_text(c.r_lane) +
+         " (read) and thread " + std::to_string(lane) + " (atomic)" + site_lines(c.r_site, site) +
+         ": add a barrier between the read and the atomic");
+  if (c.a_epoch != epoch_) {
+    c.a_epoch = epoch_, c.a_lane = lane, c.a_site = site;
+  } else if (c.a_lane != lane) {
+    c.a_lane = kManyReaders;
+  }
 }
 
 }  // namespace tg::interp

@@ -112,10 +112,12 @@ struct Mask {
 
 /// Per-element race bookkeeping of one Shared buffer: the last writer and reader in the current
 /// barrier interval (epoch), and the statement that made each access.
+/// Atomics are tracked apart: two threads' atomics on one element do not race, but an atomic and
+/// another thread's plain read or write in the same interval do.
 struct RaceCell {
-  uint32_t w_epoch = 0, r_epoch = 0;
-  int32_t w_lane = -1, r_lane = -1;  // r_lane == kManyReaders: two or more lanes read
-  int32_t w_site = -1, r_site = -1;
+  uint32_t w_epoch = 0, r_epoch = 0, a_epoch = 0;
+  int32_t w_lane = -1, r_lane = -1, a_lane = -1;  // r_lane, a_lane == kManyReaders: two or more lanes
+  int32_t w_site = -1, r_site = -1, a_site = -1;
 };
 inline constexpr int32_t kManyReaders = -2;
 
@@ -137,6 +139,7 @@ class BlockExec {
   void write(int32_t buf, int64_t flat, int lane, Scalar v);  // v already in the buffer's dtype
   void note_read(int32_t buf, int64_t flat, int lane);
   void note_write(int32_t buf, int64_t flat, int lane);
+  void note_atomic(int32_t buf, int64_t flat, int lane);
   [[noreturn]] void fail(const std::string& message) const;
 
   // ---- interp_threads.cpp

@@ -204,6 +204,7 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
     }
     // Atomics of different threads on one element are not races; they are serialised here, and
     // across blocks (host threads) by the launch's lock for Global buffers.
+    if (tracked) note_atomic(s.buf, flat, lane);
     std::unique_lock<std::mutex> lock;
     if (global) lock = std::unique_lock<std::mutex>(*L.global_lock);
     Scalar old = read(s.buf, flat, lane), r;

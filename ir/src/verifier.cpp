@@ -408,7 +408,7 @@ void Verifier::visit(const Copy* op) {
   check_buffer_use(op->src.buffer, "copy");
   check_buffer_use(op->dst.buffer, "copy");
   IRVisitor::visit(op);
-  check_copy(*op);
+  check_copy(*op, opt_.reject_empty_predicated_boxes);
 }
 
 void Verifier::visit(const Fill* op) {

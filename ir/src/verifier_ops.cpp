@@ -60,7 +60,7 @@ void check_value_type(DType target, const Expr& value, const std::string& what, 
 }
 
 void check_region(const Region& r, const std::string& op, const std::string& role, const SourceLoc& at,
-                  bool predicated) {
+                  bool predicated, bool reject_empty) {
   if (!r.buffer) throw Error(op + ": the " + role + " region has no buffer", at);
   const Buffer& b = r.buffer;
   std::string who = "the " + role + " region of " + describe(b);
@@ -80,7 +80,7 @@ void check_region(const Region& r, const std::string& op, const std::string& rol
                   at);
     if (!o || !e || !n) continue;
     // A predicated copy may overhang a ragged edge, but a box with no element inside is a mistake.
-    bool outside = predicated ? (*o >= *n || *o + *e <= 0) : (*o < 0 || *o + *e > *n);
+    bool outside = predicated ? reject_empty && (*o >= *n || *o + *e <= 0) : (*o < 0 || *o + *e > *n);
     if (outside)
       throw Error(op + ": " + who + " covers [" + num(*o) + ", " + num(*o + *e) + ") in dim " +
                       num(int64_t(d)) + (predicated ? ", entirely outside " : ", outside ") + b->name +
@@ -89,13 +89,13 @@ void check_region(const Region& r, const std::string& op, const std::string& rol
   }
 }
 
-void check_copy(const ir::Copy& op) {
+void check_copy(const ir::Copy& op, bool reject_empty_boxes) {
   // With check_bounds, global elements outside the tensor read as 0 and are not written.
   auto predicated = [&](const Region& r) {
     return op.check_bounds && r.buffer && r.buffer->scope == Scope::Global;
   };
-  check_region(op.src, "copy", "source", op.loc, predicated(op.src));
-  check_region(op.dst, "copy", "destination", op.loc, predicated(op.dst));
+  check_region(op.src, "copy", "source", op.loc, predicated(op.src), reject_empty_boxes);
+  check_region(op.dst, "copy", "destination", op.loc, predicated(op.dst), reject_empty_boxes);
   const Buffer &s = op.src.buffer, &d = op.dst.buffer;
   for (const Buffer* b : {&s, &d})
     if ((*b)->scope == Scope::Local)

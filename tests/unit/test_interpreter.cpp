@@ -8,6 +8,7 @@
 #include <source_location>
 
 #include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/parser.h"
 
 using namespace tg;
 
@@ -321,6 +322,44 @@ TEST_CASE("removing the barrier of the tree reduction is reported as a race") {
   InterpretOptions quiet;
   quiet.detect_races = false;
   CHECK_NOTHROW(interpret(block_sum(64, false), {arg(a, {1000}), arg(out, {2})}, quiet));
+}
+
+// Shared atomics: threads' atomics on one element are serialised, never a race; an atomic and
+// another thread's plain read or write of the element between two barriers are (the read sees the
+// value before or after the atomic, by scheduling). The fuzzer found the detector blind to them.
+TEST_CASE("race detector: shared atomics race with other threads' plain reads and writes, not each other") {
+  auto kernel = [](const std::string& middle) {
+    return parse_function(
+        "func atomics(W: f32[32] global) {\n"
+        "  kernel grid(1) threads(32) -> (bx; tx) {\n"
+        "    shared S: f32[4]\n"
+        "    fill S = 1.0\n" +
+        middle +
+        "    W[tx] = S[tx % 4]\n"
+        "  }\n"
+        "}\n");
+  };
+  std::vector<float> w(32);
+  // Atomics only, then a barrier before the reads: every thread adds 1 to S[tx % 4] (8 each).
+  interpret(kernel("    atomic add(S[tx % 4], 1.0)\n    barrier\n"), {arg(w, {32})});
+  for (int t = 0; t < 32; ++t) CHECK(w[t] == 9.0f);
+  // The reads of W[tx] = S[tx % 4] in the same interval as other threads' atomics.
+  CHECK_THROWS_WITH_AS(interpret(kernel("    atomic add(S[tx % 4], 1.0)\n"), {arg(w, {32})}),
+                       doctest::Contains("(atomic) and thread"), Error);
+  // A plain read of an element, then another thread's atomic on it.
+  CHECK_THROWS_WITH_AS(
+      interpret(kernel("    barrier\n    W[tx] = S[0]\n    atomic max(S[0], 2.0)\n    barrier\n"), {arg(w, {32})}),
+      doctest::Contains("(read) and thread"), Error);
+  // A plain write, then another thread's atomic.
+  CHECK_THROWS_WITH_AS(
+      interpret(kernel("    barrier\n    if tx == 0 {\n      S[1] = 5.0\n    }\n    atomic min(S[1], 0.0)\n"
+                       "    barrier\n"),
+                {arg(w, {32})}),
+      doctest::Contains("(write) and 1 (atomic)"), Error);
+  // One thread's own plain read after its own atomic is no race.
+  CHECK_NOTHROW(interpret(
+      kernel("    barrier\n    if tx == 3 {\n      atomic add(S[3], 1.0)\n      W[0] = S[3]\n    }\n    barrier\n"),
+      {arg(w, {32})}));
 }
 
 TEST_CASE("barrier under a thread-dependent if is an error") {
