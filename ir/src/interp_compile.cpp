@@ -495,6 +495,10 @@ int32_t Compiler::stmt(const Stmt& s) {
       need_kernel(s.get(), "a barrier");
       no_parallel(s.get(), "a barrier");
       return add_stmt(SNode(StmtKind::Barrier, s.get()));
+    case StmtKind::AsyncWait:
+      need_kernel(s.get(), "an async_wait");
+      no_parallel(s.get(), "an async_wait");
+      return add_stmt(SNode(StmtKind::AsyncWait, s.get()));
     case StmtKind::Seq: {
       SNode n(StmtKind::Seq, s.get());
       for (auto& c : s.as<Seq>()->stmts) n.stmts.push_back(stmt(c));

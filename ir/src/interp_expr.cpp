@@ -248,6 +248,13 @@ std::string BlockExec::site_lines(int32_t a, int32_t b) const {
   return " (" + (a == b ? "both at " + line(a) : line(a) + " and " + line(b)) + ")";
 }
 
+/// An access to an element whose async copy has not completed: it may land before or after.
+void BlockExec::in_flight_access(int32_t buf, int64_t flat, int lane, const char* what) const {
+  fail(std::string(what) + " of shared buffer " + element_name(buf, flat) + " by thread " + std::to_string(lane) +
+       " while an async copy into it is in flight: complete it first (async_wait), and add a barrier when "
+       "another thread issued it");
+}
+
 /// "thread 3", or "other threads" where two or more lanes made the access.
 static std::string lanes_text(int32_t lane) {
   return lane == kManyReaders ? std::string("other threads") : "thread " + std::to_string(lane);
@@ -259,6 +266,7 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
   if (lane >= T_) return;
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.in_flight > 0) in_flight_access(buf, flat, lane, "read");
   if (c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
@@ -278,6 +286,7 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
   if (lane >= T_) return;
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.in_flight > 0) in_flight_access(buf, flat, lane, "write");
   if (c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
@@ -302,6 +311,7 @@ void BlockExec::note_atomic(int32_t buf, int64_t flat, int lane) {
   if (lane >= T_) return;
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
+  if (c.in_flight > 0) in_flight_access(buf, flat, lane, "atomic");
   if (c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (atomic)" + site_lines(c.w_site, site) +

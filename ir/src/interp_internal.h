@@ -118,6 +118,15 @@ struct RaceCell {
   uint32_t w_epoch = 0, r_epoch = 0, a_epoch = 0;
   int32_t w_lane = -1, r_lane = -1, a_lane = -1;  // r_lane, a_lane == kManyReaders: two or more lanes
   int32_t w_site = -1, r_site = -1, a_site = -1;
+  int32_t in_flight = 0;  // async stores into the element issued and not yet completed
+};
+
+/// An async store issued and not yet landed: it is written when its group completes.
+struct PendingWrite {
+  int32_t buf;
+  int64_t flat;
+  Scalar value;
+  int32_t site;
 };
 inline constexpr int32_t kManyReaders = -2;
 
@@ -140,6 +149,7 @@ class BlockExec {
   void note_read(int32_t buf, int64_t flat, int lane);
   void note_write(int32_t buf, int64_t flat, int lane);
   void note_atomic(int32_t buf, int64_t flat, int lane);
+  [[noreturn]] void in_flight_access(int32_t buf, int64_t flat, int lane, const char* what) const;
   [[noreturn]] void fail(const std::string& message) const;
 
   // ---- interp_threads.cpp
@@ -169,6 +179,9 @@ class BlockExec {
   void exec_if(const SNode& s, Mask m, int depth);
   void exec_store(const SNode& s, Mask m, bool atomic);
   void exec_barrier(const SNode& s, Mask m);
+  void issue_async(const SNode& s, int32_t buf, int64_t flat, int lane, Scalar v);
+  void exec_async_wait(const SNode& s, Mask m);
+  void complete_group(int lane);
   void begin_collective(const SNode& s, Mask m, const char* what);
   std::string site_lines(int32_t a, int32_t b) const;
   std::string element_name(int32_t buf, int64_t flat) const;
@@ -185,6 +198,9 @@ class BlockExec {
   std::vector<Scalar> env_;                   // (T_ + 1) × nslots_
   std::vector<std::vector<Scalar>> storage_;  // per buffer id: Shared/Fragment numel, Local T_ × numel
   std::vector<std::vector<RaceCell>> races_;  // per buffer id, Shared buffers when detecting races
+  // Per lane: async stores since its last AsyncWait, and its committed groups, oldest first.
+  std::vector<std::vector<PendingWrite>> async_open_;
+  std::vector<std::deque<std::vector<PendingWrite>>> async_groups_;
   std::deque<Frame> frames_;                  // a deque: a deeper frame must not move a shallower one
   std::vector<int> all_lanes_;                // 0 .. T_-1, then the virtual lane
   uint32_t epoch_ = 1;

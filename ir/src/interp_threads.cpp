@@ -29,6 +29,8 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
     }
   }
   for (int lane = 0; lane <= T_; ++lane) all_lanes_.push_back(lane);
+  async_open_.resize(std::size_t(T_));
+  async_groups_.resize(std::size_t(T_));
 }
 
 void BlockExec::run_block(const std::vector<int64_t>& block_index) {
@@ -44,7 +46,21 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
   ++epoch_;  // the race cells of the previous block are stale from here
   single_lane_ = false;
   cur_ = nullptr;
+  for (auto& o : async_open_) o.clear();
+  for (auto& g : async_groups_) g.clear();
   exec(k.body, Mask{all_lanes_.data(), T_}, 0);
+  // A copy still in flight when the kernel ends may land after it: the program forgot a wait.
+  for (int lane = 0; lane < T_; ++lane) {
+    const PendingWrite* w = !async_open_[std::size_t(lane)].empty() ? &async_open_[std::size_t(lane)].front()
+                            : !async_groups_[std::size_t(lane)].empty()
+                                ? &async_groups_[std::size_t(lane)].front().front()
+                                : nullptr;
+    if (!w) continue;
+    cur_ = &P.stmts[std::size_t(w->site)];
+    fail("the async copy into " + element_name(w->buf, w->flat) + " by thread " + std::to_string(lane) +
+         " was never waited for before the kernel ended: add an async_wait 0 (and a barrier before other "
+         "threads read it)");
+  }
 }
 
 BlockExec::Frame& BlockExec::frame(int depth) {
@@ -81,6 +97,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
     case StmtKind::Store: exec_store(s, m, false); return;
     case StmtKind::Atomic: exec_store(s, m, true); return;
     case StmtKind::Barrier: exec_barrier(s, m); return;
+    case StmtKind::AsyncWait: exec_async_wait(s, m); return;
     case StmtKind::Copy:
       begin_collective(s, m, "copy");
       exec_copy(s);
@@ -197,6 +214,10 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
     int lane = m.ids[k];
     int64_t flat = element_index(s.buf, s.idx.data(), rank, lane, atomic ? "atomic on" : "store to");
     Scalar v = convert_scalar(from, to, eval(s.e0, lane));
+    if (!atomic && static_cast<const ir::Store*>(s.src)->async) {
+      issue_async(s, s.buf, flat, lane, v);
+      continue;
+    }
     if (!atomic) {
       if (tracked) note_write(s.buf, flat, lane);
       write(s.buf, flat, lane, v);
@@ -221,6 +242,43 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
                                                                : std::min(a, b)));
     }
     write(s.buf, flat, lane, r);
+  }
+}
+
+// The latest legal schedule: an async store lands when the wait that completes its group runs,
+// so a read before the wait sees the old value and, with race detection, is an error.
+void BlockExec::issue_async(const SNode& s, int32_t buf, int64_t flat, int lane, Scalar v) {
+  if (!races_[buf].empty()) {
+    note_write(buf, flat, lane);  // the write may land at once: it conflicts from here on
+    ++races_[buf][std::size_t(flat)].in_flight;
+  }
+  async_open_[std::size_t(lane)].push_back({buf, flat, v, int32_t(&s - P.stmts.data())});
+}
+
+void BlockExec::complete_group(int lane) {
+  auto& groups = async_groups_[std::size_t(lane)];
+  for (const PendingWrite& w : groups.front()) {
+    if (!races_[w.buf].empty()) {
+      --races_[w.buf][std::size_t(w.flat)].in_flight;
+      note_write(w.buf, w.flat, lane);
+    }
+    write(w.buf, w.flat, lane, w.value);
+  }
+  groups.pop_front();
+}
+
+void BlockExec::exec_async_wait(const SNode& s, Mask m) {
+  cur_ = &s;
+  if (single_lane_) fail("async_wait inside a parallel loop; put it in per-thread code");
+  const std::size_t keep = std::size_t(static_cast<const ir::AsyncWait*>(s.src)->in_flight);
+  for (int k = 0; k < m.n; ++k) {
+    const int lane = m.ids[k];
+    if (lane >= T_) continue;
+    auto& open = async_open_[std::size_t(lane)];
+    auto& groups = async_groups_[std::size_t(lane)];
+    groups.push_back(std::move(open));  // the commit: an empty group too, as cp.async counts it
+    open.clear();
+    while (groups.size() > keep) complete_group(lane);
   }
 }
 

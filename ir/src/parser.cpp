@@ -210,6 +210,19 @@ Stmt Parser::statement() {
     if (t.text == "atomic") return atomic();
     if (t.text == "mma") return mma();
     if (t.text == "barrier") return Stmt(std::make_shared<Barrier>(SourceLoc(name_, next().line)));
+    if (t.text == "async") {  // async S[i] = G[j]: an asynchronous element copy
+      next();
+      Stmt s = store();
+      auto n = std::make_shared<Store>(*s.as<Store>());
+      n->async = true;
+      return Stmt(std::move(n));
+    }
+    if (t.text == "async_wait") {
+      auto w = std::make_shared<AsyncWait>(here());
+      next();
+      w->in_flight = expect_small_int("the number of async groups left in flight");
+      return Stmt(std::move(w));
+    }
     if (t.text == "else") fail("'else' without an 'if' just before it");
     if (is_scope_word(t)) fail("buffer declarations must come first in a kernel body, before any statement");
     if (!is_reserved(t.text)) return store();

@@ -465,7 +465,8 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Store: {
       auto* st = s.as<Store>();
-      return buffer_name(st->buffer.get()) + "[" + list(st->indices) + "] = " + expr(st->value);
+      return std::string(st->async ? "async " : "") + buffer_name(st->buffer.get()) + "[" + list(st->indices) +
+             "] = " + expr(st->value);
     }
     case StmtKind::Atomic: {
       auto* a = s.as<Atomic>();
@@ -478,6 +479,7 @@ std::string Printer::tile_op(const Stmt& s) {
       return "mma " + text::quote(m->unit) + " a=" + op(m->a) + ", b=" + op(m->b) + ", c=" + op(m->c);
     }
     case StmtKind::Barrier: return "barrier";
+    case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.as<AsyncWait>()->in_flight);
     default: return "<?>";
   }
 }

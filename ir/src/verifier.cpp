@@ -49,6 +49,7 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::If: return "if";
     case StmtKind::Let: return "let";
     case StmtKind::Barrier: return "barrier";
+    case StmtKind::AsyncWait: return "async_wait";
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
   }
@@ -74,6 +75,7 @@ class Verifier : public IRVisitor {
   void visit(const If* op) override;
   void visit(const Let* op) override;
   void visit(const Barrier* op) override;
+  void visit(const AsyncWait* op) override;
   void visit(const Mma* op) override;
 
  private:
@@ -443,6 +445,23 @@ void Verifier::visit(const Store* op) {
   check_indices(op->buffer, op->indices, "store", loc_);
   IRVisitor::visit(op);
   check_value_type(op->buffer->dtype, op->value, "store to " + op->buffer->name, loc_);
+  if (op->async) {
+    const auto* ld = op->value.as<Load>();
+    if (op->buffer->scope != Scope::Shared || !ld || ld->buffer->scope != Scope::Global ||
+        ld->buffer->dtype != op->buffer->dtype)
+      fail("async store to " + op->buffer->name +
+           ": an asynchronous copy moves one element of a global buffer into a shared buffer of the same "
+           "dtype (async S[i] = G[j]); make it a plain store");
+    if (parallel_depth_ > 0) fail("async store inside a parallel loop; async copies are per-thread code");
+  }
+}
+
+void Verifier::visit(const AsyncWait* op) {
+  At at(loc_, op->loc);
+  require_kernel("async_wait");
+  if (op->in_flight < 0 || op->in_flight > 7)
+    fail("async_wait " + std::to_string(op->in_flight) + ": between 0 and 7 groups may stay in flight");
+  if (parallel_depth_ > 0) fail("async_wait inside a parallel loop; put it in per-thread code");
 }
 
 void Verifier::visit(const Atomic* op) {

@@ -36,6 +36,7 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::If: return visit(static_cast<const If*>(s.get()));
     case StmtKind::Let: return visit(static_cast<const Let*>(s.get()));
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()));
+    case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()));
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
   }
@@ -121,6 +122,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::If: return visit(static_cast<const If*>(s.get()), s);
     case StmtKind::Let: return visit(static_cast<const Let*>(s.get()), s);
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()), s);
+    case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()), s);
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
   }

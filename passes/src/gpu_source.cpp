@@ -10,6 +10,7 @@
 #include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/vector_move.h"
 
 namespace tg::gpu {
 
@@ -52,31 +53,6 @@ const std::set<std::string>& reserved() {
       "exp",       "log",      "abs",      "dim3",     "threadIdx", "blockIdx",  "blockDim", "gridDim",
       "warpSize",  "uint4",    "float4",   "int4",     "tg_smem"};
   return r;
-}
-
-// ---- vector moves: for v in vectorized(0 +: V) { let ... { dst[..v..] = src[..v..] } } where
-// both element indices advance by 1 with v from a multiple of V, becomes one 2-, 4-, 8- or
-// 16-byte move.
-Expr flat_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
-  std::vector<int64_t> st = strides_of(b);
-  Expr flat = 0;
-  for (std::size_t d = 0; d < idx.size(); ++d) flat = flat + idx[d] * Expr(st[d]);
-  return flat;
-}
-
-bool uses_var(const Expr& e, const Var& v) { return vars_in(e).count(v.node()) > 0; }
-
-bool aligned_unit_step(const Expr& flat, const Var& v, int64_t width) {
-  LinearForm f = linear_form(flat);
-  if (f.constant % width != 0) return false;
-  int64_t step = 0;
-  for (auto& [term, coeff] : f.terms) {
-    if (term.same_as(v))
-      step += coeff;
-    else if (coeff % width != 0 || uses_var(term, v))
-      return false;
-  }
-  return step == 1;
 }
 
 }  // namespace
@@ -168,44 +144,22 @@ std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vect
   return out.empty() ? "0" : out;
 }
 
-// Returns false (and emits nothing) when the loop is not a vector move (see flat_index above).
+// Returns false (and emits nothing) when the loop is not a vector move (vector_move.h).
 bool SourceEmitter::vector_move(const ir::For& op) {
-  auto width = op.extent.as_int();
-  if (!width || !is_zero(op.min)) return false;
-  Stmt body = op.body;
-  std::vector<std::pair<Var, Expr>> lets;
-  while (const auto* let = body.as<ir::Let>()) {
-    lets.emplace_back(let->var, substitute(let->value, lets));
-    body = let->body;
-  }
-  const auto* st = body.as<ir::Store>();
-  const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
-  if (!ld || ld->buffer->dtype != st->buffer->dtype) return false;
-  const bool packed = st->buffer->dtype.is_packed();  // two elements a byte: address bytes
-  if (*width * st->buffer->dtype.bits() % 8 != 0) return false;
-  const int64_t bytes = *width * st->buffer->dtype.bits() / 8;
-  const char* type = bytes == 16  ? "uint4"
-                     : bytes == 8 ? "uint2"
-                     : bytes == 4 ? "tg_u32"
-                     : bytes == 2 ? "tg_u16"
-                                  : nullptr;
-  if (!type) return false;
-  std::vector<Expr> di, si;
-  for (const Expr& e : st->indices) di.push_back(substitute(e, lets));
-  for (const Expr& e : ld->indices) si.push_back(substitute(e, lets));
-  Expr dflat = flat_index(*st->buffer.get(), di), sflat = flat_index(*ld->buffer, si);
-  if (!aligned_unit_step(dflat, op.var, *width) || !aligned_unit_step(sflat, op.var, *width)) return false;
-  std::vector<std::pair<Var, Expr>> at_zero = {{op.var, Expr(0)}};
-  for (auto& e : di) e = substitute(e, at_zero);
-  for (auto& e : si) e = substitute(e, at_zero);
+  std::optional<VectorMove> m = match_vector_move(op);
+  if (!m) return false;
+  const ir::Store& st = *m->store;
+  const ir::Load& ld = *m->load;
+  const bool packed = st.buffer->dtype.is_packed();  // two elements a byte: address bytes
   auto at = [&](const ir::BufferNode& b, const std::vector<Expr>& idx) {
     std::string i = linear_index(b, idx);
     return "&" + name(&b, b.name) + "[" + (packed ? "(" + i + ") >> 1" : i) + "]";
   };
-  std::string dst = at(*st->buffer.get(), di), src = at(*ld->buffer, si);
-  if (async_move(bytes, *st, *ld, dst, src)) return true;
-  std::string t = type;
-  line("*reinterpret_cast<" + t + "*>(" + dst + ") = *reinterpret_cast<const " + t + "*>(" + src + ");");
+  std::string dst = at(*st.buffer.get(), m->dst_index), src = at(*ld.buffer, m->src_index);
+  if (st.async && m->bytes >= 4)
+    async_move(m->bytes, dst, src);
+  else
+    SourceEmitter::async_move(m->bytes, dst, src);  // the plain vector move
   return true;
 }
 
@@ -366,6 +320,10 @@ std::string SourceEmitter::access_check(const ir::AccessCheck& op) {
 void SourceEmitter::store(const ir::Store& op) {
   std::string buf = name(op.buffer.get(), op.buffer->name), at = linear_index(*op.buffer.get(), op.indices);
   DType t = op.buffer->dtype;
+  if (const auto* src = op.value.as<ir::Load>(); op.async && src && t.bits() >= 32 && !t.is_packed())
+    return async_move(t.bits() / 8, "&" + buf + "[" + at + "]",
+                      "&" + name(src->buffer.get(), src->buffer->name) + "[" + linear_index(*src->buffer, src->indices) +
+                          "]");
   // Same-format element moves copy the bits (no conversion round trip).
   if (const auto* src = op.value.as<ir::Load>(); src && src->buffer->dtype == t && !t.is_packed())
     return line(buf + "[" + at + "] = " + name(src->buffer.get(), src->buffer->name) + "[" +
@@ -378,6 +336,11 @@ void SourceEmitter::store(const ir::Store& op) {
     throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet",
                 op.loc);
   line(buf + "[" + at + "] = " + v + ";");
+}
+
+void SourceEmitter::async_move(int64_t bytes, const std::string& dst, const std::string& src) {
+  const std::string t = bytes == 16 ? "uint4" : bytes == 8 ? "uint2" : bytes == 4 ? "tg_u32" : "tg_u16";
+  line("*reinterpret_cast<" + t + "*>(" + dst + ") = *reinterpret_cast<const " + t + "*>(" + src + ");");
 }
 
 void SourceEmitter::atomic(const ir::Atomic& op) {
@@ -413,7 +376,7 @@ void SourceEmitter::loop(const ir::For& op) {
   std::string v = declare(op.var.name(), op.var.get()), t = value_type(op.var.dtype());
   std::string end = is_zero(op.min) ? n : lo + " + " + n;
   line("for (" + t + " " + v + " = " + lo + "; " + v + " < " + end + "; ++" + v + ") {");
-  if (!loop_body(op)) block(op.body);
+  block(op.body);
   line("}");
 }
 
@@ -425,6 +388,7 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
     case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
     case ir::StmtKind::Barrier: return barrier();
+    case ir::StmtKind::AsyncWait: return async_wait(s.as<ir::AsyncWait>()->in_flight);
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();

@@ -1,6 +1,8 @@
-// Every sample, lowered by the shared GPU pipeline for an NVIDIA sm_80 TargetInfo (mma.sync
-// m16n8k16, 32-lane warps), executed by the interpreter with its race detection: the per-thread
-// code, the barriers and the matrix-unit layouts must reproduce the float64 reference.
+// Every sample, lowered by the cuda target's whole pipeline for sm_80 (mma.sync m16n8k16, 32-lane
+// warps, cp.async as async stores and waits), executed by the interpreter with its race detection:
+// the per-thread code, the barriers, the async copies' waits and the matrix-unit layouts must
+// reproduce the float64 reference. Without the cuda plugin in the build (the sanitizer build),
+// the shared GPU pipeline alone.
 #include <doctest/doctest.h>
 
 #include "sample_test_util.h"
@@ -8,6 +10,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 
 using namespace tg;
@@ -17,14 +20,18 @@ namespace {
 
 void check_sample(const Sample& s, DType t) {
   std::mt19937_64 rng(7);
-  PassManager pm(gpu_pipeline());
+  std::string why;
+  TargetPlugin* cuda = find_plugin("cuda", &why);
+  if (!cuda) MESSAGE("the shared gpu pipeline only: ", why);
+  const TargetInfo info = cuda ? cuda->info_for_arch("sm_80") : nvidia_target_info(80);
+  PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only) continue;
     INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name());
     Params p = resolve(s, s.test_shapes[i]);
     Function f = s.build(p, t).function();
     Problem pr = s.make_problem(p, t, rng);
-    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), nvidia_target_info(80));
+    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
     INFO(print(lowered));
     interpret(lowered, host_args(lowered, pr));
     testing::check_outputs(pr, s.tolerance(p, t));

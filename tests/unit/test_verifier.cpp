@@ -374,3 +374,18 @@ TEST_CASE("verifier: a bounds-checked copy may overhang a ragged edge of a globa
       function({tensor_param(X)}, k.make({s, t}, copy(box(t, {0, 0}, {1, 1024}), Region::full(s), 111))), 111,
       "the source region of shared t covers [0, 1024) in dim 1");
 }
+
+// The kernel fuzzer's case verify-copy-region-outside-after-simplify: a box entirely outside its
+// tensor is a user's mistake in the builder's IR, but after passes specialise the block index it
+// is a legal bounds-checked copy of nothing (zeros in, nothing written).
+TEST_CASE("verifier: an empty predicated copy box is an error for the user's IR only") {
+  Buffer X = global("X", {64});
+  KernelParts k;
+  Buffer t = onchip("t", {64}, Scope::Fragment);
+  Stmt body = seq({copy(box(X, {Expr(64)}, {64}), Region::full(t), 10), copy(Region::full(t), box(X, {Expr(0)}, {64}), 11)});
+  Function f = function({tensor_param(X)}, k.make({t}, body, 64, 1));
+  expect_error(f, 10, "covers [64, 128) in dim 0, entirely outside X's 64 there");
+  VerifyOptions after_passes;
+  after_passes.reject_empty_predicated_boxes = false;
+  CHECK_NOTHROW(verify(f, after_passes));
+}

@@ -69,6 +69,18 @@ std::string recorded_config(const std::string& text) {
   return "";
 }
 
+/// What a case file expects the oracle to reject it for, from a "# expect invalid: TEXT" line (a
+/// program the interpreter must refuse, such as a race it once missed); empty: it must pass.
+std::string expected_rejection(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] != '#') break;
+    const std::string tag = "# expect invalid: ";
+    if (line.rfind(tag, 0) == 0) return line.substr(tag.size());
+  }
+  return "";
+}
+
 bool is_known(const FuzzOptions& opt, const Outcome& o) {
   for (const std::string& k : opt.known)
     if (o.detail.find(k) != std::string::npos) return true;
@@ -180,9 +192,11 @@ int replay_cases(const std::string& dir, const std::vector<Config>& configs, std
           << ", which is not checked here\n";
       continue;
     }
+    const std::string rejection = expected_rejection(text.str());
     const bool failed = o.verdict == Verdict::Fail,
-               ok = known ? o.verdict != Verdict::Pass
-                          : o.verdict == Verdict::Pass || o.verdict == Verdict::Skip;
+               ok = known               ? o.verdict != Verdict::Pass
+                    : !rejection.empty() ? o.verdict == Verdict::Invalid && o.detail.find(rejection) != std::string::npos
+                                         : o.verdict == Verdict::Pass || o.verdict == Verdict::Skip;
     log << (ok ? "ok   " : "BAD  ") << f.filename().string() << ": "
         << (o.verdict == Verdict::Pass ? std::string("pass") : o.key() + ": " + first_line(o.detail)) << "\n";
     if (show_lowered && !o.lowered.empty()) log << "--- lowered for " << o.config << ":\n" << o.lowered;

@@ -262,6 +262,7 @@ void Emitter::stmt(const Stmt& s) {
       return;
     }
     case StmtKind::Gemm: emit_gemm(*s.as<Gemm>()); return;
+    case StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
     case StmtKind::Kernel: throw Error("cpu: a kernel inside a kernel", s->loc);
     default:
       throw Error(

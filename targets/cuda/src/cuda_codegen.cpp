@@ -10,7 +10,7 @@ namespace {
 class CudaEmitter final : public gpu::SourceEmitter {
  public:
   CudaEmitter(const Function& f, const KernelPlan& p, const EmitOptions& o)
-      : SourceEmitter(f, p), ldmatrix_(o.ldmatrix), cp_async_(o.cp_async) {}
+      : SourceEmitter(f, p), ldmatrix_(o.ldmatrix) {}
 
  private:
   std::string target_name() const override { return "cuda"; }
@@ -26,11 +26,6 @@ class CudaEmitter final : public gpu::SourceEmitter {
   std::string block_index(int d) const override { return std::string("blockIdx.") + "xyz"[d]; }
   std::string thread_index() const override { return "threadIdx.x"; }
 
-  void barrier() override {
-    if (async_open_) line("tg_cp_async_wait_all();");  // a barrier inside the copy phase: finish the copies
-    line("__syncthreads();");
-  }
-
   void mma(const ir::Mma& op) override {
     if (op.unit != "mma_m16n8k16_f16_f32" && op.unit != "mma_m16n8k16_bf16_f32")
       throw Error("the cuda target has no instruction for matrix unit " + op.unit +
@@ -40,12 +35,15 @@ class CudaEmitter final : public gpu::SourceEmitter {
          operand_address(op.b) + ");");
   }
 
-  bool async_move(int64_t bytes, const ir::Store& st, const ir::Load& ld, const std::string& dst,
-                  const std::string& src) override {
-    if (!async_open_ || bytes < 4 || st.buffer->scope != Scope::Shared || ld.buffer->scope != Scope::Global)
-      return false;
+  // The pass async_copies decided which moves are asynchronous and where each group is waited
+  // for; this only spells them.
+  void async_move(int64_t bytes, const std::string& dst, const std::string& src) override {
     line("tg_cp_async<" + std::to_string(bytes) + ">(" + dst + ", " + src + ");");
-    return true;
+  }
+  void async_wait(int in_flight) override {
+    if (in_flight == 0) return line("tg_cp_async_wait_all();");
+    line("tg_cp_async_commit();");
+    line("tg_cp_async_wait<" + std::to_string(in_flight) + ">();");
   }
 
   // The lane index (thread index mod 32), for ldmatrix.
@@ -66,54 +64,7 @@ class CudaEmitter final : public gpu::SourceEmitter {
     return true;
   }
 
-  bool loop_body(const ir::For& op) override {
-    if (!cp_async_ || op.for_kind != ForKind::Pipelined || op.stages < 2 || !op.body.as<ir::Seq>())
-      return false;
-    pipelined_body(op);
-    return true;
-  }
-
-  // The body of a loop that pipeline_shared multi-buffered (see its header for the contract):
-  // its leading global-to-shared copies become cp.async, committed as one group at the first
-  // barrier, which waits until at most stages - 1 groups are in flight.
-  //   __syncthreads();  tg_cp_async<16>(...); ...  tg_cp_async_commit(); tg_cp_async_wait<2>();
-  //   __syncthreads();  <reads>
-  // Every iteration commits exactly one group (empty when the guarded fill was simplified away)
-  // and waits for it before the barrier that precedes the reads. Without fills — the trip count is
-  // at most stages - 1, so every tile came from the prologue — the wait goes before the leading
-  // barrier, never after the reads:  tg_cp_async_commit(); tg_cp_async_wait<2>(); __syncthreads(); <reads>
-  void pipelined_body(const ir::For& op) {
-    ++indent_;
-    const std::vector<Stmt>& stmts = op.body.as<ir::Seq>()->stmts;
-    std::size_t i = 0;
-    while (i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier) ++i;
-    if (i == stmts.size() || !gpu::fills_shared_from_global(stmts[i])) {
-      line("tg_cp_async_commit();");
-      line("tg_cp_async_wait<" + std::to_string(op.stages - 1) + ">();");
-      for (const Stmt& s : stmts) stmt(s);
-      --indent_;
-      return;
-    }
-    for (std::size_t j = 0; j < i; ++j) stmt(stmts[j]);
-    async_open_ = true;
-    for (; i < stmts.size(); ++i) {
-      if (async_open_ && stmts[i]->kind == ir::StmtKind::Barrier) {
-        async_open_ = false;
-        line("tg_cp_async_commit();");
-        line("tg_cp_async_wait<" + std::to_string(op.stages - 1) + ">();");
-      }
-      stmt(stmts[i]);
-    }
-    if (async_open_) {  // no barrier after the copies: complete them here
-      async_open_ = false;
-      line("tg_cp_async_wait_all();");
-    }
-    --indent_;
-  }
-
-  bool async_open_ = false;  // inside the copy phase of a pipelined loop body
   bool ldmatrix_ = true;
-  bool cp_async_ = true;
   Var lane_;  // the innermost let of thread index mod 32
 };
 

@@ -22,10 +22,10 @@ using gpu::KernelPlan;
 using gpu::plan_kernels;
 using gpu::SharedPlan;
 
-/// Instruction choices that can be switched off to isolate them (both are exact by construction).
+/// Instruction choices that can be switched off to isolate them (exact by construction).
+/// (cp.async is the pass async_copies: it is in the IR or not.)
 struct EmitOptions {
   bool ldmatrix = true;  // mma operands by ldmatrix where proven equivalent (ldmatrix_match.h)
-  bool cp_async = true;  // pipelined loops' leading copies by cp.async (pipeline_shared.h)
 };
 
 /// The whole translation unit: #include "tilegen_device.h" and one extern "C" __global__ per kernel.

@@ -6,6 +6,7 @@
 #include "cuda_driver.h"
 #include "nvrtc.h"
 #include "tilegen/env.h"
+#include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/plugin.h"
 
@@ -24,7 +25,6 @@ bool switched_on(const CompileOptions& opt, const char* param, const char* env) 
 EmitOptions emit_options(const CompileOptions& opt) {
   EmitOptions o;
   o.ldmatrix = switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX");
-  o.cp_async = switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC");
   return o;
 }
 
@@ -49,7 +49,9 @@ class CudaPlugin final : public TargetPlugin {
 
   //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt));
+    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt));
+    if (switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC")) passes.push_back({"async_copies", async_copies});
+    return passes;
   }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.

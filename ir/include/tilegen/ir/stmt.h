@@ -43,7 +43,7 @@ const char* name_of(AtomicOp k);
 namespace ir {
 
 enum class StmtKind : uint8_t {
-  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma
+  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait
 };
 
 struct StmtNode {
@@ -116,11 +116,17 @@ struct Reduce : StmtNode {
   Reduce(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
+/// buffer[indices] = value. An `async` store (printed `async S[i] = G[j]`) is an asynchronous
+/// copy of one element from a Global buffer into a Shared one (value is a Load of the same
+/// dtype): it lands at some moment between the store and this thread's AsyncWait that completes
+/// its group, and the element must not be read or written before then. Doing it at once is one
+/// legal schedule, so a target without asynchronous copies translates it as a plain store.
 struct Store : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
   Buffer buffer;
   std::vector<Expr> indices;
   Expr value;
+  bool async = false;
   Store(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
@@ -152,6 +158,16 @@ struct Let : StmtNode {
 struct Barrier : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Barrier;
   Barrier(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `async_wait N`: this thread's async stores issued since its previous AsyncWait become one
+/// group; then it waits until at most `in_flight` of its groups are still incomplete (the oldest
+/// complete first). cp.async.commit_group + cp.async.wait_group N on CUDA; a no-op where async
+/// stores are plain. Not a barrier: other threads see the data only after a barrier that follows.
+struct AsyncWait : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::AsyncWait;
+  int in_flight = 0;
+  AsyncWait(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 struct Seq : StmtNode {

@@ -99,18 +99,13 @@ class SourceEmitter {
   virtual void barrier() { line("__syncthreads();"); }
   /// One matrix-unit operation: every lane of a group multiplies its fragments (ir::Mma).
   virtual void mma(const ir::Mma& op) = 0;
-  /// A loop the target emits in its own way (cuda: ldmatrix, cp.async pipelines); false: the
-  /// generic emission follows.
+  /// A loop the target emits in its own way (cuda: ldmatrix); false: the generic emission follows.
   virtual bool special_for(const ir::For&) { return false; }
-  /// The body of a loop whose head is already emitted, in the target's own way (cuda: a
-  /// pipelined body's cp.async groups); false: the body is emitted as a block.
-  virtual bool loop_body(const ir::For&) { return false; }
-  /// A `bytes`-wide global→shared vector move the target performs asynchronously (cp.async);
-  /// false: a plain vector move follows. dst and src are address expressions.
-  virtual bool async_move(int64_t /*bytes*/, const ir::Store&, const ir::Load&, const std::string& /*dst*/,
-                          const std::string& /*src*/) {
-    return false;
-  }
+  /// An async store (ir::Store::async) of `bytes` (4, 8 or 16) from global address src to
+  /// shared address dst. Default: the plain move, one legal schedule of it (cuda: cp.async).
+  virtual void async_move(int64_t bytes, const std::string& dst, const std::string& src);
+  /// ir::AsyncWait. Default: nothing, where async stores are plain (cuda: commit and wait).
+  virtual void async_wait(int /*in_flight*/) {}
   /// Called before a Let's declaration is emitted (cuda recognises the lane index here).
   virtual void on_let(const ir::Let&) {}
 

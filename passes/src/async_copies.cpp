@@ -1,0 +1,89 @@
+#include "tilegen/passes/async_copies.h"
+
+#include "tilegen/ir/visitor.h"
+#include "tilegen/passes/gpu_source.h"
+#include "tilegen/passes/vector_move.h"
+
+namespace tg {
+
+namespace {
+
+Stmt wait_for(int in_flight, const SourceLoc& loc) {
+  auto w = std::make_shared<ir::AsyncWait>(loc);
+  w->in_flight = in_flight;
+  return Stmt(std::move(w));
+}
+
+// Inside one fill statement: its vector moves from global to shared become async, and a barrier
+// nested in it waits for every copy first.
+struct MarkFill : IRMutator {
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    if (std::optional<VectorMove> m = match_vector_move(*op);
+        m && m->bytes >= 4 && m->store->buffer->scope == Scope::Shared && m->load->buffer->scope == Scope::Global)
+      return async_body(op);
+    return IRMutator::visit(op, self);
+  }
+  Stmt visit(const ir::Barrier* op, const Stmt& self) override {
+    return make_seq({wait_for(0, op->loc), self}, op->loc);
+  }
+
+  // The vector move's loop with its store made async (its lets kept).
+  static Stmt async_body(const ir::For* op) {
+    struct MarkStore : IRMutator {
+      Stmt visit(const ir::Store* s, const Stmt&) override {
+        auto n = std::make_shared<ir::Store>(*s);
+        n->async = true;
+        return Stmt(std::move(n));
+      }
+    } mark;
+    auto n = std::make_shared<ir::For>(*op);
+    n->body = mark.mutate(op->body);
+    return Stmt(std::move(n));
+  }
+};
+
+struct AsyncCopies : IRMutator {
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    Stmt rebuilt = IRMutator::visit(op, self);
+    const auto* loop = rebuilt.as<ir::For>();
+    const auto* seq = loop->body.as<ir::Seq>();
+    if (loop->for_kind != ForKind::Pipelined || loop->stages < 2 || !seq) return rebuilt;
+    const std::vector<Stmt>& stmts = seq->stmts;
+    std::size_t i = 0;
+    while (i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier) ++i;
+    std::vector<Stmt> out;
+    if (i == stmts.size() || !gpu::fills_shared_from_global(stmts[i])) {
+      // No fills (the guard of every later tile folded away): the tiles are the prologue's, whose
+      // groups this loop still has to wait for, one an iteration.
+      out.push_back(wait_for(loop->stages - 1, loop->loc));
+      out.insert(out.end(), stmts.begin(), stmts.end());
+      auto n = std::make_shared<ir::For>(*loop);
+      n->body = make_seq(std::move(out), seq->loc);
+      return Stmt(std::move(n));
+    }
+    out.assign(stmts.begin(), stmts.begin() + std::ptrdiff_t(i));
+    MarkFill mark;
+    bool waited = false;
+    for (; i < stmts.size(); ++i) {
+      if (!waited && stmts[i]->kind == ir::StmtKind::Barrier) {
+        out.push_back(wait_for(loop->stages - 1, stmts[i]->loc));
+        waited = true;
+      }
+      out.push_back(waited ? stmts[i] : mark.mutate(stmts[i]));
+    }
+    if (!waited) out.push_back(wait_for(0, loop->loc));
+    auto n = std::make_shared<ir::For>(*loop);
+    n->body = make_seq(std::move(out), seq->loc);
+    return Stmt(std::move(n));
+  }
+};
+
+}  // namespace
+
+Function async_copies(const Function& f, const TargetInfo& info) {
+  if (!info.async_copy) return f;
+  AsyncCopies pass;
+  return pass.mutate_function(f);
+}
+
+}  // namespace tg
