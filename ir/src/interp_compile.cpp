@@ -52,6 +52,7 @@ class Compiler {
   XRegion region(const Region& r, SNode& n, const char* what);
   int32_t collective(const Stmt& s);
   int32_t mma(const ir::Mma* op);
+  int32_t ldmatrix(const ir::LdMatrix* op);
   int32_t store(const Stmt& s);
   int32_t let(const Let* op);
   void need_kernel(const StmtNode* op, const char* what) const;
@@ -410,6 +411,26 @@ int32_t Compiler::collective(const Stmt& s) {
   return add_stmt(std::move(n));
 }
 
+// regions[0]: the registers, offsets[0] the lane's first one; buf and idx: the row it supplies.
+int32_t Compiler::ldmatrix(const ir::LdMatrix* op) {
+  need_kernel(op, "ldmatrix");
+  no_parallel(op, "ldmatrix");
+  if (op->regs->scope != Scope::Local || op->src->scope != Scope::Shared)
+    throw Error("ldmatrix loads a shared buffer into each lane's registers (a local buffer)", op->loc);
+  SNode n(StmtKind::LdMatrix, op);
+  XRegion regs;
+  regs.buf = buffer(op->regs, op->loc);
+  regs.offsets.push_back(index(op->reg_base, "ldmatrix register index into " + op->regs->name, op->loc));
+  n.regions.push_back(std::move(regs));
+  n.buf = buffer(op->src, op->loc);
+  if (op->src_indices.size() != op->src.rank())
+    throw Error("ldmatrix from " + op->src->name + " has " + std::to_string(op->src_indices.size()) +
+                    " indices; " + op->src->name + " has rank " + std::to_string(op->src.rank()),
+                op->loc);
+  for (auto& i : op->src_indices) n.idx.push_back(index(i, "ldmatrix index into " + op->src->name, op->loc));
+  return add_stmt(std::move(n));
+}
+
 int32_t Compiler::mma(const ir::Mma* op) {
   need_kernel(op, "mma");
   no_parallel(op, "mma");
@@ -478,6 +499,7 @@ int32_t Compiler::stmt(const Stmt& s) {
     case StmtKind::Gemm:
     case StmtKind::Reduce: return collective(s);
     case StmtKind::Mma: return mma(s.as<ir::Mma>());
+    case StmtKind::LdMatrix: return ldmatrix(s.as<ir::LdMatrix>());
     case StmtKind::Store:
     case StmtKind::Atomic: return store(s);
     case StmtKind::If: {

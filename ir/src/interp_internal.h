@@ -163,6 +163,7 @@ class BlockExec {
 
   // ---- interp_mma.cpp
   void exec_mma(const SNode& s, Mask m);
+  void exec_ldmatrix(const SNode& s, Mask m);
 
  private:
   struct Frame {  // per nesting depth scratch, so control flow allocates nothing per step

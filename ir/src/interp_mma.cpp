@@ -97,4 +97,54 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
   }
 }
 
+// ir::LdMatrix, as PTX defines ldmatrix.sync.aligned.m8n8.b16: each warp reads the rows its lanes
+// supply and deals them out, so a wrong proof in the pass that chose it shows as a wrong answer.
+void BlockExec::exec_ldmatrix(const SNode& s, Mask m) {
+  cur_ = &s;
+  const auto* op = static_cast<const ir::LdMatrix*>(s.src);
+  constexpr int G = 32;
+  if (single_lane_) fail("ldmatrix inside a parallel loop; move it out of the loop");
+  if (T_ % G != 0)
+    fail("ldmatrix needs the block's thread count (" + std::to_string(T_) + ") to be a multiple of 32");
+  const int32_t regs = s.regions[0].buf;
+  const int64_t reg_numel = L.shapes[regs].numel;
+  const BufShape& sh = L.shapes[s.buf];
+  const int rank = int(s.idx.size());
+  std::vector<int> active(std::size_t(T_ / G), 0);
+  for (int k = 0; k < m.n; ++k)
+    if (m.ids[k] < T_) ++active[std::size_t(m.ids[k] / G)];
+  std::vector<int64_t> row(std::size_t(8 * op->matrices));
+  for (int g = 0; g < T_ / G; ++g) {
+    const int n = active[std::size_t(g)];
+    if (n == 0) continue;
+    if (n != G)
+      fail("ldmatrix reached by " + std::to_string(n) + " of the 32 lanes of warp " + std::to_string(g) +
+           ": a warp executes it together; move it out of the divergent code");
+    for (int l = 0; l < 8 * op->matrices; ++l) {  // lane 8j + i: row i of matrix j
+      const int lane = g * G + l;
+      row[std::size_t(l)] = element_index(s.buf, s.idx.data(), rank, lane, "ldmatrix row");
+      const int64_t last = eval_int(s.idx.back(), lane);
+      if (last + 8 > sh.dims[std::size_t(rank - 1)])
+        fail("ldmatrix: the row thread " + std::to_string(lane) + " supplies starts at element " +
+             std::to_string(last) + " of " + P.bufs[s.buf].node->name + "'s last dimension (" +
+             std::to_string(sh.dims[std::size_t(rank - 1)]) + "), so it has fewer than 8 elements");
+    }
+    for (int t = 0; t < G; ++t) {
+      const int lane = g * G + t;
+      const int64_t base = eval_int(s.regions[0].offsets[0], lane);
+      if (base < 0 || base + 2 * op->matrices > reg_numel)
+        fail("ldmatrix: thread " + std::to_string(lane) + " writes " + P.bufs[regs].node->name + "[" +
+             std::to_string(base) + " .. " + std::to_string(base + 2 * op->matrices - 1) + "], outside its " +
+             std::to_string(reg_numel) + " elements");
+      for (int j = 0; j < op->matrices; ++j)
+        for (int h = 0; h < 2; ++h) {
+          const int r = op->trans ? 2 * (t % 4) + h : t / 4, c = op->trans ? t / 4 : 2 * (t % 4) + h;
+          const int64_t flat = row[std::size_t(8 * j + r)] + c;
+          if (!races_[s.buf].empty()) note_read(s.buf, flat, lane);
+          write(regs, base + 2 * j + h, lane, read(s.buf, flat, lane));
+        }
+    }
+  }
+}
+
 }  // namespace tg::interp

@@ -98,6 +98,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
     case StmtKind::Atomic: exec_store(s, m, true); return;
     case StmtKind::Barrier: exec_barrier(s, m); return;
     case StmtKind::AsyncWait: exec_async_wait(s, m); return;
+    case StmtKind::LdMatrix: exec_ldmatrix(s, m); return;
     case StmtKind::Copy:
       begin_collective(s, m, "copy");
       exec_copy(s);

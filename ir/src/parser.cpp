@@ -217,6 +217,7 @@ Stmt Parser::statement() {
       n->async = true;
       return Stmt(std::move(n));
     }
+    if (t.text == "ldmatrix") return ldmatrix();
     if (t.text == "async_wait") {
       auto w = std::make_shared<AsyncWait>(here());
       next();
@@ -469,6 +470,27 @@ Stmt Parser::store() {
   expect("=", "after " + s->buffer->name + "[...] in a store");
   s->value = expression();
   return Stmt(std::move(s));
+}
+
+// ldmatrix x4 [trans] S[i, j] -> R[base]
+Stmt Parser::ldmatrix() {
+  auto l = std::make_shared<LdMatrix>(here());
+  next();
+  const Token& count = peek();
+  if (count.kind != TokKind::Ident || (count.text != "x1" && count.text != "x2" && count.text != "x4"))
+    fail("expected x1, x2 or x4 (the number of 8x8 matrices) after ldmatrix, found " + count.describe());
+  l->matrices = count.text[1] - '0';
+  next();
+  if (peek().ident("trans")) next(), l->trans = true;
+  l->src = expect_buffer("the ldmatrix's shared source");
+  expect("[", "after the ldmatrix's source " + l->src->name);
+  l->src_indices = indices(l->src);
+  expect("->", "between the ldmatrix's shared source and its registers");
+  l->regs = expect_buffer("the ldmatrix's registers");
+  expect("[", "after the ldmatrix's registers " + l->regs->name);
+  l->reg_base = expression();
+  expect("]", "after the ldmatrix's first register");
+  return Stmt(std::move(l));
 }
 
 // atomic add(A[i, j], value)

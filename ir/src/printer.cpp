@@ -480,6 +480,11 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Barrier: return "barrier";
     case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.as<AsyncWait>()->in_flight);
+    case StmtKind::LdMatrix: {
+      auto* l = s.as<LdMatrix>();
+      return "ldmatrix x" + std::to_string(l->matrices) + (l->trans ? " trans " : " ") + buffer_name(l->src.get()) +
+             "[" + list(l->src_indices) + "] -> " + buffer_name(l->regs.get()) + "[" + expr(l->reg_base) + "]";
+    }
     default: return "<?>";
   }
 }

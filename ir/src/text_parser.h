@@ -90,6 +90,7 @@ class Parser {
   Stmt reduce();
   Stmt store();
   Stmt atomic();
+  Stmt ldmatrix();
   Stmt mma();
   Region region(const std::string& what);
   std::vector<Expr> indices(const Buffer& b);

@@ -50,6 +50,7 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::Let: return "let";
     case StmtKind::Barrier: return "barrier";
     case StmtKind::AsyncWait: return "async_wait";
+    case StmtKind::LdMatrix: return "ldmatrix";
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
   }
@@ -76,6 +77,7 @@ class Verifier : public IRVisitor {
   void visit(const Let* op) override;
   void visit(const Barrier* op) override;
   void visit(const AsyncWait* op) override;
+  void visit(const LdMatrix* op) override;
   void visit(const Mma* op) override;
 
  private:
@@ -454,6 +456,24 @@ void Verifier::visit(const Store* op) {
            "dtype (async S[i] = G[j]); make it a plain store");
     if (parallel_depth_ > 0) fail("async store inside a parallel loop; async copies are per-thread code");
   }
+}
+
+void Verifier::visit(const LdMatrix* op) {
+  At at(loc_, op->loc);
+  require_kernel("ldmatrix");
+  if (parallel_depth_ > 0) fail("ldmatrix inside a parallel loop; it is per-warp code");
+  if (op->matrices != 1 && op->matrices != 2 && op->matrices != 4)
+    fail("ldmatrix x" + std::to_string(op->matrices) + ": it loads 1, 2 or 4 matrices");
+  if (!op->regs || op->regs->scope != Scope::Local || !op->src || op->src->scope != Scope::Shared)
+    fail("ldmatrix loads from a shared buffer into a local one");
+  if (op->regs->dtype != op->src->dtype || op->src->dtype.bits() != 16)
+    fail("ldmatrix moves 16-bit elements: " + op->src->name + " and " + op->regs->name +
+         " must both be f16, bf16, i16 or u16 of one dtype");
+  check_buffer_use(op->regs, "ldmatrix");
+  check_buffer_use(op->src, "ldmatrix");
+  check_indices(op->src, op->src_indices, "ldmatrix", loc_);
+  if (!op->reg_base.defined() || !op->reg_base.dtype().is_int()) fail("ldmatrix needs an integer register index");
+  IRVisitor::visit(op);
 }
 
 void Verifier::visit(const AsyncWait* op) {

@@ -37,6 +37,7 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::Let: return visit(static_cast<const Let*>(s.get()));
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()));
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()));
+    case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()));
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
   }
@@ -75,6 +76,10 @@ void IRVisitor::visit(const Fill* op) { visit_region(op->dst); visit_expr(op->va
 void IRVisitor::visit(const Gemm* op) { visit_region(op->a); visit_region(op->b); visit_region(op->c); }
 void IRVisitor::visit(const Reduce*) {}
 void IRVisitor::visit(const Store* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
+void IRVisitor::visit(const LdMatrix* op) {
+  visit_expr(op->reg_base);
+  for (auto& i : op->src_indices) visit_expr(i);
+}
 void IRVisitor::visit(const Atomic* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
 void IRVisitor::visit(const If* op) { visit_expr(op->cond); visit_stmt(op->then_body); visit_stmt(op->else_body); }
 void IRVisitor::visit(const Let* op) { visit_expr(op->value); visit_stmt(op->body); }
@@ -123,6 +128,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Let: return visit(static_cast<const Let*>(s.get()), s);
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()), s);
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()), s);
+    case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()), s);
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
   }
@@ -289,6 +295,17 @@ Stmt mutate_write(IRMutator& m, const Node* op, const Stmt& self) {
 }  // namespace
 Stmt IRMutator::visit(const Store* op, const Stmt& self) { return mutate_write(*this, op, self); }
 Stmt IRMutator::visit(const Atomic* op, const Stmt& self) { return mutate_write(*this, op, self); }
+Stmt IRMutator::visit(const LdMatrix* op, const Stmt& self) {
+  Buffer r = mutate_buffer(op->regs), s = mutate_buffer(op->src);
+  Expr base = mutate(op->reg_base);
+  std::vector<Expr> idx;
+  for (auto& i : op->src_indices) idx.push_back(mutate(i));
+  if (r.same_as(op->regs) && s.same_as(op->src) && base.same_as(op->reg_base) && same(idx, op->src_indices))
+    return self;
+  auto n = std::make_shared<LdMatrix>(*op);
+  n->regs = r, n->src = s, n->reg_base = base, n->src_indices = std::move(idx);
+  return Stmt(std::move(n));
+}
 Stmt IRMutator::visit(const If* op, const Stmt& self) {
   Expr c = mutate(op->cond);
   Stmt t = mutate(op->then_body), e = mutate(op->else_body);

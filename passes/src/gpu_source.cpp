@@ -132,6 +132,15 @@ std::string SourceEmitter::operand_address(const ir::MmaOperand& o) {
   return "&" + name(o.buffer.get(), o.buffer->name) + "[" + expr(o.offset) + "]";
 }
 
+std::string SourceEmitter::element_address(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  return "&" + name(&b, b.name) + "[" + linear_index(b, idx) + "]";
+}
+
+void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
+  throw Error("the " + target_name() + " target has no ldmatrix instruction; the pass use_ldmatrix is cuda's",
+              op.loc);
+}
+
 std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
   const bool wide = stored_elements(b) >= (int64_t(1) << 31);
   const std::vector<int64_t> st = strides_of(b);
@@ -359,7 +368,6 @@ void SourceEmitter::atomic(const ir::Atomic& op) {
 
 void SourceEmitter::let(const ir::Let& op) {
   std::string v = expr(op.value);  // before the name exists: the value cannot see it
-  on_let(op);
   bool again = bound_.count(op.var.get());
   if (again) line("{"), ++indent_;
   bound_.insert(op.var.get());
@@ -370,7 +378,6 @@ void SourceEmitter::let(const ir::Let& op) {
 
 void SourceEmitter::loop(const ir::For& op) {
   if (op.for_kind == ForKind::Vectorized && vector_move(op)) return;
-  if (special_for(op)) return;
   std::string lo = expr(op.min), n = expr(op.extent);
   if (op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized) line("#pragma unroll");
   std::string v = declare(op.var.name(), op.var.get()), t = value_type(op.var.dtype());
@@ -389,6 +396,7 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
     case ir::StmtKind::Barrier: return barrier();
     case ir::StmtKind::AsyncWait: return async_wait(s.as<ir::AsyncWait>()->in_flight);
+    case ir::StmtKind::LdMatrix: return ldmatrix(*s.as<ir::LdMatrix>());
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();

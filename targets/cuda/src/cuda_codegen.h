@@ -22,13 +22,8 @@ using gpu::KernelPlan;
 using gpu::plan_kernels;
 using gpu::SharedPlan;
 
-/// Instruction choices that can be switched off to isolate them (exact by construction).
-/// (cp.async is the pass async_copies: it is in the IR or not.)
-struct EmitOptions {
-  bool ldmatrix = true;  // mma operands by ldmatrix where proven equivalent (ldmatrix_match.h)
-};
-
 /// The whole translation unit: #include "tilegen_device.h" and one extern "C" __global__ per kernel.
-std::string emit_cuda(const Function& f, const TargetInfo& info, const EmitOptions& opt = {});
+/// cp.async and ldmatrix are in the IR (the passes async_copies and use_ldmatrix) or not.
+std::string emit_cuda(const Function& f, const TargetInfo& info);
 
 }  // namespace tg::cuda

@@ -8,24 +8,20 @@
 #include "tilegen/env.h"
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
 
 namespace tg::cuda {
 
 namespace {
 
-// ldmatrix and cp.async can be switched off to isolate them: params {"ldmatrix": "0"},
-// {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0, TILEGEN_CUDA_CP_ASYNC=0.
+// The passes use_ldmatrix and async_copies can be left out to isolate them: params
+// {"ldmatrix": "0"}, {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0,
+// TILEGEN_CUDA_CP_ASYNC=0.
 bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
   auto it = opt.params.find(param);
   return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env,
                            true);
-}
-
-EmitOptions emit_options(const CompileOptions& opt) {
-  EmitOptions o;
-  o.ldmatrix = switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX");
-  return o;
 }
 
 class CudaPlugin final : public TargetPlugin {
@@ -51,6 +47,7 @@ class CudaPlugin final : public TargetPlugin {
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt));
     if (switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC")) passes.push_back({"async_copies", async_copies});
+    if (switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX")) passes.push_back({"use_ldmatrix", use_ldmatrix});
     return passes;
   }
 
@@ -60,7 +57,7 @@ class CudaPlugin final : public TargetPlugin {
     TargetInfo target = info;
     if (!opt.arch.empty()) target = info_for_arch(opt.arch);
     Artifact a;
-    a.source = emit_cuda(lowered, target, emit_options(opt));
+    a.source = emit_cuda(lowered, target);
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
     a.assembly = std::move(out.ptx);
     a.binary = std::move(out.cubin);

@@ -33,12 +33,27 @@ struct Nvrtc {
       error = "libnvrtc.so.13 not found (install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH)";
       return;
     }
+    load_builtins_beside();
     bool ok = sym(create, "nvrtcCreateProgram") & sym(compile, "nvrtcCompileProgram") &
               sym(log_size, "nvrtcGetProgramLogSize") & sym(log, "nvrtcGetProgramLog") &
               sym(ptx_size, "nvrtcGetPTXSize") & sym(ptx, "nvrtcGetPTX") &
               sym(cubin_size, "nvrtcGetCUBINSize") & sym(cubin, "nvrtcGetCUBIN") &
               sym(destroy, "nvrtcDestroyProgram") & sym(error_string, "nvrtcGetErrorString");
     if (!ok) error = "libnvrtc lacks " + missing + "; use NVRTC from CUDA 11.1 or later";
+  }
+  // NVRTC dlopens libnvrtc-builtins.so.13.0 by name when it compiles; where the toolkit's lib64
+  // is not on the library path (found through the fallback path above), that fails with
+  // NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. Loaded first from libnvrtc's own folder, the name
+  // resolves to the loaded library.
+  void load_builtins_beside() {
+    if (void* b = dlopen("libnvrtc-builtins.so.13.0", RTLD_NOW | RTLD_LOCAL)) {
+      builtins = b;
+      return;
+    }
+    char origin[4096] = {};
+    if (dlinfo(lib, RTLD_DI_ORIGIN, origin) != 0) return;
+    const std::string path = std::string(origin) + "/libnvrtc-builtins.so.13.0";
+    builtins = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
   template <typename F>
   bool sym(F& f, const char* name) {
@@ -47,6 +62,7 @@ struct Nvrtc {
     return f != nullptr;
   }
   std::string missing;
+  void* builtins = nullptr;  // kept loaded for the process's life, as lib is
 };
 
 Nvrtc& nvrtc() {

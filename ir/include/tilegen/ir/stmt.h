@@ -43,7 +43,7 @@ const char* name_of(AtomicOp k);
 namespace ir {
 
 enum class StmtKind : uint8_t {
-  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait
+  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix
 };
 
 struct StmtNode {
@@ -190,6 +190,23 @@ struct Mma : StmtNode {
   std::string unit;
   MmaOperand a, b, c;
   Mma(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `ldmatrix x4 [trans] S[i, j] -> R[base]`: each warp (32 consecutive threads, collective) loads
+/// `matrices` (1, 2 or 4) 8×8 matrices of 16-bit elements from the Shared buffer `src` into its
+/// lanes' Local `regs` (CUDA's ldmatrix.sync.aligned.m8n8). Lane 8j + i supplies in `src_indices`
+/// the first element of row i of matrix j, the row being the 8 elements from there along the last
+/// dimension; lane t receives element (t/4, 2(t%4) + h) of matrix j, or with `trans` element
+/// (2(t%4) + h, t/4), in regs[reg_base + 2j + h] (h = 0, 1), reg_base being the lane's own.
+struct LdMatrix : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::LdMatrix;
+  int matrices = 4;
+  bool trans = false;
+  Buffer regs;
+  Expr reg_base;
+  Buffer src;
+  std::vector<Expr> src_indices;
+  LdMatrix(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 }  // namespace ir

@@ -99,15 +99,13 @@ class SourceEmitter {
   virtual void barrier() { line("__syncthreads();"); }
   /// One matrix-unit operation: every lane of a group multiplies its fragments (ir::Mma).
   virtual void mma(const ir::Mma& op) = 0;
-  /// A loop the target emits in its own way (cuda: ldmatrix); false: the generic emission follows.
-  virtual bool special_for(const ir::For&) { return false; }
   /// An async store (ir::Store::async) of `bytes` (4, 8 or 16) from global address src to
   /// shared address dst. Default: the plain move, one legal schedule of it (cuda: cp.async).
   virtual void async_move(int64_t bytes, const std::string& dst, const std::string& src);
   /// ir::AsyncWait. Default: nothing, where async stores are plain (cuda: commit and wait).
   virtual void async_wait(int /*in_flight*/) {}
-  /// Called before a Let's declaration is emitted (cuda recognises the lane index here).
-  virtual void on_let(const ir::Let&) {}
+  /// ir::LdMatrix (cuda). Default: a tg::Error, the target has no such instruction.
+  virtual void ldmatrix(const ir::LdMatrix& op);
 
   // ---- services for the hooks.
   void line(const std::string& s);
@@ -118,6 +116,8 @@ class SourceEmitter {
   std::string name(const void* key, const std::string& fallback);
   /// "&C_local[offset]" of an mma operand.
   std::string operand_address(const ir::MmaOperand& o);
+  /// "&A_shared[<linear index of idx>]", in the storage layout of strides_of().
+  std::string element_address(const ir::BufferNode& b, const std::vector<Expr>& idx);
 
   const Function& f_;
   const KernelPlan& p_;

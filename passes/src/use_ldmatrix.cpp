@@ -1,15 +1,27 @@
-// match_ldmatrix (see the header). ldmatrix.m8n8.b16: lanes 8j .. 8j+7 give the addresses of
+// use_ldmatrix (see the header). ldmatrix.m8n8.b16: lanes 8j .. 8j+7 give the addresses of
 // rows 0..7 of matrix j (16 bytes each); lane t receives in register j the elements
 // (row t/4, cols 2(t%4), 2(t%4)+1) of matrix j, or with .trans (rows 2(t%4), 2(t%4)+1, col t/4).
-#include "ldmatrix_match.h"
+#include "tilegen/passes/use_ldmatrix.h"
+
+#include <optional>
 
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/gpu_source.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 
-namespace tg::cuda {
+namespace tg {
 
 namespace {
+
+struct LdmatrixMatch {
+  int matrices = 0;  // 8×8 b16 matrices: 1, 2 or 4
+  bool trans = false;
+  Buffer regs;
+  Expr reg_base;  // element index of the first register written
+  Buffer src;
+  std::vector<Expr> src_indices;  // the first element of the row this lane supplies (in terms of the lane)
+};
 
 // The loop's single register store and the variables of its pair loop (h, when present).
 struct Shape {
@@ -55,9 +67,10 @@ int64_t coefficient(const Expr& e, const Var& v) {
   return c;
 }
 
-}  // namespace
-
-std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane, const StridesFn& strides) {
+// The ldmatrix equivalent of `loop`, or nothing: a proof, lane by lane and register by register,
+// that the loop moves exactly what ldmatrix moves, on the storage layout a GPU source target
+// gives shared buffers (gpu::strides_of: padded rows), with 16-byte aligned rows.
+std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane) {
   auto s = shape_of(loop);
   if (!s) return std::nullopt;
   const bool pairs = s->h.defined();
@@ -71,7 +84,7 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
   if (pairs) base = substitute(base, {{s->h, Expr(0)}});
   if (!is_multiple_of(base, 2)) return std::nullopt;
   // F(lane, reg): the flat shared index one lane loads into one register.
-  std::vector<int64_t> st = strides(*s->load->buffer);
+  std::vector<int64_t> st = gpu::strides_of(*s->load->buffer);
   Expr flat = 0;
   for (std::size_t d = 0; d < s->load->indices.size(); ++d) flat = flat + s->load->indices[d] * Expr(st[d]);
   auto F = [&](int64_t t, int64_t reg) {
@@ -110,8 +123,48 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
     at.push_back({s->r, j}), at.push_back({s->h, Expr(0)});
   else
     at.push_back({s->r, j * 2 + i % 2});
-  out.src_index = simplify_expr(substitute(flat, at));
+  for (const Expr& idx : s->load->indices) out.src_indices.push_back(simplify_expr(substitute(idx, at)));
   return out;
 }
 
-}  // namespace tg::cuda
+// Lets of the thread index mod 32 are the lane; unrolled loops that match become LdMatrix.
+struct UseLdmatrix : IRMutator {
+  Var thread, lane;
+  Stmt visit(const ir::Kernel* op, const Stmt& self) override {
+    Var saved_thread = thread, saved_lane = lane;
+    thread = op->thread_var, lane = Var();
+    Stmt out = IRMutator::visit(op, self);
+    thread = saved_thread, lane = saved_lane;
+    return out;
+  }
+  Stmt visit(const ir::Let* op, const Stmt& self) override {
+    const auto* m = op->value.as<ir::Binary>();
+    if (!(m && m->op == ir::BinOp::Mod && thread.defined() && m->a.same_as(thread) && m->b.as_int() == 32))
+      return IRMutator::visit(op, self);
+    Var saved = lane;
+    lane = op->var;
+    Stmt out = IRMutator::visit(op, self);
+    lane = saved;
+    return out;
+  }
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    if (lane.defined() && op->for_kind == ForKind::Unrolled)
+      if (std::optional<LdmatrixMatch> m = match_ldmatrix(*op, lane)) {
+        auto l = std::make_shared<ir::LdMatrix>(op->loc);
+        l->matrices = m->matrices, l->trans = m->trans;
+        l->regs = m->regs, l->reg_base = m->reg_base;
+        l->src = m->src, l->src_indices = m->src_indices;
+        return Stmt(std::move(l));
+      }
+    return IRMutator::visit(op, self);
+  }
+};
+
+}  // namespace
+
+Function use_ldmatrix(const Function& f, const TargetInfo&) {
+  UseLdmatrix pass;
+  return pass.mutate_function(f);
+}
+
+}  // namespace tg
