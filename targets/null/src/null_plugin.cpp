@@ -95,12 +95,13 @@ class NullPlugin final : public TargetPlugin {
   /// Lowered IR (the pipeline's output) → an Artifact: source text, assembly and binary where
   /// the target has them, the kernel entry names. It must not need a device: `tilegen source`
   /// runs it on machines without one, for `info` from info_for_arch(). opt.arch, when set, names
-  /// the architecture `info` was made for. A statement it cannot translate is a tg::Error at that
-  /// statement's loc (the builder line). The runtime keeps every artifact with a binary in the
-  /// kernel cache, keyed by the lowered IR, plugin, TargetInfo and options, then hands it to
-  /// DeviceContext::load(); CompiledKernel::source(), assembly() and binary() return its fields.
-  /// null's "source" is the lowered IR text, which its load() parses back; it has no binary, so
-  /// nothing is cached (a real target's binary is what makes a cache hit skip codegen).
+  /// the architecture to generate for (cuda then codegens for info_for_arch(opt.arch) rather than
+  /// the device's own `info`; null has one architecture). A statement it cannot translate is a
+  /// tg::Error at that statement's loc (the builder line). The runtime keeps every artifact with
+  /// a binary in the kernel cache, keyed by the lowered IR, plugin, TargetInfo and options, then
+  /// hands it to DeviceContext::load(); CompiledKernel::source(), assembly() and binary() return
+  /// its fields. null's "source" is the lowered IR text, which its load() parses back; it has no
+  /// binary, so nothing is cached (a real target's binary is what makes a cache hit skip codegen).
   ///   lowered:  func gemm(A: f16[64, 64] global, ...) { kernel grid(2, 2) threads(128) -> (bx, by; tx) ... }
   ///   artifact: {source: "func gemm(A: f16[64, 64] global, ...) {...}", binary: {}, entry: "gemm"}
   Artifact codegen(const Function& lowered, const TargetInfo&, const CompileOptions&) override {
@@ -121,9 +122,10 @@ class NullPlugin final : public TargetPlugin {
   }
 
   /// The TargetInfo of an architecture named by the user, for codegen without a device:
-  /// `tilegen source gemm --target null --arch null`, `tilegen ir ... --arch null`, and
-  /// CompileOptions::arch. A real target keeps a table of the architectures it supports (cuda:
-  /// nvidia_target_info(sm) for sm_80 and later) and names them when given another.
+  /// `tilegen source gemm --target null --arch null` and `tilegen ir ... --arch null` pass it to
+  /// pipeline() and codegen(). A real target keeps a table of the architectures it supports
+  /// (cuda: nvidia_target_info(sm) for sm_80 and later) and names them when given another.
+  /// Without an override, plugin.h's default throws: the target has no device-less codegen.
   TargetInfo info_for_arch(const std::string& arch) override {
     if (arch == "null") return null_info();
     throw Error("null: architecture '" + arch + "' is unknown; the null target has one, 'null'");
