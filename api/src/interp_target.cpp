@@ -1,5 +1,6 @@
-// The `interp` target: the reference interpreter as a plugin. It is the smallest complete target,
-// so it doubles as the model for a new one — copy this file, then replace each hook:
+// The `interp` target: the reference interpreter as a plugin, built into the core. A new target
+// starts from targets/null instead (docs/adding_a_target.md), a skeleton plugin with every hook
+// commented; the hooks, in brief:
 //
 //   name()     the plugin's name; the library must be libtilegen_<name>.so
 //   probe()    find the runtime and the devices (dlopen the vendor library here, never earlier)

@@ -251,6 +251,8 @@ PluginRecord record_of(LoadedPlugin& lp) {
 }
 
 /// name → path of every libtilegen_<name>.so in the search directories; the first one wins.
+/// This is the discovery order: directory by directory, file names sorted in each. No plugin is
+/// preferred by name; Target::select() ranks devices by their TargetInfo (device_ranking.cpp).
 std::vector<std::pair<std::string, std::string>> scan_dirs() {
   std::vector<std::pair<std::string, std::string>> found;
   const std::string prefix = "libtilegen_", suffix = ".so";
@@ -275,13 +277,6 @@ std::vector<std::pair<std::string, std::string>> scan_dirs() {
     }
   }
   return found;
-}
-
-int known_rank(const std::string& name) {
-  static const char* known[] = {"cuda", "hip", "vulkan", "cpu"};
-  for (int i = 0; i < 4; ++i)
-    if (name == known[i]) return i;
-  return 4;
 }
 
 }  // namespace
@@ -384,8 +379,6 @@ std::string trial_in_child(const LoadedPlugin& lp) {
 /// Every plugin found, loaded and probed (each library once per process), interp last.
 std::vector<PluginRecord> discover_all(bool isolated) {
   auto found = scan_dirs();
-  std::stable_sort(found.begin(), found.end(),
-                   [](auto& a, auto& b) { return known_rank(a.first) < known_rank(b.first); });
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
   std::vector<PluginRecord> out;
@@ -423,11 +416,8 @@ std::optional<PluginRecord> discover_plugin(const std::string& name) {
 }
 
 std::vector<std::string> target_names() {
-  auto found = scan_dirs();
-  std::stable_sort(found.begin(), found.end(),
-                   [](auto& a, auto& b) { return known_rank(a.first) < known_rank(b.first); });
   std::vector<std::string> out;
-  for (auto& f : found) out.push_back(f.first);
+  for (auto& f : scan_dirs()) out.push_back(f.first);
   out.push_back("interp");
   return out;
 }

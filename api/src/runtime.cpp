@@ -35,14 +35,6 @@ std::shared_ptr<DeviceState> open_device(const PluginRecord& rec, int index, con
   return dev;
 }
 
-/// select()'s order of devices: hardware GPUs, the native CPU, software devices, the interpreter.
-int device_rank(const std::string& target, const TargetInfo& d) {
-  if (target == "interp") return 3;
-  if (d.is_cpu) return 1;
-  if (d.software) return 2;
-  return 0;
-}
-
 Target select_from_env(const std::string& spec, const SourceLoc& loc) {
   std::string name = spec;
   int device = 0;
@@ -94,21 +86,12 @@ Target Target::select(Loc loc) {
   SourceLoc where = SourceLoc::from(loc);
   if (const char* env = std::getenv("TILEGEN_TARGET"); env && *env) return select_from_env(env, where);
   std::vector<PluginRecord> all = discover_plugins();
-  struct Candidate {
-    int rank;
-    const PluginRecord* rec;
-    int index;
-  };
-  std::vector<Candidate> cands;
-  for (const PluginRecord& r : all)
-    if (r.status.available)
-      for (std::size_t i = 0; i < r.status.devices.size(); ++i)
-        cands.push_back({device_rank(r.status.name, r.status.devices[i]), &r, int(i)});
-  std::stable_sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.rank < b.rank; });
+  std::vector<TargetStatus> statuses;
+  for (const PluginRecord& r : all) statuses.push_back(r.status);
   std::string failures;
-  for (const Candidate& c : cands) {
+  for (const DeviceChoice& c : selection_order(statuses)) {
     try {
-      return Target(std::make_shared<Impl>(Impl{open_device(*c.rec, c.index, where)}));
+      return Target(std::make_shared<Impl>(Impl{open_device(all[c.target], c.device, where)}));
     } catch (const Error& e) {
       failures += "; " + e.message();  // a device that will not open: try the next best
     }

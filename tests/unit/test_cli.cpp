@@ -307,3 +307,34 @@ TEST_CASE("cli: fuzz runs a counted, seeded batch and replays case files; bad op
   CHECK(r.status == 1);
   CHECK(has(r, "no case file or folder /nonexistent/cases"));
 }
+
+TEST_CASE("cli: the null skeleton target is listed as unavailable, generates code without a device, and "
+          "conformance skips it") {
+  const std::string reason =
+      "the null target is a skeleton to copy (targets/null, docs/adding_a_target.md); it has no device";
+  CliResult r = tilegen("targets");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "\nnull "));
+  CHECK(has(r, "unavailable  " + reason));
+  CHECK(!has(r, "killed by"));
+
+  // Through info_for_arch("null"): the IR after the last pass of its pipeline is its source.
+  CliResult source = tilegen("source gemm --target null --arch null " + kSmallGemm);
+  CHECK(source.status == 0);
+  CHECK(source.out.rfind("func gemm(", 0) == 0);
+  CliResult ir = tilegen("ir gemm --target null --arch null --after partition_threads " + kSmallGemm);
+  CHECK(ir.status == 0);
+  CHECK(ir.out == source.out);
+  r = tilegen("source gemm --target null " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "give --arch ARCH"));
+  r = tilegen("source gemm --target null --arch sm_80 " + kSmallGemm);
+  CHECK(r.status == 2);
+  CHECK(has(r, "the null target has one, 'null'"));
+
+  r = tilegen("conformance --target null --sample gemm --dtype f32");
+  CHECK(r.status == 0);
+  CHECK(has(r, "case(s): target unavailable: " + reason));
+  CHECK(has(r, "\n0 passed, 0 failed, "));
+}

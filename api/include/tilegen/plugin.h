@@ -6,7 +6,8 @@
 // The loader checks entry->abi_version == tg::kPluginAbiVersion before calling create().
 // load() must work from an Artifact's source, binary and entry alone (empty `state`): that is
 // what a kernel-cache hit hands it.
-// The interpreter target (api/src/interp_target.cpp) is the smallest complete plugin: copy it.
+// targets/null/ is a skeleton plugin, every hook commented with what it receives and returns:
+// copy it to start a target (docs/adding_a_target.md).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,7 +22,8 @@
 namespace tg {
 
 // 2: TargetInfo gained max_grid (its layout changed). 3: TargetPlugin::param_keys.
-inline constexpr uint32_t kPluginAbiVersion = 3;
+// 4: TargetInfo gained portable (select() ranks devices by their TargetInfo, not plugin names).
+inline constexpr uint32_t kPluginAbiVersion = 4;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
 /// kCommonParamKeys and of the target's param_keys(); any other key is a tg::Error.

@@ -18,7 +18,9 @@
 
 namespace tg {
 
-/// Every plugin found, available or not (with the reason), in discovery order.
+/// Every plugin found, available or not (with the reason), in discovery order: the directories
+/// of TILEGEN_PLUGIN_PATH, the install's plugin directory, libtilegen.so's own, file names
+/// sorted in each; then interp.
 struct TargetStatus {
   std::string name;
   bool available = false;
@@ -35,6 +37,17 @@ std::vector<TargetStatus> targets();
 std::vector<TargetStatus> targets_isolated();
 /// The names of the plugins found and interp, in discovery order, without loading any.
 std::vector<std::string> target_names();
+
+/// One device of a targets() list: all[target].devices[device].
+struct DeviceChoice {
+  std::size_t target = 0;
+  int device = 0;
+};
+/// The available devices of `all` (a targets() list, in discovery order) in the order
+/// Target::select() tries them, best first, ranked by their TargetInfo alone: hardware GPUs
+/// through their vendor's target, then GPUs through a portable one (vulkan), the native cpu,
+/// then software devices (lavapipe, interp last); ties keep the discovery order.
+std::vector<DeviceChoice> selection_order(const std::vector<TargetStatus>& all);
 
 /// A host array: pointer (not owned), shape, dtype.
 struct HostTensor {
@@ -130,8 +143,9 @@ class CompiledKernel {
 
 class Target {
  public:
-  /// TILEGEN_TARGET if set, else the best available device: hardware GPUs (cuda, hip, vulkan),
-  /// then the native cpu target, then software devices (lavapipe), then interp.
+  /// TILEGEN_TARGET if set, else the best available device that opens, in selection_order():
+  /// hardware GPUs (cuda, hip, then vulkan), the native cpu target, software devices (lavapipe),
+  /// interp.
   static Target select(Loc loc = Loc::current());
   /// A named target ("cuda", "cpu", "interp", ...), device index; throws if unavailable.
   static Target get(const std::string& name, int device = 0, Loc loc = Loc::current());

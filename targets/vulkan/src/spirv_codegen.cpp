@@ -140,6 +140,7 @@ TargetInfo target_info(const Features& f, const std::string& device_name, bool s
   info.device_name = device_name;
   info.arch = arch_string(f);
   info.software = software;
+  info.portable = true;  // a vendor's own target (cuda, hip) on the same GPU is ranked above
   info.warp_size = int(f.subgroup_size);
   info.max_threads = int(f.max_threads);
   info.max_grid.assign(std::begin(f.max_grid), std::end(f.max_grid));

@@ -11,8 +11,11 @@ struct TargetInfo {
   std::string target;        // plugin name: "cuda", "cpu", "interp", ...
   std::string device_name;   // "NVIDIA H200", "llvmpipe", "host"
   std::string arch;          // "sm_90", "gfx942", "x86-64-v4", ...
-  bool software = false;     // a CPU-emulated device (lavapipe, interp): ranked last by select()
+  // What Target::select() ranks by (api/src/device_ranking.cpp): hardware GPUs through their
+  // vendor's own target, then GPUs through a portable API, the native CPU, software devices.
+  bool software = false;     // a CPU-emulated device (lavapipe, interp)
   bool is_cpu = false;       // the native CPU target
+  bool portable = false;     // reached through a portable API (Vulkan), not the vendor's own
   int warp_size = 1;         // lanes of a warp/wave/subgroup
   int max_threads = 1024;    // per block
   int64_t shared_mem_bytes = 48 * 1024;

@@ -1,0 +1,58 @@
+// The null target's device side: the DeviceContext a target implements, one hook at a time.
+// The null target has no device, so its context keeps tensors in host memory and runs each launch
+// on the reference interpreter; every hook says what it receives, what it returns and what the
+// runtime does with the result, and a copy replaces each body with calls to its own runtime.
+//
+// Threading: the runtime calls one context from one host thread at a time (it holds a lock per
+// device); every Target, buffer and kernel of one device shares its one context.
+#pragma once
+#include <memory>
+
+#include "tilegen/plugin.h"
+
+namespace tg::null_target {
+
+class NullContext final : public DeviceContext {
+ public:
+  /// Device memory for a tensor of `bytes` bytes (0 included: return a distinct, non-null
+  /// pointer all the same). The pointer is only ever handed back to this context — release(),
+  /// the copies, LaunchArg::device_ptr — so it may be a device address or a handle. Throw a
+  /// tg::Error saying how much was asked for when there is not enough; the runtime adds the call
+  /// site. Here: host memory, 64-byte aligned.
+  ///   Target::alloc({64, 64}, f32)  →  allocate(16384)  →  DeviceBuffer over the pointer
+  void* allocate(std::size_t bytes) override;
+  /// Frees what allocate() returned, when its last DeviceBuffer goes. Must not throw: the runtime
+  /// calls it from destructors.
+  void release(void* ptr) override;
+  /// Host → device and device → host, `bytes` bytes, complete when the call returns (a device
+  /// with queues waits for its copy here). DeviceBuffer::upload/download, and host tensors passed
+  /// to a launch (copied in, and back out if the kernel writes them).
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+
+  /// Makes codegen()'s artifact launchable, once per compiled specialisation; what it returns is
+  /// handed to every launch() of it. It must work from a.source, a.binary and a.entry alone
+  /// (a.state empty): on a kernel-cache hit that is all the runtime has. A load that throws on a
+  /// cache hit makes the runtime evict the entry and compile afresh.
+  ///   a = {source: "func add(...) {...}", entry: "add"}  →  the parsed function, ready to run
+  /// A real target loads a.binary here (cuModuleLoadData, hipModuleLoadData, vkCreateComputePipelines)
+  /// and looks up the a.entry kernels. Here the "module" is the IR text of a.source, parsed back.
+  std::shared_ptr<void> load(const Artifact& a, const Function& lowered) override;
+  /// Runs one launch of a loaded kernel. `args` follow lowered.params (sizes omitted: they are
+  /// bound in `lowered` already), tensors as this context's pointers with shape and dtype,
+  /// scalars converted to their parameter's dtype. The grid and block shapes are the lowered
+  /// function's Kernel statements. It may return before the work is done (synchronize() waits),
+  /// but launches run in the order issued. Here: the interpreter runs the loaded function.
+  ///   launch(add, [{p0, [64], f32}, {p1, [64], f32}])  →  interpret(add, host args over p0, p1)
+  void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
+              const std::vector<LaunchArg>& args) override;
+  /// Waits for every launch and copy issued so far. Nothing to wait for here: launch() returns
+  /// when the interpreter is done.
+  void synchronize() override {}
+  // Two hooks keep plugin.h's defaults here: time_launches() (wall clock around launch and
+  // synchronize, one run at a time; a device with timers — CUDA events, Vulkan timestamp queries —
+  // overrides it for device time) and flush_l2() (nothing; a GPU target overwrites a buffer larger
+  // than its L2 so each timed run of CompiledKernel::profile reads its inputs from memory).
+};
+
+}  // namespace tg::null_target
