@@ -47,9 +47,10 @@ class CudaPlugin final : public TargetPlugin {
   // The switches of emit_options() above.
   std::vector<std::string> param_keys() const override { return {"cp_async", "ldmatrix"}; }
 
-  //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
+  // The shared GPU pipeline (docs/passes.md lists it) for an NVIDIA TargetInfo: 32-lane warps,
+  // mma.sync units.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt));
+    return gpu_pipeline(checks_accesses(opt), opt.sizes);
   }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.
