@@ -96,11 +96,10 @@ KernelFile read_kernel_file(const std::string& path, const samples::Params& set)
                        " has no size or scalar of that name; its sizes are " + names_of(k.fn.sizes()) +
                        ", its scalars " + names_of(k.fn.scalars()));
   }
-  for (const auto& [name, value] : k.sizes) {  // a `# sizes` name the function lacks
-    const Param* p = k.fn.find_param(name);
-    if (!p || p->kind != Param::Kind::Size)
-      throw UsageError(path + ": '# sizes' names " + name + ", which is not a size of kernel " + k.fn.name +
-                       "; its sizes are " + names_of(k.fn.sizes()));
+  try {  // bind_sizes' own rules for every value: a size the kernel has, positive, fitting its type
+    (void)bind_sizes(k.fn, k.sizes);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
   return k;
 }

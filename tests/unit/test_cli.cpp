@@ -453,6 +453,7 @@ TEST_CASE("cli: a .tgir file that cannot be read, parsed or sized is a one-line 
       {"run " + axpy + " --target interp --set alpha=2", "size N of ragged_axpy.tgir is not given"},
       {"run " + axpy + " --set Q=3", "--set Q: kernel ragged_axpy of " + axpy + " has no size or scalar"},
       {"ir " + axpy + " --dtype f16", "--dtype is for samples"},
+      {"source " + axpy + " --target interp --set N=0", "size N = 0 of ragged_axpy; a size must be positive"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.args);

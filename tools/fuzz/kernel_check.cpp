@@ -274,7 +274,7 @@ Case parse_case(const std::string& text, const std::string& origin) {
         used = 0;
       }
       if (eq == std::string::npos || eq == 0 || used == 0 || used != value.size())
-        throw Error(origin + ": '# sizes' wants NAME=INTEGER items, not '" + item + "'");
+        throw Error(origin + ": '# sizes' wants NAME=VALUE items with integer values, not '" + item + "'");
       c.sizes[item.substr(0, eq)] = v;
     }
   }
