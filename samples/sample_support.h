@@ -21,26 +21,12 @@ void require(bool ok, const std::string& sample, const std::string& message);
 /// A flag parameter: {name, default, help} accepting 0 or 1.
 ParamInfo flag(std::string name, int64_t default_value, std::string help);
 
-/// An input filled with uniform values in [lo, hi] rounded to `t` (integers: uniform integers).
-HostArray random_input(std::string name, std::vector<int64_t> shape, DType t, std::mt19937_64& rng,
-                       double lo = -1.0, double hi = 1.0);
-/// An output poisoned with NaN (floats) or bytes 0x7F (integers), so an element the kernel
-/// forgets to write cannot match the reference.
-HostArray poisoned_output(std::string name, std::vector<int64_t> shape, DType t);
-
-/// Tolerance for a value accumulated from `terms` products in f32 and stored in `t`:
-/// relative error from the output rounding (f32 1e-4, f16 1e-2, bf16 3e-2), and an absolute
-/// floor growing with sqrt(terms) for results that cancel to near zero.
-Tolerance accumulation_tolerance(DType t, int64_t terms);
-
 /// Append a test shape with its label; `conformance_only` keeps it out of the Debug unit test.
 inline void add_test_shape(Sample& s, std::string label, Params shape, bool conformance_only = false) {
   s.test_shapes.push_back(std::move(shape));
   s.test_shape_info.push_back({std::move(label), conformance_only});
 }
 
-/// Every element of `a` as a double, in storage order.
-std::vector<double> to_doubles(const HostArray& a);
 /// C = A · Bᵀ in float64: `a` is M×K and `b_t` is N×K, both row-major; C is M×N row-major.
 std::vector<double> matmul_reference(const std::vector<double>& a, const std::vector<double>& b_t, int64_t M,
                                      int64_t N, int64_t K);

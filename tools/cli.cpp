@@ -174,15 +174,21 @@ std::vector<KernelArg> device_args(const Target& target, const Function& f, samp
 }
 
 std::vector<OutputCheck> check_outputs(const samples::Problem& p, samples::Tolerance tol) {
+  return check_outputs(p, std::vector<samples::Tolerance>(p.expected.size(), tol));
+}
+
+std::vector<OutputCheck> check_outputs(const samples::Problem& p,
+                                       const std::vector<samples::Tolerance>& tols) {
   std::vector<OutputCheck> out;
   std::size_t k = 0;
   for (const auto& arr : p.args) {
     if (!arr.is_output) continue;
-    if (k >= p.expected.size()) throw Error("sample problem has no reference for output " + arr.name);
+    if (k >= p.expected.size() || k >= tols.size())
+      throw Error("sample problem has no reference or tolerance for output " + arr.name);
     OutputCheck c;
     c.name = arr.name;
     c.numel = arr.numel();
-    c.cmp = samples::compare(arr, p.expected[k], tol);
+    c.cmp = samples::compare(arr, p.expected[k], tols[k]);
     if (c.cmp.first_mismatch >= 0) {
       c.got_at_first = arr.get(c.cmp.first_mismatch);
       c.want_at_first = p.expected[k][std::size_t(c.cmp.first_mismatch)];

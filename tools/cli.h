@@ -74,6 +74,9 @@ struct OutputCheck {
   double got_at_first = 0, want_at_first = 0;  // values at cmp.first_mismatch, when any
 };
 std::vector<OutputCheck> check_outputs(const samples::Problem& p, samples::Tolerance tol);
+/// The same with a tolerance per output, in order (a kernel file's outputs differ in dtype).
+std::vector<OutputCheck> check_outputs(const samples::Problem& p,
+                                       const std::vector<samples::Tolerance>& tols);
 /// "C: 3 of 4096 elements outside tolerance, first at 17: got 1.5, want 1.25".
 std::string describe_mismatch(const OutputCheck& c);
 

@@ -1,5 +1,6 @@
 // `tilegen ir` and `tilegen source`: every stage of compilation reachable by name, without a
-// device — the IR as built, after each pass of a target's pipeline, and the generated code.
+// device — the IR as built (a sample's) or as written (a .tgir file's), after each pass of a
+// target's pipeline, and the generated code.
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,25 +8,41 @@
 #include <iostream>
 
 #include "cli.h"
+#include "kernel_file.h"
 
 namespace tg::cli {
 
 namespace {
 
-struct SampleKernel {
-  const samples::Sample* sample;
-  Kernel kernel;
+/// The function to compile and the values of its sizes (CompileOptions::sizes).
+struct Input {
+  Function fn;
+  std::map<std::string, int64_t> sizes;
 };
 
-// The positional SAMPLE with --set and --dtype applied, built; with the sample's tuned tiles for
-// `target` where one is given.
-SampleKernel build_from_args(const Args& a, const char* usage, const TargetInfo* target = nullptr) {
-  if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
+// The positional SAMPLE with --set and --dtype applied, built, with the sample's tuned tiles for
+// `target` where one is given; or the positional FILE.tgir read, with its sizes from --set (every
+// one of them when `need_sizes`: the passes and code generators run on bound sizes).
+Input input_from_args(const Args& a, const char* usage, const TargetInfo* target, bool need_sizes) {
+  if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE or FILE.tgir; ") + usage);
+  const samples::Params set = parse_set(a.get("set"));
+  if (is_kernel_file(a.positional[0])) {
+    if (a.has("dtype"))
+      throw UsageError("--dtype is for samples; the dtypes of " + a.positional[0] + " are those of its text");
+    KernelFile k = read_kernel_file(a.positional[0], set);
+    if (need_sizes) {
+      try {
+        require_values(k, false);
+      } catch (const Error& e) {
+        throw UsageError(e.message());
+      }
+    }
+    return {std::move(k.fn), std::move(k.sizes)};
+  }
   const samples::Sample& s = find_sample(a.positional[0]);
   const DType t = pick_dtype(s, a.get("dtype"));
-  const samples::Params set = parse_set(a.get("set"));
   const samples::Params p = target ? resolve_params(s, set, *target, t) : resolve_params(s, set);
-  return {&s, build_kernel(s, p, t)};
+  return {build_kernel(s, p, t).function(), {}};
 }
 
 void write_output(const Args& a, const std::string& what, const void* data, std::size_t size, bool binary) {
@@ -47,19 +64,22 @@ void write_output(const Args& a, const std::string& what, const void* data, std:
 }  // namespace
 
 // `tilegen ir gemm --after all` prints "// ---- input" and the builder's IR, then
-// "// ---- after simplify" and the IR after that pass, and so on through the interp pipeline.
+// "// ---- after bind_sizes" and the IR after that pass, and so on through the interp pipeline.
+// `tilegen ir my.tgir --set N=1000 --after bounds` does the same for the kernel in my.tgir.
 int cmd_ir(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen ir SAMPLE [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D] "
+      "[--param K=V,...] [--locations]\n"
+      "       tilegen ir FILE.tgir [--target T] [--arch A] [--after PASS|all] [--set SIZE=V,...] "
       "[--param K=V,...] [--locations]\n";
   Args a = parse_args(
       argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"param"}, {"locations", false}}, 1);
   if (a.has("help")) return print_usage(usage);
-  SampleKernel sk = build_from_args(a, usage);
+  Input in = input_from_args(a, usage, nullptr, a.has("after"));
   PrintOptions print_opt;
   print_opt.locations = a.has("locations");
   if (!a.has("after")) {
-    std::cout << print(sk.kernel.function(), print_opt);
+    std::cout << print(in.fn, print_opt);
     return 0;
   }
   TargetPlugin& plugin = find_target_plugin(a.get("target", "interp"));
@@ -67,6 +87,7 @@ int cmd_ir(const std::vector<std::string>& argv) {
   CompileOptions opt;
   opt.arch = a.get("arch");
   opt.params = parse_param(a.get("param"));
+  opt.sizes = in.sizes;
   check_compile_options(plugin, opt);
   std::vector<PassEntry> pipeline = plugin.pipeline(info, opt);
   const std::string after = a.get("after");
@@ -78,7 +99,7 @@ int cmd_ir(const std::vector<std::string>& argv) {
   PassManager pm(std::move(pipeline));
   PassManagerOptions pm_opt;
   pm_opt.keep_stages = true;
-  pm.run(sk.kernel.function(), info, pm_opt);
+  pm.run(in.fn, info, pm_opt);
   const bool many = after == "all" || std::count(names.begin(), names.end(), after) > 1;
   for (const auto& [name, text] : pm.stages()) {
     if (after != "all" && name != after) continue;
@@ -96,6 +117,8 @@ int cmd_ir(const std::vector<std::string>& argv) {
 int cmd_source(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] [--param K=V,...] "
+      "[--emit source|asm|binary] [--stats] [-o FILE]\n"
+      "       tilegen source FILE.tgir --target T [--arch A] [--set SIZE=V,...] [--param K=V,...] "
       "[--emit source|asm|binary] [--stats] [-o FILE]\n";
   Args a = parse_args(argv,
                       {{"target"},
@@ -114,11 +137,12 @@ int cmd_source(const std::vector<std::string>& argv) {
     throw UsageError("--emit takes source, asm or binary, got '" + emit + "'");
   TargetPlugin& plugin = find_target_plugin(a.get("target"));
   const TargetInfo info = codegen_info(plugin, a.get("arch"));
-  SampleKernel sk = build_from_args(a, usage, &info);
+  Input in = input_from_args(a, usage, &info, true);
   CompileOptions opt;
   opt.arch = a.get("arch");
   opt.params = parse_param(a.get("param"));
-  const Artifact art = Target::codegen_for(plugin, info, sk.kernel.function(), opt);
+  opt.sizes = in.sizes;
+  const Artifact art = Target::codegen_for(plugin, info, in.fn, opt);
   const std::string where = " for " + plugin.name() + " " + describe_device(info);
   if (a.has("stats")) {
     if (art.stats.empty()) throw Error("target " + plugin.name() + " reports no resource use" + where);

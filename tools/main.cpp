@@ -16,12 +16,13 @@ constexpr const char* kUsage = R"(usage: tilegen COMMAND [ARGS]
 commands:
   targets                      every target plugin: available or not (why), its devices
   samples [--names]            every sample: description, dtypes, parameters and defaults
-  ir SAMPLE [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D]
+  ir SAMPLE|FILE.tgir [--target T] [--arch A] [--after PASS|all] [--set K=V,...] [--dtype D]
                                the IR as built, or after a pass of T's pipeline (default interp)
-  source SAMPLE --target T [--arch A] [--set K=V,...] [--dtype D] [--emit source|asm|binary] [-o FILE]
-                               the generated code, without running it (no device needed with --arch)
-  run SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--seed N] [--runs N]
-                               run once, compare with the float64 reference, time it; exit 0 on PASS
+  source SAMPLE|FILE.tgir --target T [--arch A] [--set K=V,...] [--dtype D] [--emit source|asm|binary]
+               [-o FILE]       the generated code, without running it (no device needed with --arch)
+  run SAMPLE|FILE.tgir [--target T] [--device N] [--set K=V,...] [--dtype D] [--seed N] [--runs N]
+                               run once, compare with the float64 reference (a FILE: with the
+                               interpreter on the same inputs), time it; exit 0 on PASS
   conformance [--target T[,T...]] [--sample S[,S...]] [--dtype D[,D...]] [--json FILE] [--seed N]
                                every sample x dtype x test shape on each target: pass/FAIL/skip
   bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] [--csv FILE]
@@ -30,7 +31,9 @@ commands:
   fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] | --replay DIR
                                random tile programs vs the interpreter; failures shrunk to DIR
 
-Without --target, run and bench use the best available target (TILEGEN_TARGET overrides).
+A FILE.tgir (a positional ending in .tgir or holding a '/') is a kernel in the IR text form;
+--set gives its sizes (and for run its scalars). Without --target, run and bench use the best
+available target (TILEGEN_TARGET overrides).
 Exit status: 0 success, 1 failure (a FAIL, a compile or launch error), 2 a usage error.
 )";
 

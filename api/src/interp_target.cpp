@@ -4,7 +4,8 @@
 //
 //   name()     the plugin's name; the library must be libtilegen_<name>.so
 //   probe()    find the runtime and the devices (dlopen the vendor library here, never earlier)
-//   pipeline() the passes from the builder's IR to what codegen() accepts
+//   pipeline() the passes from the builder's IR to what codegen() accepts, bind_sizes first
+//              (start from default_pipeline(opt.sizes); docs/passes.md lists each target's)
 //   codegen()  lowered IR → source text and binary, without touching a device
 //   open()     a DeviceContext: memory, copies, load, launch, synchronise
 //
@@ -80,13 +81,12 @@ class InterpPlugin final : public TargetPlugin {
     return r;
   }
 
-  // The target-neutral passes (passes/pipeline.h: simplify, bounds, simplify), so `interp`
-  // executes the IR every hardware target starts its own lowering from. With sizes bound
-  // (B is f32[256, 64]):
-  //   before: copy B[0 : +256, 0 : +64] -> Bs   (check_bounds)
+  // The target-neutral pipeline (sizes bound, ragged edges predicated), so `interp` executes
+  // the IR every hardware target starts its own lowering from:
+  //   before: copy B[0 : +N, 0 : +64] -> Bs     (check_bounds; B is f32[N, 64], N = 256)
   //   after:  copy B[0 : +256, 0 : +64] -> Bs   (check_bounds cleared: proven in range)
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    std::vector<PassEntry> p = default_pipeline();
+    std::vector<PassEntry> p = default_pipeline(opt.sizes);
     if (checks_accesses(opt)) p.push_back({"check_element_accesses", check_element_accesses});
     return p;
   }

@@ -15,7 +15,6 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/kernel_cache.h"
 #include "tilegen/passes/bind_sizes.h"
-#include "tilegen/passes/grid_limits.h"
 
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
@@ -48,10 +47,17 @@ namespace {
 
 using Stages = std::vector<std::pair<std::string, std::string>>;
 
+/// The plugin's whole pipeline, from bind_sizes (opt.sizes) on, over the function as compiled.
 Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                       const CompileOptions& opt, Stages* stages) {
-  check_grid_limits(f, info);  // every target's grid limit, in one place
-  PassManager pm(plugin.pipeline(info, opt));
+  std::vector<PassEntry> passes = plugin.pipeline(info, opt);
+  // Sizes are bound, and grid limits checked, only there: a list that skips it would compile
+  // kernels with their sizes unbound and their grids unchecked.
+  if (passes.empty() || passes.front().name != kBindSizesPass)
+    throw Error("target '" + plugin.name() + "': its pipeline() begins with " +
+                (passes.empty() ? std::string("nothing") : "'" + passes.front().name + "'") +
+                "; a pipeline must begin with bind_sizes_pass(opt.sizes) (tilegen/passes/bind_sizes.h)");
+  PassManager pm(std::move(passes));
   PassManagerOptions pmo;
   pmo.verify_each = opt.verify_each_pass;
   pmo.dump_after = opt.dump_after;
@@ -147,6 +153,10 @@ std::shared_ptr<Variant> compile_variant(DeviceState& dev, const Function& f, co
   auto v = std::make_shared<Variant>();
   try {
     v->lowered = run_pipeline(*dev.plugin, dev.info, f, opt, &v->stages);
+    if (!v->lowered.sizes().empty())  // opt.sizes names every one: the plugin lost them on the way
+      throw Error("target '" + dev.target + "': its pipeline left the size " +
+                  v->lowered.sizes().front().name() + " of kernel '" + f.name +
+                  "' unbound; begin it with bind_sizes_pass(opt.sizes)");
     codegen_and_load(dev, *v, opt);
     v->stages.emplace_back("source", v->artifact.source);
   } catch (const Error& e) {
@@ -335,6 +345,11 @@ CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc l
   if (!k.function().body)
     throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
   check_compile_options(*impl_->dev->plugin, opt, where);
+  if (!opt.sizes.empty())
+    throw Error(
+        "compile: CompileOptions::sizes is for Target::codegen_for; a compiled kernel takes its sizes "
+        "from each launch's tensor shapes (to fix a size, bind_sizes the kernel's function first)",
+        where);
   auto impl = std::make_shared<CompiledKernel::Impl>();
   impl->dev = impl_->dev;
   impl->generic = k.function();
@@ -357,9 +372,11 @@ std::shared_ptr<Variant> specialise(CompiledKernel::Impl& im, const CheckedArgs&
   std::lock_guard<std::mutex> lock(im.mu);
   auto it = im.variants.find(c.size_key);
   if (it == im.variants.end()) {
-    // e.g. sizes {M: 100, N: 64}: func f(A: f32[M, N] ...) → func f(A: f32[100, 64] ...), then compiled.
-    Function bound = bind_sizes(im.generic, c.size_names);
-    it = im.variants.emplace(c.size_key, compile_variant(*im.dev, bound, im.opt, loc)).first;
+    // e.g. sizes {M: 100, N: 64}: the pipeline's bind_sizes makes func f(A: f32[M, N] ...) into
+    // func f(A: f32[100, 64] ...), and the rest of it lowers that.
+    CompileOptions opt = im.opt;
+    opt.sizes = c.size_names;
+    it = im.variants.emplace(c.size_key, compile_variant(*im.dev, im.generic, opt, loc)).first;
   }
   im.last = it->second;
   return it->second;

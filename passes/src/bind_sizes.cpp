@@ -3,6 +3,7 @@
 
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/grid_limits.h"
 #include "tilegen/passes/range_analysis.h"
 
 namespace tg {
@@ -68,6 +69,14 @@ Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& siz
     return false;
   });
   return out;
+}
+
+PassEntry bind_sizes_pass(std::map<std::string, int64_t> sizes) {
+  return {kBindSizesPass, [sizes = std::move(sizes)](const Function& f, const TargetInfo& info) {
+            Function bound = sizes.empty() ? f : bind_sizes(f, sizes);
+            check_grid_limits(bound, info);  // every target's grid limit, in one place
+            return bound;
+          }};
 }
 
 namespace {

@@ -10,8 +10,8 @@
 
 namespace tg {
 
-std::vector<PassEntry> gpu_pipeline(bool check_accesses) {
-  std::vector<PassEntry> passes = default_pipeline();
+std::vector<PassEntry> gpu_pipeline(bool check_accesses, const std::map<std::string, int64_t>& sizes) {
+  std::vector<PassEntry> passes = default_pipeline(sizes);
   passes.push_back({"pipeline_shared", pipeline_shared});
   passes.push_back({"rasterize_blocks",
                     [](const Function& f, const TargetInfo& info) { return rasterize_blocks(f, info); }});

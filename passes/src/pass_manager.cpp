@@ -10,6 +10,7 @@
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
+#include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/check_index_ranges.h"
 
 namespace tg {
@@ -110,6 +111,13 @@ Function PassManager::run(const Function& f, const TargetInfo& info, const PassM
     // Recorded before verification, so a broken pass's output can still be read in stages().
     record(p.name, cur);
     if (!opt.verify_each) continue;
+    // bind_sizes at the head of the list only puts values in for the sizes: what comes out is
+    // still what the user wrote, under the input's rules, and its errors are the user's.
+    if (p.name == kBindSizesPass && vopt.reject_empty_predicated_boxes) {
+      verify(cur, vopt);
+      check_index_ranges(cur);
+      continue;
+    }
     vopt.reject_empty_predicated_boxes = false;  // the rule is for what a user wrote
     try {
       verify(cur, vopt);

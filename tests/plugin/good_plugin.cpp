@@ -9,6 +9,7 @@
 
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/passes/bind_sizes.h"
 #include "tilegen/plugin.h"
 
 namespace {
@@ -53,13 +54,14 @@ class EchoPlugin final : public tg::TargetPlugin {
  public:
   std::string name() const override { return "testgood"; }
   tg::ProbeResult probe() override { return {true, "", {echo_info()}}; }
-  // One pass of its own: the kernel is renamed <name>_echo, visible in stages() and lowered().
-  std::vector<tg::PassEntry> pipeline(const tg::TargetInfo&, const tg::CompileOptions&) override {
-    return {{"echo_rename", [](const tg::Function& f, const tg::TargetInfo&) {
-               tg::Function g = f;
-               g.name += "_echo";
-               return g;
-             }}};
+  // The sizes bound (what every pipeline begins with), then one pass of its own: the kernel is
+  // renamed <name>_echo, visible in stages() and lowered().
+  std::vector<tg::PassEntry> pipeline(const tg::TargetInfo&, const tg::CompileOptions& opt) override {
+    return {tg::bind_sizes_pass(opt.sizes), {"echo_rename", [](const tg::Function& f, const tg::TargetInfo&) {
+                                               tg::Function g = f;
+                                               g.name += "_echo";
+                                               return g;
+                                             }}};
   }
   // Source: the IR text; binary: the same bytes; assembly: which codegen call made it, so a test
   // can tell a kernel-cache hit (an earlier call's number) from a fresh compile.

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tilegen/runtime.h"
 
@@ -337,4 +338,162 @@ TEST_CASE("cli: the null skeleton target is listed as unavailable, generates cod
   CHECK(r.status == 0);
   CHECK(has(r, "case(s): target unavailable: " + reason));
   CHECK(has(r, "\n0 passed, 0 failed, "));
+
+// ---- Kernels as IR text (FILE.tgir): a gemm and an element-wise kernel that are not samples.
+namespace {
+
+std::string cli_kernel(const std::string& name) {
+  return std::string(TILEGEN_SOURCE_DIR) + "/tests/cli/" + name;
+}
+
+// `path` holding `text`, for the error cases.
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Every stage name `tilegen ir --after all` printed, in order.
+std::vector<std::string> stage_headers(const std::string& out) {
+  std::vector<std::string> names;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("// ---- ", 0) == 0) names.push_back(line.substr(8));
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("cli: ir of a .tgir file as written, after bind_sizes, and after every pass") {
+  const std::string gemm = cli_kernel("small_gemm.tgir");
+  auto r = tilegen("ir " + gemm);
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "func small_gemm(A: f16[M, K] global"));  // sizes still free
+  r = tilegen("ir " + gemm + " --after bind_sizes");     // the file's `# sizes M=50 N=37 K=45`
+  CHECK(r.status == 0);
+  CHECK(has(r, "func small_gemm(A: f16[50, 45] global, B: f16[45, 37] global, C: f32[50, 37] global)"));
+  r = tilegen("ir " + gemm + " --after bind_sizes --set M=64");  // --set over the file's line
+  CHECK(r.status == 0);
+  CHECK(has(r, "A: f16[64, 45] global"));
+  r = tilegen("ir " + gemm + " --after all");
+  CHECK(r.status == 0);
+  const std::vector<std::string> stages = stage_headers(r.out);
+  REQUIRE(stages.size() >= 3);
+  CHECK(stages[0] == "input");
+  CHECK(stages[1] == "after bind_sizes");
+  CHECK(has(r, "func small_gemm(A: f16[M, K] global"));
+  CHECK(has(r, "func small_gemm(A: f16[50, 45] global"));
+  r = tilegen("ir " + gemm + " --locations");
+  CHECK(r.status == 0);
+  CHECK(has(r, "small_gemm.tgir:"));
+}
+
+TEST_CASE("cli: bind_sizes is the first stage of every target's pipeline, samples included") {
+  auto r = tilegen("ir gemm --after all " + kSmallGemm);
+  CHECK(r.status == 0);
+  std::vector<std::string> stages = stage_headers(r.out);
+  REQUIRE(stages.size() >= 2);
+  CHECK(stages[1] == "after bind_sizes");
+  r = tilegen("ir gemm --after bind_sizes " + kSmallGemm);
+  CHECK(r.status == 0);
+  CHECK(has(r, "func gemm"));
+  for (const char* t : {"cpu", "cuda --arch sm_80", "hip --arch gfx942"}) {
+    const std::string target = t;
+    const std::string name = target.substr(0, target.find(' '));
+    if (std::string why; !tg::find_plugin(name, &why)) {
+      MESSAGE("skipped ", name, ": ", why);
+      continue;
+    }
+    r = tilegen("ir " + cli_kernel("small_gemm.tgir") + " --target " + target + " --after all");
+    INFO(target, "\n", r.out);
+    CHECK(r.status == 0);
+    stages = stage_headers(r.out);
+    REQUIRE(stages.size() >= 3);
+    CHECK(stages[1] == "after bind_sizes");
+  }
+}
+
+TEST_CASE("cli: source of a .tgir file on interp and cpu") {
+  const std::string gemm = cli_kernel("small_gemm.tgir");
+  auto r = tilegen("source " + gemm + " --target interp");
+  CHECK(r.status == 0);
+  CHECK(has(r, "func small_gemm(A: f16[50, 45] global"));  // interp's source: the lowered IR
+  if (std::string why; !tg::find_plugin("cpu", &why)) {
+    MESSAGE("skipped cpu: ", why);
+    return;
+  }
+  r = tilegen("source " + gemm + " --target cpu --set K=64");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(has(r, "define "));  // LLVM IR
+}
+
+TEST_CASE("cli: run of a .tgir file against the interpreter on interp and cpu") {
+  std::vector<std::string> targets{"interp"};
+  if (std::string why; tg::find_plugin("cpu", &why))
+    targets.push_back("cpu");
+  else
+    MESSAGE("skipped cpu: ", why);
+  for (const std::string& t : targets) {
+    auto r = tilegen("run " + cli_kernel("small_gemm.tgir") + " --target " + t + " --seed 11");
+    INFO(t, "\n", r.out);
+    CHECK(r.status == 0);
+    CHECK(has(r, "kernel     small_gemm ("));
+    CHECK(has(r, "sizes      M=50,N=37,K=45"));
+    CHECK(has(r, "seed       11"));
+    CHECK(has(r, "tensors    A f16[50,45] in, B f16[45,37] in, C f32[50,37] out"));
+    CHECK(has(r, "max error"));
+    CHECK(has(r, "tolerance  abs "));
+    CHECK(last_line(r.out) == "PASS");
+    // Y is read and written: an output whose old contents count, so random rather than poisoned.
+    r = tilegen("run " + cli_kernel("ragged_axpy.tgir") + " --target " + t +
+                " --set N=1000,alpha=3 --seed 2");
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(has(r, "tensors    X f32[1000] in, Y f32[1000] out"));
+    CHECK(has(r, "(Y)"));
+    CHECK(last_line(r.out) == "PASS");
+  }
+}
+
+TEST_CASE("cli: a .tgir file that cannot be read, parsed or sized is a one-line usage error") {
+  const std::string gemm = read_file(cli_kernel("small_gemm.tgir"));
+  std::string unsized = gemm;
+  unsized.erase(unsized.find("# sizes"),
+                unsized.find('\n', unsized.find("# sizes")) + 1 - unsized.find("# sizes"));
+  const std::string nosizes = write_temp("nosizes.tgir", unsized);
+  std::string broken = gemm;
+  broken.replace(broken.find("fill Cf = 0.0"), 13, "fill Cf == 0.0");
+  const int broken_line = int(std::count(gemm.begin(), gemm.begin() + long(gemm.find("fill Cf")), '\n')) + 1;
+  const std::string bad = write_temp("broken.tgir", broken);
+  const std::string axpy = cli_kernel("ragged_axpy.tgir");
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      {"ir /nonexistent/k.tgir", "cannot read IR file '/nonexistent/k.tgir': No such file or directory"},
+      {"run missing.tgir --target interp", "cannot read IR file 'missing.tgir'"},
+      {"ir " + bad, "test_cli_broken.tgir:" + std::to_string(broken_line) + ": expected '='"},
+      {"run " + bad + " --target interp", "test_cli_broken.tgir:" + std::to_string(broken_line) + ": "},
+      {"source " + nosizes + " --target interp",
+       "size M of test_cli_nosizes.tgir is not given: add --set M=VALUE"},
+      {"ir " + nosizes + " --after all --set M=8,N=8", "size K of test_cli_nosizes.tgir is not given"},
+      {"run " + axpy + " --target interp --set N=100", "scalar alpha of ragged_axpy.tgir is not given"},
+      {"run " + axpy + " --target interp --set alpha=2", "size N of ragged_axpy.tgir is not given"},
+      {"run " + axpy + " --set Q=3", "--set Q: kernel ragged_axpy of " + axpy + " has no size or scalar"},
+      {"ir " + axpy + " --dtype f16", "--dtype is for samples"},
+      {"source " + axpy + " --target interp --set N=0", "size N = 0 of ragged_axpy; a size must be positive"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.args);
+    auto r = tilegen(c.args);
+    INFO(r.out);
+    CHECK(r.status == 2);
+    CHECK(has(r, c.says));
+    CHECK(!has(r, "internal error"));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);  // the message, then the hint to run help
+  }
+  // Without --after, ir prints the file as written: no size is needed.
+  CHECK(tilegen("ir " + nosizes).status == 0);
 }

@@ -55,23 +55,25 @@ TEST_CASE("pass manager: stages and timings") {
   PassManager pm(default_pipeline());
   Function g = pm.run(f, TargetInfo{});
   auto& stages = pm.stages();
-  REQUIRE(stages.size() == 4);
+  REQUIRE(stages.size() == 5);
   CHECK(stages[0].first == "input");
-  CHECK(stages[1].first == "simplify");
-  CHECK(stages[2].first == "bounds");
-  CHECK(stages[3].first == "simplify");
+  CHECK(stages[1].first == "bind_sizes");
+  CHECK(stages[2].first == "simplify");
+  CHECK(stages[3].first == "bounds");
+  CHECK(stages[4].first == "simplify");
   CHECK(stages[0].second == print(f));
-  CHECK(stages[3].second == print(g));
-  CHECK(stages[1].second != stages[2].second);  // bounds added the guard
-  REQUIRE(pm.timings().size() == 3);
+  CHECK(stages[1].second == print(f));  // no sizes to bind
+  CHECK(stages[4].second == print(g));
+  CHECK(stages[2].second != stages[3].second);  // bounds added the guard
+  REQUIRE(pm.timings().size() == 4);
   for (auto& [name, ms] : pm.timings()) CHECK(ms >= 0.0);
-  CHECK(pm.timings()[1].first == "bounds");
+  CHECK(pm.timings()[2].first == "bounds");
 
   PassManagerOptions quiet;
   quiet.keep_stages = false;
   pm.run(f, TargetInfo{}, quiet);
   CHECK(pm.stages().empty());
-  CHECK(pm.timings().size() == 3);
+  CHECK(pm.timings().size() == 4);
 }
 
 TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
@@ -85,8 +87,8 @@ TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
   pm.run(f, TargetInfo{}, opt);
   CHECK(count(out.str(), "# IR after bounds") == 1);
   CHECK(count(out.str(), "# IR after simplify") == 0);
-  CHECK(out.str().find(pm.stages()[2].second) != std::string::npos);
-  CHECK(print(parse_function(out.str())) == pm.stages()[2].second);  // a dump is valid IR text
+  CHECK(out.str().find(pm.stages()[3].second) != std::string::npos);
+  CHECK(print(parse_function(out.str())) == pm.stages()[3].second);  // a dump is valid IR text
 
   out.str("");
   opt.dump_after = " input , simplify";
@@ -98,7 +100,7 @@ TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
   out.str("");
   opt.dump_after = "all";
   pm.run(f, TargetInfo{}, opt);
-  CHECK(count(out.str(), "# IR after ") == 4);
+  CHECK(count(out.str(), "# IR after ") == 5);
 
   out.str("");
   opt.dump_after = "";
@@ -125,7 +127,7 @@ TEST_CASE("pass manager: TILEGEN_DUMP_AFTER adds to the options") {
     opt.dump_after = "";
     pm.run(f, TargetInfo{}, opt);
   }
-  CHECK(count(out.str(), "# IR after ") == 4);
+  CHECK(count(out.str(), "# IR after ") == 5);
 }
 
 TEST_CASE("pass manager: an unknown pass name lists the passes") {
@@ -140,7 +142,7 @@ TEST_CASE("pass manager: an unknown pass name lists the passes") {
     msg = e.message();
   }
   CHECK(msg.find("'simplfy'") != std::string::npos);
-  CHECK(msg.find("simplify, bounds") != std::string::npos);
+  CHECK(msg.find("bind_sizes, simplify, bounds") != std::string::npos);
   {
     EnvVar env("TILEGEN_DUMP_AFTER", "bonds");
     opt.dump_after = "";
@@ -192,4 +194,31 @@ TEST_CASE("pass manager: a verification failure names the pass") {
 TEST_CASE("pass manager: every entry needs a name and a function") {
   CHECK_THROWS_AS(PassManager({{"", break_it}}), Error);
   CHECK_THROWS_AS(PassManager({{"nothing", nullptr}}), Error);
+}
+
+TEST_CASE("pass manager: bind_sizes' output is held to the input's rules, its errors the user's") {
+  unsetenv("TILEGEN_DUMP_AFTER");
+  // A predicated copy whose box lies past the end of A once N is 100: what the verifier rejects in
+  // a user's IR, and nothing after a later pass would.
+  Function f = parse_function(R"(func f(A: f32[N] global, N: size) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    shared S: f32[16]
+    copy A[200 +: 16] -> S
+  }
+})");
+  PassManager pm(default_pipeline({{"N", 100}}));
+  std::string msg;
+  try {
+    pm.run(f, TargetInfo{});
+  } catch (const Error& e) {
+    msg = e.message();
+  }
+  CHECK(msg.find("entirely outside A") != std::string::npos);
+  CHECK(msg.find("after pass") == std::string::npos);
+  REQUIRE(pm.stages().size() == 2);
+  CHECK(pm.stages()[1].first == "bind_sizes");
+  CHECK(pm.stages()[1].second.find("A: f32[100] global") != std::string::npos);
+  // With N = 300 the box is inside; bind_sizes removed N from the parameters.
+  PassManager fits(default_pipeline({{"N", 300}}));
+  CHECK(fits.run(f, TargetInfo{}).sizes().empty());
 }

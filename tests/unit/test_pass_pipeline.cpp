@@ -1,5 +1,5 @@
 // The default pipeline end to end: builder kernels with ragged symbolic sizes, specialised by
-// infer_sizes + bind_sizes, lowered by simplify → bounds → simplify, and run by the interpreter
+// infer_sizes + bind_sizes, lowered by default_pipeline(), and run by the interpreter
 // against a host reference. Without the bounds pass the same kernels index out of range.
 #include <doctest/doctest.h>
 

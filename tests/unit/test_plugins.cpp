@@ -107,10 +107,11 @@ TEST_CASE("the good out-of-tree plugin loads once and runs kernels") {
   CHECK(k.source().rfind("// testgood\n", 0) == 0);
   CHECK(std::string(k.binary().begin(), k.binary().end()) == k.source());
   auto names = k.stages();
-  REQUIRE(names.size() == 3);
+  REQUIRE(names.size() == 4);
   CHECK(names[0].first == "input");
-  CHECK(names[1].first == "echo_rename");
-  CHECK(names[2].first == "source");
+  CHECK(names[1].first == "bind_sizes");
+  CHECK(names[2].first == "echo_rename");
+  CHECK(names[3].first == "source");
 
   std::vector<float> x(64), y(64, 2.f);
   for (std::size_t i = 0; i < 64; ++i) x[i] = float(i);

@@ -112,6 +112,54 @@ TEST_CASE("symbolic sizes are specialised at each new launch shape") {
   CHECK(k.source() == first);
 }
 
+TEST_CASE("stages() begin with the kernel as compiled, then bind_sizes with the launch's sizes") {
+  Target t = interp();
+  CompiledKernel k = t.compile(matmul_kernel());
+  std::vector<float> a = iota(3 * 4, 1), b = iota(4 * 5), c(3 * 5);
+  k.launch({host(a, {3, 4}), host(b, {4, 5}), host(c, {3, 5})});
+  const auto& stages = k.stages();
+  REQUIRE(stages.size() >= 3);
+  CHECK(stages[0].first == "input");
+  CHECK(stages[0].second.find("M: size") != std::string::npos);  // still symbolic
+  CHECK(stages[1].first == "bind_sizes");
+  CHECK(stages[1].second.find("M: size") == std::string::npos);
+  CHECK(stages[1].second.find("f32[3, 4]") != std::string::npos);
+  std::vector<std::string> names;
+  for (const auto& [name, text] : stages) names.push_back(name);
+  std::vector<std::string> want{"input"};
+  for (const PassEntry& p : t.plugin().pipeline(t.info(), {})) want.push_back(p.name);
+  want.push_back("source");
+  CHECK(names == want);
+}
+
+TEST_CASE("sizes reach the pipeline through CompileOptions::sizes only where the caller has them") {
+  Target t = interp();
+  CompileOptions opt;
+  opt.sizes = {{"M", 3}};
+  std::string m = error_of([&] { (void)t.compile(matmul_kernel(), opt); });
+  CHECK(m.find("CompileOptions::sizes is for Target::codegen_for") != std::string::npos);
+  opt.sizes = {{"M", 3}, {"N", 5}, {"K", 4}};
+  Artifact art = Target::codegen_for(t.plugin(), t.info(), matmul_kernel().function(), opt);
+  CHECK(art.source.find("f32[3, 4]") != std::string::npos);
+  CHECK(art.source.find(": size") == std::string::npos);
+}
+
+TEST_CASE("a plugin whose pipeline does not begin with bind_sizes is refused") {
+  struct NoBinding : TargetPlugin {
+    std::string name() const override { return "nobind"; }
+    ProbeResult probe() override { return {}; }
+    std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions&) override {
+      return {{"rename", [](const Function& f, const TargetInfo&) { return f; }}};
+    }
+    Artifact codegen(const Function&, const TargetInfo&, const CompileOptions&) override { return {}; }
+    std::unique_ptr<DeviceContext> open(int) override { return nullptr; }
+  } plugin;
+  std::string m =
+      error_of([&] { (void)Target::codegen_for(plugin, TargetInfo{}, axpy_kernel().function(), {}); });
+  CHECK(m.find("target 'nobind': its pipeline() begins with 'rename'; a pipeline must begin with "
+               "bind_sizes_pass(opt.sizes)") != std::string::npos);
+}
+
 // A misuse and the line it must be reported at share one line: no reformatting here.
 // clang-format off
 TEST_CASE("launch misuse is a tg::Error at the launch line naming the parameter") {
@@ -455,4 +503,3 @@ TEST_CASE("kernel cache: directory and switch from the environment") {
   EnvGuard on("TILEGEN_CACHE", std::nullopt);
   CHECK(KernelCache::enabled());
 }
-

@@ -265,9 +265,17 @@ Case parse_case(const std::string& text, const std::string& origin) {
     std::istringstream items(line.substr(7));
     for (std::string item; items >> item;) {
       auto eq = item.find('=');
-      if (eq == std::string::npos)
-        throw Error(origin + ": '# sizes' wants NAME=VALUE items, not '" + item + "'");
-      c.sizes[item.substr(0, eq)] = std::stoll(item.substr(eq + 1));
+      const std::string value = eq == std::string::npos ? std::string() : item.substr(eq + 1);
+      std::size_t used = 0;
+      int64_t v = 0;
+      try {
+        v = std::stoll(value, &used);
+      } catch (const std::exception&) {  // not a number, or past int64: the message below
+        used = 0;
+      }
+      if (eq == std::string::npos || eq == 0 || used == 0 || used != value.size())
+        throw Error(origin + ": '# sizes' wants NAME=VALUE items with integer values, not '" + item + "'");
+      c.sizes[item.substr(0, eq)] = v;
     }
   }
   return c;

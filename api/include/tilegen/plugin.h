@@ -23,7 +23,8 @@ namespace tg {
 
 // 2: TargetInfo gained max_grid (its layout changed). 3: TargetPlugin::param_keys.
 // 4: TargetInfo gained portable (select() ranks devices by their TargetInfo, not plugin names).
-inline constexpr uint32_t kPluginAbiVersion = 4;
+// 5: CompileOptions::sizes, and pipeline() begins with bind_sizes_pass(opt.sizes).
+inline constexpr uint32_t kPluginAbiVersion = 5;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
 /// kCommonParamKeys and of the target's param_keys(); any other key is a tg::Error.
@@ -32,6 +33,10 @@ struct CompileOptions {
   std::map<std::string, std::string> params;
   bool verify_each_pass = true;
   std::string dump_after;  // pass name, "all", or empty; TILEGEN_DUMP_AFTER adds to it
+  /// Values of the kernel's symbolic sizes, for the pipeline's first pass (bind_sizes_pass). The
+  /// runtime fills it for each launch's shapes, so Target::compile takes it empty;
+  /// Target::codegen_for and the `tilegen ir/source` commands take it from their caller.
+  std::map<std::string, int64_t> sizes;
 };
 
 /// Keys every target takes. check_bounds: "all" checks every element access at run time and
@@ -91,7 +96,10 @@ class TargetPlugin {
   virtual std::string name() const = 0;
   /// Look for the runtime and devices (dlopen here, never at load time). Cheap; may be cached.
   virtual ProbeResult probe() = 0;
-  /// The passes from the builder's IR to what codegen() accepts, in order.
+  /// The passes from the builder's IR to what codegen() accepts, in order, beginning with
+  /// bind_sizes_pass(opt.sizes) (tilegen/passes/bind_sizes.h): the whole lowering is this list,
+  /// so `tilegen ir --after all` shows every stage. The runtime refuses a list that does not
+  /// begin so. docs/passes.md shows each target's list (a unit test holds it to this).
   virtual std::vector<PassEntry> pipeline(const TargetInfo& info, const CompileOptions& opt) = 0;
   /// Lowered IR (sizes bound) → source and binary. Must not need a device: `tilegen source`
   /// runs it on machines without one.

@@ -154,9 +154,10 @@ class Target {
   const TargetInfo& info() const;
   TargetPlugin& plugin() const;
 
-  /// Compile; symbolic sizes are specialised at each new launch shape.
+  /// Compile; symbolic sizes are specialised at each new launch shape (opt.sizes must be empty).
   CompiledKernel compile(const Kernel& k, const CompileOptions& opt = {}, Loc loc = Loc::current()) const;
-  /// Run the pass pipeline and codegen without a device (for `tilegen source`), for `info`.
+  /// Run the pass pipeline and codegen without a device (for `tilegen source`), for `info`, with
+  /// the symbolic sizes bound to opt.sizes.
   static Artifact codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                               const CompileOptions& opt,
                               std::vector<std::pair<std::string, std::string>>* stages = nullptr);

@@ -116,8 +116,24 @@ Params fit_to_device(const Sample& s, const Params& p, DType t, const TargetInfo
                      const std::vector<PassEntry>& pipeline, const std::set<std::string>& fixed,
                      int64_t budget = 0);
 
+/// An input filled with uniform values in [lo, hi] rounded to `t` (integers: uniform integers).
+HostArray random_input(std::string name, std::vector<int64_t> shape, DType t, std::mt19937_64& rng,
+                       double lo = -1.0, double hi = 1.0);
+/// An output poisoned with NaN (floats) or bytes 0x7F (integers), so an element the kernel
+/// forgets to write cannot match the reference.
+HostArray poisoned_output(std::string name, std::vector<int64_t> shape, DType t);
+
+/// Tolerance for a value accumulated from `terms` products in f32 and stored in `t`:
+/// relative error from the output rounding (f32 1e-4, f16 1e-2, bf16 3e-2), and an absolute
+/// floor growing with sqrt(terms) for results that cancel to near zero.
+Tolerance accumulation_tolerance(DType t, int64_t terms);
+/// Every element of `a` as a double, in storage order.
+std::vector<double> to_doubles(const HostArray& a);
+
 /// Compare one output against its reference; returns the largest |got - want| and counts
-/// elements outside the tolerance (NaN counts as outside).
+/// elements outside the tolerance. An element equal to its reference matches (infinities
+/// included), and so does a NaN where the reference has one (a reference that is itself a run of
+/// the kernel, `tilegen run FILE.tgir`, leaves the same NaN); any other NaN counts as outside.
 struct Comparison {
   double max_abs_error = 0;
   int64_t mismatches = 0;

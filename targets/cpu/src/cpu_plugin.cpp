@@ -278,13 +278,13 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   // default_pipeline, then tile statements to parallel loops (gemms the micro-kernel handles
-  // stay), then threads to loops:
+  // stay), then threads to loops (docs/passes.md lists the whole pipeline):
   //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
   //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
   //   }
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     bool micro = !opt.params.count("gemm") || opt.params.at("gemm") != "plain";
-    std::vector<PassEntry> p = default_pipeline();
+    std::vector<PassEntry> p = default_pipeline(opt.sizes);
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
     p.push_back({"rasterize_blocks",

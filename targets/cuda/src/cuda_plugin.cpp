@@ -40,12 +40,13 @@ class CudaPlugin final : public TargetPlugin {
     return r;
   }
 
-  // The switches of emit_options() above.
+  // The switches of switched_on() above: leave a pass out of the pipeline.
   std::vector<std::string> param_keys() const override { return {"cp_async", "ldmatrix"}; }
 
-  //   simplify → bounds → simplify → infer_fragment_layouts → partition_threads
+  // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
+  // cp.async and ldmatrix where they apply (docs/passes.md lists it).
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt));
+    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
     if (switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC")) passes.push_back({"async_copies", async_copies});
     if (switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX")) passes.push_back({"use_ldmatrix", use_ldmatrix});
     return passes;

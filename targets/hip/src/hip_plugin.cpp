@@ -28,10 +28,9 @@ class HipPlugin final : public TargetPlugin {
     return r;
   }
 
-  //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
-  //   → partition_threads     (with amd_target_info: wave64, MFMA units)
+  // The shared GPU pipeline (docs/passes.md lists it) for amd_target_info: wave64, MFMA units.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt));
+    return gpu_pipeline(checks_accesses(opt), opt.sizes);
   }
 
   // Lowered IR → HIP C++ (source), code object (binary), its disassembly (assembly) and the

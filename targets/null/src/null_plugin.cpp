@@ -89,7 +89,7 @@ class NullPlugin final : public TargetPlugin {
   ///            ... C_local[mi*2 + ni] = fma(a_regs_0[mi], b_regs_1[ni], C_local[mi*2 + ni])
   /// With check_bounds=all (checks_accesses(opt)) it ends with check_element_accesses.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt));
+    return gpu_pipeline(checks_accesses(opt), opt.sizes);
   }
 
   /// Lowered IR (the pipeline's output) → an Artifact: source text, assembly and binary where

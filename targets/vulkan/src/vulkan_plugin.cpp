@@ -28,10 +28,10 @@ class VulkanPlugin final : public TargetPlugin {
     return probe_devices(&devices_);
   }
 
-  //   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
-  //   → partition_threads  (TargetInfo: warp_size = subgroup size, matrix_units = coopmat shapes)
+  // The shared GPU pipeline (docs/passes.md lists it); TargetInfo: warp_size = subgroup size,
+  // matrix_units = coopmat shapes.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt));
+    return gpu_pipeline(checks_accesses(opt), opt.sizes);
   }
 
   // Lowered IR → SPIR-V words (binary) and their disassembly (source); entry lists the entry

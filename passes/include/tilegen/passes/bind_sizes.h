@@ -8,8 +8,9 @@
 //   func add(A: f32[1000] global, C: f32[1000] global) {
 //     kernel grid(8) threads(128) -> (bx; tx) { ... i < 1000 ... }
 //   }
-// The runtime calls infer_sizes on the launch's tensor shapes, then bind_sizes, then the
-// target's pipeline; constant folding happens as the expressions are rebuilt, the rest in simplify.
+// The runtime calls infer_sizes on the launch's tensor shapes and hands the values to the
+// target's pipeline, whose first pass is bind_sizes_pass; constant folding happens as the
+// expressions are rebuilt, the rest in simplify.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
+#include "tilegen/passes/pass_manager.h"
 
 namespace tg {
 
@@ -24,6 +26,13 @@ namespace tg {
 /// parameters' shapes) and remove them from the parameters. Sizes not named stay symbolic.
 /// Throws tg::Error for a name that is not a size parameter or a value that is not positive.
 Function bind_sizes(const Function& f, const std::map<std::string, int64_t>& sizes);
+
+/// The first pass of every target's pipeline, named "bind_sizes": bind_sizes(f, sizes), then
+/// check_grid_limits (grid_limits.h) on the grid that is now constant. With no sizes to bind it
+/// returns f itself. The pass manager holds its output to the rules of its input (it is still
+/// the user's IR, with values put in), and reports its errors as the input's.
+PassEntry bind_sizes_pass(std::map<std::string, int64_t> sizes);
+inline constexpr const char* kBindSizesPass = "bind_sizes";
 
 /// Where infer_sizes' errors point and how they name each tensor. By default an error names
 /// "tensor A" and points at the node it is about (the tensor's or the size's declaration); the

@@ -1,13 +1,13 @@
-// The shared GPU lowering pipeline, as a list: what the cuda target runs (and what hip and
-// vulkan start from), after the runtime has bound the launch's sizes.
-//
-//   simplify → bounds → simplify → pipeline_shared → rasterize_blocks → infer_fragment_layouts
-//   → partition_threads [→ check_element_accesses, with check_accesses]
-//
-// Its output is per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with
-// Shared and Local buffers), which the interpreter executes exactly, so every target's lowered
-// IR can be checked against the samples' references without the hardware.
+// The shared GPU lowering pipeline, as a list: default_pipeline (sizes bound, ragged edges
+// predicated), then shared-memory pipelining, block rasterisation, register layouts for the
+// matrix unit and the partition over threads; what the cuda, hip and vulkan targets run
+// (docs/passes.md shows each target's list, checked against the plugins). Its output is
+// per-thread code only (Kernel, For, Let, If, Store, Atomic, Barrier, Mma, with Shared and Local
+// buffers), which the interpreter executes exactly, so every target's lowered IR can be checked
+// against the samples' references without the hardware.
 #pragma once
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,7 +16,10 @@
 
 namespace tg {
 
-std::vector<PassEntry> gpu_pipeline(bool check_accesses = false);
+/// `check_accesses`: end with check_element_accesses (CompileOptions check_bounds=all). `sizes`:
+/// the values the first pass, bind_sizes, puts in (CompileOptions::sizes).
+std::vector<PassEntry> gpu_pipeline(bool check_accesses = false,
+                                    const std::map<std::string, int64_t>& sizes = {});
 
 /// TargetInfo of an NVIDIA GPU of compute capability `sm` (80 for sm_80, 90 for sm_90), without
 /// a device: 32-lane warps, mma.sync m16n8k16 for f16 and bf16, 16-byte vectors, cp.async.
