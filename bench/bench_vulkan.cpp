@@ -1,6 +1,7 @@
 // The vulkan target against its peers in one run, on the same inputs:
 //   - fp16 GEMM (4096³; 512³ with --quick) through whatever path the device takes (cooperative
-//     matrices where it reports them, TILEGEN_VULKAN_COOPMAT=0 forces the plain path) against
+//     matrices where it reports them; TILEGEN_VULKAN_COOPMAT=0, the default of the param
+//     coopmat, forces the plain path) against
 //     cuBLAS (cublasGemmEx, opened with dlopen, on the cuda target's buffers) where there is an
 //     NVIDIA GPU, with the largest relative difference between the two results;
 //   - flash_attention (B=8 H=16 S=4096 D=128, causal and not) against PyTorch SDPA
@@ -10,8 +11,9 @@
 //
 //   bench_vulkan [out.csv] [--quick] [--gemm-only] [--size N]
 //   TILEGEN_BENCH_GEMM_CONFIGS="bm,bn,bk,stages,threads;..."  the GEMM configurations to try
-//   (instead of the built-in list); TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH=0 switch the code
-//   generator's 16-byte copies, row padding and register prefetch off, one by one.
+//   (instead of the built-in list); TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH / _DOUBLE=0 (the
+//   defaults of the params vector_copies, pad_rows, prefetch, double_buffer) switch the code
+//   generator's 16-byte copies, row padding, register prefetch and double buffering off, one by one.
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -229,8 +231,12 @@ int main(int argc, char** argv) {
   try {
     Target vk = Target::get("vulkan");
     const TargetInfo& info = vk.info();
+    // The path the compiles take: coopmat=0 (the environment's default included) forces the plain one.
+    const CompileOptions resolved = resolve_compile_options(vk.plugin(), {});
+    const bool plain = info.matrix_units.empty() ||
+                       (resolved.params.count("coopmat") && resolved.params.at("coopmat") == "0");
     std::cout << "device: " << info.device_name << " (" << info.arch << ")"
-              << (info.matrix_units.empty() ? ", plain path" : ", cooperative-matrix path") << "\n";
+              << (plain ? ", plain path" : ", cooperative-matrix path") << "\n";
     const int runs = quick ? 5 : 20;
     std::mt19937_64 rng(5);
     std::vector<Row> rows;
@@ -280,7 +286,7 @@ int main(int argc, char** argv) {
            "diff\n";
     std::printf("%-16s %-34s %11s %8s %11s %8s %7s %9s  %s\n", "kernel", "shape", "tilegen ms", "TF/s",
                 "peer ms", "TF/s", "ratio", "max rel", "peer");
-    const char* path = info.matrix_units.empty() ? "plain" : "coopmat";
+    const char* path = plain ? "plain" : "coopmat";
     for (const Row& r : rows) {
       double a = r.flops / r.ms / 1e9, b = r.flops / r.peer_ms / 1e9, ratio = r.peer_ms / r.ms;
       std::printf("%-16s %-34s %11.4f %8.2f %11.4f %8.2f %7.3f %9.2e  %s [%s]\n", r.kernel.c_str(),

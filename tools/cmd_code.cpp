@@ -84,11 +84,12 @@ int cmd_ir(const std::vector<std::string>& argv) {
   }
   TargetPlugin& plugin = find_target_plugin(a.get("target", "interp"));
   const TargetInfo info = codegen_info(plugin, a.get("arch"));
-  CompileOptions opt;
-  opt.arch = a.get("arch");
-  opt.params = parse_param(a.get("param"));
-  opt.sizes = in.sizes;
-  check_compile_options(plugin, opt);
+  CompileOptions given;
+  given.arch = a.get("arch");
+  given.params = parse_param(a.get("param"));
+  given.sizes = in.sizes;
+  // As a compile resolves them: the environment's defaults (TILEGEN_CUDA_LDMATRIX=0 ...) count here too.
+  const CompileOptions opt = resolve_compile_options(plugin, given);
   std::vector<PassEntry> pipeline = plugin.pipeline(info, opt);
   const std::string after = a.get("after");
   std::vector<std::string> names{"input"};

@@ -118,7 +118,8 @@ ConformanceCase run_fitting(const ConformanceRow& row, const samples::Params& pa
   for (const auto& [name, value] : row.shape)
     if (!samples::is_tile_param(name)) fixed.insert(name);
   const TargetInfo& info = slot.target->info();
-  const std::vector<PassEntry> pipeline = slot.target->plugin().pipeline(info, {});
+  TargetPlugin& plugin = slot.target->plugin();
+  const std::vector<PassEntry> pipeline = plugin.pipeline(info, resolve_compile_options(plugin, {}));
   samples::Params fitted = samples::fit_to_device(*row.sample, params, row.dtype, info, pipeline, fixed);
   ConformanceCase done = run_fitted(row, params, fitted, kernel, slot, c);
   // The code generator may need more than the IR's buffers (vulkan's prefetch slots): while the

@@ -28,27 +28,24 @@ bool flag(const char* name, bool dflt) {
   return v ? parse_flag(*v, name) : dflt;
 }
 
-int64_t integer(const char* name, int64_t lo, int64_t hi, int64_t dflt) {
-  std::optional<std::string> v = text(name);
-  if (!v) return dflt;
+int64_t parse_integer(const std::string& value, const std::string& origin, int64_t lo, int64_t hi) {
   const std::string range = "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
-  bool digits = !v->empty();
-  for (std::size_t i = 0; i < v->size(); ++i) {
-    const char c = (*v)[i];
-    digits = digits && (std::isdigit(static_cast<unsigned char>(c)) || (i == 0 && c == '-' && v->size() > 1));
+  bool digits = !value.empty();
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const char c = value[i];
+    digits = digits && (std::isdigit(static_cast<unsigned char>(c)) || (i == 0 && c == '-' && value.size() > 1));
   }
-  if (!digits) throw Error(std::string(name) + " is '" + *v + "'; it takes " + range);
+  if (!digits) throw Error(origin + " is '" + value + "'; it takes " + range);
   errno = 0;
-  const long long n = std::strtoll(v->c_str(), nullptr, 10);
+  const long long n = std::strtoll(value.c_str(), nullptr, 10);
   if (errno == ERANGE || n < lo || n > hi)
-    throw Error(std::string(name) + " is " + *v + ", outside its range; it takes " + range);
+    throw Error(origin + " is " + value + ", outside its range; it takes " + range);
   return n;
 }
 
-bool switch_value(const std::optional<std::string>& param_value, const std::string& param_name,
-                  const char* env_name, bool dflt) {
-  if (param_value) return parse_flag(*param_value, "CompileOptions param \"" + param_name + "\"");
-  return flag(env_name, dflt);
+int64_t integer(const char* name, int64_t lo, int64_t hi, int64_t dflt) {
+  std::optional<std::string> v = text(name);
+  return v ? parse_integer(*v, name, lo, hi) : dflt;
 }
 
 }  // namespace tg::env

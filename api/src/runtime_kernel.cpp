@@ -1,13 +1,9 @@
 // The runtime facade, part two: compiling (pipeline, codegen, kernel cache, load), specialising
 // symbolic sizes at launch, checking launch arguments, launching and profiling.
-#include <unistd.h>
-
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <map>
 #include <optional>
-#include <string_view>
 
 #include "runtime_internal.h"
 #include "tilegen/ir/access_check.h"
@@ -76,27 +72,18 @@ std::string info_text(const TargetInfo& i) {
   return s;
 }
 
-/// The options, plus every TILEGEN_<TARGET>_* environment variable: plugins read switches such
-/// as TILEGEN_CUDA_LDMATRIX at codegen, so they must key the cache too (a run with a switch
-/// flipped once reused the other setting's binaries).
-std::string options_text(const CompileOptions& opt, const std::string& target) {
+/// The options, resolved (resolve_compile_options): environment defaults are params by now, so a
+/// run with a switch flipped, by param or by environment, never reuses the other setting's binaries.
+std::string options_text(const CompileOptions& opt) {
   std::string s = "arch=" + opt.arch;
   for (auto& [k, v] : opt.params) s += ";" + k + "=" + v;
-  std::string prefix = "TILEGEN_";
-  for (char c : target) prefix += char(std::toupper(static_cast<unsigned char>(c)));
-  prefix += "_";
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e)
-    if (std::string_view(*e).starts_with(prefix)) env.emplace_back(*e);
-  std::sort(env.begin(), env.end());
-  for (auto& e : env) s += ";env:" + e;
   return s;
 }
 
 /// The kernel cache's key of one lowered function on one device.
 KernelCache::Key cache_key(const DeviceState& dev, const Function& lowered, const CompileOptions& opt) {
   return KernelCache::key(
-      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt, dev.target)});
+      {print(lowered), dev.target + ";" + dev.identity, info_text(dev.info), options_text(opt)});
 }
 
 /// codegen, storing what has a binary (interp's artifacts have none) in the kernel cache.
@@ -332,19 +319,20 @@ void bind_and_check_shapes(const Function& f, CheckedArgs& c, const SourceLoc& l
 // ---- Target::compile and codegen_for
 
 Artifact Target::codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
-                             const CompileOptions& opt, Stages* stages) {
-  check_compile_options(plugin, opt, f.loc);
+                             const CompileOptions& given, Stages* stages) {
+  const CompileOptions opt = resolve_compile_options(plugin, given, f.loc);
   Function lowered = run_pipeline(plugin, info, f, opt, stages);
   Artifact a = plugin.codegen(lowered, info, opt);
   if (stages) stages->emplace_back("source", a.source);
   return a;
 }
 
-CompiledKernel Target::compile(const Kernel& k, const CompileOptions& opt, Loc loc) const {
+CompiledKernel Target::compile(const Kernel& k, const CompileOptions& given, Loc loc) const {
   SourceLoc where = SourceLoc::from(loc);
   if (!k.function().body)
     throw Error("compile: the kernel is empty; make it with KernelBuilder::build()", where);
-  check_compile_options(*impl_->dev->plugin, opt, where);
+  // The environment is read here, once: every later specialisation compiles with these options.
+  const CompileOptions opt = resolve_compile_options(*impl_->dev->plugin, given, where);
   if (!opt.sizes.empty())
     throw Error(
         "compile: CompileOptions::sizes is for Target::codegen_for; a compiled kernel takes its sizes "

@@ -1,4 +1,5 @@
 // Kernel planning and storage layout for the GPU source targets (see gpu_source.h).
+#include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/gpu_source.h"
 #include "tilegen/passes/shared_memory_plan.h"
@@ -77,17 +78,13 @@ bool fills_shared_from_global(const Stmt& s) {
 }
 
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) {
-  std::vector<const ir::Kernel*> kernels;
-  if (const auto* k = f.body.as<ir::Kernel>())
-    kernels.push_back(k);
-  else if (const auto* s = f.body.as<ir::Seq>())
-    for (const Stmt& st : s->stmts)
-      if (const auto* k = st.as<ir::Kernel>()) kernels.push_back(k);
+  const std::vector<const ir::Kernel*> kernels = ir::kernels_of(f);
+  const std::vector<std::string> names = ir::kernel_entry_names(f, ir::LoneKernel::FunctionName);
   std::vector<KernelPlan> out;
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     KernelPlan p;
     p.kernel = kernels[i];
-    p.name = kernels.size() == 1 ? f.name : f.name + "_k" + std::to_string(i);
+    p.name = names[i];
     SharedMemoryPlan plan = plan_shared_memory(
         *kernels[i],
         [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, stored_elements(*b.get()))); },

@@ -1,6 +1,8 @@
 // partition_threads (see the header for the IR before and after).
 #include "tilegen/passes/partition_threads.h"
 
+#include <algorithm>
+#include <bit>
 #include <map>
 
 #include "stmt_build.h"
@@ -128,8 +130,10 @@ class Partition : public IRMutator {
     int64_t rows = 1;
     for (const Expr& e : op->dst->shape) rows *= *e.as_int();
     const int64_t len = *op->src->shape[std::size_t(op->axis)].as_int();
-    int64_t lanes = 1;  // threads per output element, a power of two
-    while (lanes * 2 * rows <= threads_ && lanes * 2 <= len) lanes *= 2;
+    // Threads per output element: the largest power of two that the block's threads hold `rows`
+    // times over and the axis has elements for (1 when none does).
+    const int64_t fit = rows > 0 ? std::min<int64_t>(threads_ / rows, len) : len;
+    const int64_t lanes = int64_t(std::bit_floor(uint64_t(std::max<int64_t>(fit, 1))));
     return lanes >= 4 ? cooperative_reduce(*op, rows, len, lanes) : serial_reduce(op);
   }
 

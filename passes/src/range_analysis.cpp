@@ -5,6 +5,7 @@
 #include "tilegen/passes/simplify.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "tilegen/ir/int_semantics.h"
 
@@ -90,12 +91,6 @@ Interval intersect(Interval a, Interval b) {
   return r.lo > r.hi ? a : r;  // empty only in unreachable code; keep the wider, sound one
 }
 
-int bit_length(int64_t v) {
-  int n = 0;
-  for (; v > 0; v >>= 1) ++n;
-  return n;
-}
-
 Interval bitwise(BinOp op, Interval a, Interval b, DType t) {
   if (op == BinOp::BitAnd) {
     if (a.lo >= 0 && b.lo >= 0) return {0, std::min(a.hi, b.hi)};
@@ -104,7 +99,7 @@ Interval bitwise(BinOp op, Interval a, Interval b, DType t) {
     return type_range(t);
   }
   if (a.lo >= 0 && b.lo >= 0 && a.has_upper() && b.has_upper()) {
-    int bits = bit_length(std::max(a.hi, b.hi));
+    const int bits = int(std::bit_width(uint64_t(std::max(a.hi, b.hi))));  // both non-negative
     if (bits < 63) return {0, (int64_t(1) << bits) - 1};
   }
   return type_range(t);

@@ -16,6 +16,14 @@ namespace {
 
 constexpr const char* kHeader = "// testgood\n";
 
+// A codegen switch, as real targets declare theirs: its value (from --param switch=..., or from
+// TILEGEN_TESTGOOD_SWITCH, which the runtime reads into the params) is written into the source.
+const tg::ParamKey& switch_key() {
+  static const tg::ParamKey key =
+      tg::ParamKey::on_off("switch", false, "TILEGEN_TESTGOOD_SWITCH", "a line in the source saying it is on");
+  return key;
+}
+
 tg::TargetInfo echo_info() {
   tg::TargetInfo info;
   info.target = "testgood";
@@ -66,15 +74,16 @@ class EchoPlugin final : public tg::TargetPlugin {
   // Source: the IR text; binary: the same bytes; assembly: which codegen call made it, so a test
   // can tell a kernel-cache hit (an earlier call's number) from a fresh compile.
   tg::Artifact codegen(const tg::Function& lowered, const tg::TargetInfo&,
-                       const tg::CompileOptions&) override {
+                       const tg::CompileOptions& opt) override {
     static std::atomic<int> calls{0};
     tg::Artifact a;
-    a.source = kHeader + tg::print(lowered);
+    a.source = kHeader + std::string(tg::param_on(opt, switch_key()) ? "// switch on\n" : "") + tg::print(lowered);
     a.binary.assign(a.source.begin(), a.source.end());
     a.assembly = "codegen call " + std::to_string(++calls);
     a.entry = lowered.name;
     return a;
   }
+  std::vector<tg::ParamKey> param_keys() const override { return {switch_key()}; }
   std::unique_ptr<tg::DeviceContext> open(int) override { return std::make_unique<EchoContext>(); }
 };
 

@@ -93,11 +93,13 @@ TEST_CASE("env: TILEGEN_NUM_THREADS, TILEGEN_CPU_AMX (with or without AMX) and T
       EnvGuard g("TILEGEN_NUM_THREADS", "2");
       CHECK(error_of([&] { t.compile(add_one_kernel()); }) == "(no error)");
     }
-    // Read on every CPU, so "abc" is an error here whether or not this CPU has AMX.
-    for (const char* name : {"TILEGEN_CPU_AMX", "TILEGEN_CPU_BF16_DOT"}) {
+    // Read on every CPU, so "abc" is an error here whether or not this CPU has AMX; the error
+    // names the param the variable is the default of.
+    for (auto [name, key] : {std::pair{"TILEGEN_CPU_AMX", "amx"}, std::pair{"TILEGEN_CPU_BF16_DOT", "bf16_dot"}}) {
       EnvGuard g(name, "abc");
       CHECK(contains(error_of([&] { t.compile(add_one_kernel()); }),
-                     std::string("cpu: ") + name + " is 'abc'; it takes 0 or 1"));
+                     std::string(name) + " (the default of CompileOptions param \"" + key +
+                         "\") is 'abc'; it takes 0 or 1"));
     }
   }
 }
@@ -106,11 +108,16 @@ TEST_CASE("env: TILEGEN_VULKAN_COOPMAT and the vulkan codegen switches with garb
   for (const Target& t : host_test_targets(false)) {
     if (t.name() != "vulkan") continue;
     EnvGuard no_cache("TILEGEN_CACHE", "0");
-    for (const char* name : {"TILEGEN_VULKAN_COOPMAT", "TILEGEN_VULKAN_VECTOR", "TILEGEN_VULKAN_PREFETCH"}) {
+    for (auto [name, key] : {std::pair{"TILEGEN_VULKAN_COOPMAT", "coopmat"},
+                             std::pair{"TILEGEN_VULKAN_VECTOR", "vector_copies"},
+                             std::pair{"TILEGEN_VULKAN_PAD", "pad_rows"},
+                             std::pair{"TILEGEN_VULKAN_PREFETCH", "prefetch"},
+                             std::pair{"TILEGEN_VULKAN_DOUBLE", "double_buffer"}}) {
       INFO(name);
       EnvGuard g(name, "2");
       CHECK(contains(error_of([&] { t.compile(add_one_kernel()); }),
-                     std::string(name) + " is '2'; it takes 0 or 1 (or off/on, false/true)"));
+                     std::string(name) + " (the default of CompileOptions param \"" + key +
+                         "\") is '2'; it takes 0 or 1 (or off/on, false/true)"));
     }
   }
 }

@@ -50,6 +50,34 @@ func rows(X: f32[5, 30] global, Y: f32[5] global) {
   check_same_results(r.before, r.after);
 }
 
+TEST_CASE("partition_threads: a reduction gets the largest power of two of lanes a row that fits") {
+  // lanes · rows <= threads and lanes <= the axis; fewer than 4 lanes: a serial reduction.
+  struct Case {
+    int rows, len, threads, lanes;
+  };
+  for (Case c : {Case{4, 256, 128, 32}, Case{3, 5, 128, 4}, Case{1, 1000, 128, 128}, Case{2, 40, 96, 32},
+                 Case{100, 64, 128, 1}}) {
+    const std::string R = std::to_string(c.rows), L = std::to_string(c.len);
+    PassRun r = run_pass("func rows(X: f32[" + R + ", " + L + "] global, Y: f32[" + R +
+                             "] global) {\n"
+                             "  kernel grid(1) threads(" + std::to_string(c.threads) + ") -> (bx; tx) {\n"
+                             "    fragment x: f32[" + R + ", " + L + "]\n"
+                             "    fragment m: f32[" + R + "]\n"
+                             "    copy X[0 +: " + R + ", 0 +: " + L + "] -> x\n"
+                             "    reduce sum(x -> m, axis=1, clear)\n"
+                             "    copy m -> Y[0 +: " + R + "]\n"
+                             "  }\n"
+                             "}\n",
+                         partition_threads);
+    INFO(r.text);
+    if (c.lanes >= 4)
+      CHECK(contains(r.text, "m_partial: f32[" + std::to_string(c.rows * c.lanes) + "]"));
+    else
+      CHECK_FALSE(contains(r.text, "m_partial"));
+    check_same_results(r.before, r.after);
+  }
+}
+
 TEST_CASE("partition_threads: a gemm without a matrix unit becomes per-element dot products") {
   PassRun r = run_pass(GemmKernel{.k = 8}.text(), partition_threads);
   CHECK_FALSE(contains(r.text, "gemm("));

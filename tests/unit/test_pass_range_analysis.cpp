@@ -34,6 +34,16 @@ TEST_CASE("range analysis: bounds of index arithmetic") {
   CHECK(c.bounds(j & 7) == Interval{0, 7});
 }
 
+TEST_CASE("range analysis: | and ^ of non-negative values stay below the wider one's next power of two") {
+  Var i("i"), j("j"), z("z");
+  RangeContext c = ranges({{i, {0, 3}}, {j, {0, 127}}, {z, {0, 0}}});
+  CHECK(c.bounds(j | i) == Interval{0, 127});
+  CHECK(c.bounds(i ^ 4) == Interval{0, 7});
+  CHECK(c.bounds(j | 128) == Interval{0, 255});
+  CHECK(c.bounds(z | z) == Interval{0, 0});
+  CHECK(c.bounds(i | (j - 1)) == Interval{INT32_MIN, INT32_MAX});  // an operand may be negative: the type's range
+}
+
 TEST_CASE("range analysis: unknown variables and types") {
   Var x("x"), y("y", i64), b("b", boolean);
   CHECK(bounds_of(x) == Interval{INT32_MIN, INT32_MAX});

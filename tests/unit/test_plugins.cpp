@@ -33,6 +33,8 @@ struct PluginEnv {
   EnvGuard target{"TILEGEN_TARGET", std::nullopt};
 };
 
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 std::vector<float> axpy_reference(const std::vector<float>& x, std::vector<float> y, float alpha) {
   for (std::size_t i = 0; i < y.size(); ++i) y[i] = alpha * x[i] + y[i];
   return y;
@@ -183,13 +185,81 @@ TEST_CASE("compile keeps artifacts with a binary in the kernel cache") {
   CHECK(rebuilt != first);
   CHECK(t.compile(axpy_kernel()).assembly() == rebuilt);  // the corrupt entry was replaced
   {
-    // A plugin's own environment switches (TILEGEN_<TARGET>_*) change its codegen: a new key.
+    // A plugin's param, set by its environment variable: a new key.
     EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "1");
     std::string switched = t.compile(axpy_kernel()).assembly();
     CHECK(switched != rebuilt);
     CHECK(t.compile(axpy_kernel()).assembly() == switched);
   }
   CHECK(t.compile(axpy_kernel()).assembly() == rebuilt);
+}
+
+TEST_CASE("params: an environment default is the param itself, for the artifact and the cache key") {
+  PluginEnv env;
+  Target t = Target::get("testgood");
+  auto with = [](const char* value) {
+    CompileOptions o;
+    o.params["switch"] = value;
+    return o;
+  };
+  auto entries = [&] {
+    auto it = std::filesystem::directory_iterator(env.cache_dir.path());
+    return std::distance(begin(it), end(it));
+  };
+  {  // The same artifact from either source.
+    EnvGuard off("TILEGEN_CACHE", "0");
+    std::string from_param = t.compile(axpy_kernel(), with("1")).source();
+    CHECK(from_param.find("// switch on") != std::string::npos);
+    EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "1");
+    CHECK(t.compile(axpy_kernel()).source() == from_param);
+  }
+  std::string off = t.compile(axpy_kernel()).assembly();  // "codegen call N": a compile
+  std::string on;
+  {
+    EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "on");
+    on = t.compile(axpy_kernel()).assembly();
+    CHECK(on != off);  // another value: another key, a compile
+    // A param wins over the environment: switch=0 is the first entry again.
+    CHECK(t.compile(axpy_kernel(), with("false")).assembly() == off);
+  }
+  // The value as a param, spelt either way, finds the entry the environment's made: one key.
+  CHECK(t.compile(axpy_kernel(), with("1")).assembly() == on);
+  CHECK(t.compile(axpy_kernel(), with("TRUE")).assembly() == on);
+  CHECK(t.compile(axpy_kernel(), with("0")).assembly() == off);
+  CHECK(entries() == 2);
+  // The environment is read once, at compile(): a kernel with symbolic sizes compiled while the
+  // variable was set keeps that value for the specialisations its launches compile later.
+  CompiledKernel mm = [&] {
+    EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "1");
+    return t.compile(matmul_kernel());
+  }();
+  std::vector<float> a(6, 1.f), b(6, 1.f), c(4, 0.f);
+  mm.launch({HostTensor{a.data(), {2, 3}, f32}, HostTensor{b.data(), {3, 2}, f32}, HostTensor{c.data(), {2, 2}, f32}});
+  CHECK(c == std::vector<float>(4, 3.f));
+  CHECK(mm.source().find("// switch on") != std::string::npos);
+}
+
+TEST_CASE("params: a value its key does not take is an error naming the key, from either source") {
+  PluginEnv env;
+  Target t = Target::get("testgood");
+  CompileOptions bad;
+  bad.params["switch"] = "maybe";
+  // clang-format off
+  std::string m = error_of([&] { t.compile(axpy_kernel(), bad); }); std::string here = at_line(__FILE__, __LINE__);
+  // clang-format on
+  CHECK(m == here + "compile: CompileOptions param \"switch\" is 'maybe'; it takes 0 or 1 (or off/on, false/true)");
+  {
+    EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "2");
+    CHECK(has(error_of([&] { t.compile(axpy_kernel()); }),
+              "compile: TILEGEN_TESTGOOD_SWITCH (the default of CompileOptions param \"switch\") is '2'; it "
+                   "takes 0 or 1"));
+    // The param given, the variable is not read.
+    CHECK(error_of([&] { t.compile(axpy_kernel(), CompileOptions{{}, {{"switch", "1"}}}); }) == "(no error)");
+  }
+  bad.params = {{"swtich", "1"}};
+  CHECK(has(error_of([&] { t.compile(axpy_kernel(), bad); }),
+            "target 'testgood' has no CompileOptions param 'swtich'; the params it knows are check_bounds, "
+                 "switch"));
 }
 
 TEST_CASE("targets() from many threads at once") {

@@ -89,7 +89,7 @@ func scal(X: f32[4] global, a: f32, b: i64, c: bool) {
   CHECK(p.fields[1].dtype == i64);
   CHECK(p.fields[2].dtype == i32);
   CHECK(p.bytes == 20);
-  CHECK(kernel_entry_names(f) == std::vector<std::string>{"scal_k0"});
+  CHECK(ir::kernel_entry_names(f) == std::vector<std::string>{"scal_k0"});
   SpirvOutput out = emit_spirv(f, test::lavapipe_features());
   test::check_valid(out);
 }

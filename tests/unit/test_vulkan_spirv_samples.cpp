@@ -72,7 +72,7 @@ void check_sample_modules(const Sample& s, DType t) {
       INFO(print(lowered));
       vulkan::SpirvOutput out = vulkan::emit_spirv(lowered, feat);
       CHECK(test::count_opcode(out.words, vulkan::spv::OpEntryPoint) ==
-            int(vulkan::kernel_entry_names(lowered).size()));
+            int(ir::kernel_entry_names(lowered).size()));
       if (h200 && t == f16 && (s.name == "gemm" || s.name == "gemm_relu")) CHECK(out.uses_coopmat);
       if (out.uses_coopmat)
         check_coopmat_structure(out);

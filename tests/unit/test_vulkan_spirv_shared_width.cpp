@@ -2,11 +2,11 @@
 // device has the types (shaderInt16, shaderInt8), so the passes get the device's whole budget;
 // without them they are widened to 32 bits and the budget is halved. Tiles filled only by
 // 16-byte copies are held as uvec4s instead (vector_copy.cpp): checked here with those copies
-// switched off (TILEGEN_VULKAN_VECTOR=0), and as uvec4s with them on.
+// switched off (FastPaths::vector_copies, the vulkan target's param vector_copies=0), and as
+// uvec4s with them on.
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <map>
 
 #include "test_vulkan_spirv_util.h"
@@ -21,7 +21,7 @@ using namespace tg::vulkan;
 
 namespace {
 
-SpirvOutput gemm_module(const Features& features, DType dtype) {
+SpirvOutput gemm_module(const Features& features, DType dtype, const FastPaths& paths = {}) {
   const samples::Sample* s = nullptr;
   for (const samples::Sample& x : samples::all())
     if (x.name == "gemm") s = &x;
@@ -31,7 +31,7 @@ SpirvOutput gemm_module(const Features& features, DType dtype) {
   Function f = s->build(p, dtype).function();
   Function b = bind_sizes(f, infer_sizes(f, {{n, n}, {n, n}, {n, n}}));
   PassManager pm(gpu_pipeline());
-  return emit_spirv(pm.run(b, target_info(features, "test", false)), features);
+  return emit_spirv(pm.run(b, target_info(features, "test", false)), features, paths);
 }
 
 // The element type of the Workgroup variable called `name`: {width, signedness}, or {0, 0}.
@@ -66,13 +66,6 @@ std::pair<uint32_t, uint32_t> shared_element(const std::vector<uint32_t>& words,
   return {defs[element][1], defs[element][2]};
 }
 
-// Sets an environment variable for a scope (the code generator reads its switches from it).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-
 }  // namespace
 
 TEST_CASE("vulkan shared width: tiles filled by 16-byte copies are uvec4 arrays") {
@@ -83,16 +76,17 @@ TEST_CASE("vulkan shared width: tiles filled by 16-byte copies are uvec4 arrays"
 }
 
 TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with shaderInt16") {
-  ScopedEnv scalar_copies("TILEGEN_VULKAN_VECTOR", "0");
+  FastPaths scalar_copies;
+  scalar_copies.vector_copies = false;
   Features f = test::lavapipe_features();
-  SpirvOutput bf = gemm_module(f, bf16);
+  SpirvOutput bf = gemm_module(f, bf16, scalar_copies);
   test::check_valid(bf);
   CHECK(shared_element(bf.words, "A_shared") == std::pair<uint32_t, uint32_t>{16, 0});  // bf16 bits in a u16
   CHECK(shared_element(bf.words, "B_shared") == std::pair<uint32_t, uint32_t>{16, 0});
   CHECK(target_info(f, "test", false).shared_mem_bytes == 32768);  // the whole budget
 
   f.int16 = f.int8 = false;  // no 16/8-bit integer types: widened, and half the budget to plan with
-  SpirvOutput wide = gemm_module(f, bf16);
+  SpirvOutput wide = gemm_module(f, bf16, scalar_copies);
   test::check_valid(wide);
   CHECK(shared_element(wide.words, "A_shared").first == 32);
   CHECK(target_info(f, "test", false).shared_mem_bytes == 16384);

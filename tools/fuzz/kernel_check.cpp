@@ -126,7 +126,7 @@ Outcome run_lowered(const Config& c, const Function& bound, const Tensors& want,
   Function lowered;
   try {
     TargetInfo info = c.arch.empty() ? plugin->probe().devices.at(0) : plugin->info_for_arch(c.arch);
-    lowered = PassManager(plugin->pipeline(info, {})).run(bound, info);
+    lowered = PassManager(plugin->pipeline(info, resolve_compile_options(*plugin, {}))).run(bound, info);
   } catch (const Error& e) {
     if (is_unsupported(e)) return {Verdict::Skip, c.name, "unsupported", e.message()};
     bool verify = e.message().rfind("after pass ", 0) == 0;

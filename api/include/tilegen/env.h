@@ -24,9 +24,7 @@ int64_t integer(const char* name, int64_t lo, int64_t hi, int64_t dflt);
 /// names the value's source in the error ("CompileOptions param \"amx\"").
 bool parse_flag(const std::string& value, const std::string& origin);
 
-/// A switch given by a CompileOptions-style param if present (`param_value`), else by the
-/// environment variable, else `dflt`: the one rule for target switches.
-bool switch_value(const std::optional<std::string>& param_value, const std::string& param_name,
-                  const char* env_name, bool dflt);
+/// What integer() accepts, for values that come from elsewhere; `origin` as for parse_flag.
+int64_t parse_integer(const std::string& value, const std::string& origin, int64_t lo, int64_t hi);
 
 }  // namespace tg::env

@@ -24,10 +24,14 @@ namespace tg {
 // 2: TargetInfo gained max_grid (its layout changed). 3: TargetPlugin::param_keys.
 // 4: TargetInfo gained portable (select() ranks devices by their TargetInfo, not plugin names).
 // 5: CompileOptions::sizes, and pipeline() begins with bind_sizes_pass(opt.sizes).
-inline constexpr uint32_t kPluginAbiVersion = 5;
+// 6: param_keys() returns ParamKeys (values, default, environment variable), not names.
+inline constexpr uint32_t kPluginAbiVersion = 6;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
-/// kCommonParamKeys and of the target's param_keys(); any other key is a tg::Error.
+/// common_param_keys() and of the target's param_keys(); any other key, or a value its key does
+/// not take, is a tg::Error. The runtime compiles with resolve_compile_options(opt): the options
+/// are then all that a compile was asked, environment defaults included, and the kernel-cache
+/// key is made of them.
 struct CompileOptions {
   std::string arch;  // empty: the device's own
   std::map<std::string, std::string> params;
@@ -39,9 +43,42 @@ struct CompileOptions {
   std::map<std::string, int64_t> sizes;
 };
 
+/// One CompileOptions::params key a target reads: the values it takes, its default, and the
+/// environment variable that may give the default instead. Environment variables reach a compile
+/// only this way, read by the runtime where it makes the options (resolve_compile_options), never
+/// by a plugin: a plugin reads opt.params (param_on, param_text) and nothing else.
+///   ParamKey::on_off("ldmatrix", true, "TILEGEN_CUDA_LDMATRIX", "ldmatrix loads (the pass use_ldmatrix)")
+///   --param ldmatrix=off, or TILEGEN_CUDA_LDMATRIX=0  →  opt.params["ldmatrix"] == "0"
+struct ParamKey {
+  enum class Kind : uint8_t {
+    Switch,  // 0, off, false / 1, on, true, in any case; canonical "0" and "1"
+    Choice,  // one of `choices`, exactly
+    Count,   // a whole number from `min` to `max`, in decimal
+  };
+  std::string name;                  // "ldmatrix"
+  Kind kind = Kind::Switch;
+  std::string default_value;         // canonical; "0" or "1" for a Switch
+  std::vector<std::string> choices;  // Choice
+  int64_t min = 0, max = 0;          // Count
+  std::string env;                   // the variable that gives the default, or empty: none
+  std::string help;                  // what it does, in a few words
+
+  static ParamKey on_off(std::string name, bool dflt, std::string env, std::string help);
+  static ParamKey one_of(std::string name, std::vector<std::string> choices, std::string dflt, std::string env,
+                         std::string help);
+  static ParamKey count(std::string name, int64_t min, int64_t max, int64_t dflt, std::string env,
+                        std::string help);
+  /// What it takes, for errors and listings: "0 or 1 (or off/on, false/true)", "all or none",
+  /// "a whole number from 0 to 4096".
+  std::string takes() const;
+  /// `value` in canonical form ("on" → "1", "007" → "7"), or a tg::Error that begins with
+  /// `origin` (the param, or the environment variable, it came from) and says what it takes.
+  std::string canonical(const std::string& value, const std::string& origin) const;
+};
+
 /// Keys every target takes. check_bounds: "all" checks every element access at run time and
 /// reports the first out-of-range one (the pass check_element_accesses); "none", the default, does not.
-inline const std::vector<std::string> kCommonParamKeys = {"check_bounds"};
+const std::vector<ParamKey>& common_param_keys();
 
 /// What compile() returns: every stage reachable by name.
 struct Artifact {
@@ -106,17 +143,35 @@ class TargetPlugin {
   virtual Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) = 0;
   /// Open device `index` of probe().devices.
   virtual std::unique_ptr<DeviceContext> open(int index) = 0;
-  /// The CompileOptions::params keys this target reads besides kCommonParamKeys. Default: none.
-  virtual std::vector<std::string> param_keys() const { return {}; }
+  /// The CompileOptions::params keys this target reads besides common_param_keys(), with their
+  /// values, defaults and environment variables. Default: none.
+  virtual std::vector<ParamKey> param_keys() const { return {}; }
   /// The TargetInfo for an architecture given by name, for codegen without a device
   /// (`tilegen source --target cuda --arch sm_80`). Default: throws tg::Error.
   virtual TargetInfo info_for_arch(const std::string& arch);
 };
 
-/// A tg::Error at `where` unless every key of opt.params is one `plugin` takes (listing them), and
-/// check_bounds has a value it can take. Called by the runtime before any pass runs.
+/// The keys `plugin` takes: common_param_keys(), then its param_keys().
+std::vector<ParamKey> known_param_keys(const TargetPlugin& plugin);
+/// A tg::Error at `where` unless every key of opt.params is one `plugin` takes (the error lists
+/// them) with a value that key takes (the error names the key and what it takes).
 void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt,
                            const SourceLoc& where = {});
+/// opt as the runtime compiles it: checked as check_compile_options does, every value canonical,
+/// and every key opt leaves out whose environment variable is set given that variable's value
+/// (a value the key does not take is a tg::Error naming the variable and the key). The one place
+/// the environment reaches a compile: Target::compile and codegen_for call it before anything
+/// else, so a value gives the same kernel-cache key and binary from params as from the environment.
+///   {} with TILEGEN_CUDA_LDMATRIX=off  →  {"ldmatrix": "0"};  {"ldmatrix": "on"}  →  {"ldmatrix": "1"}
+CompileOptions resolve_compile_options(const TargetPlugin& plugin, CompileOptions opt,
+                                       const SourceLoc& where = {});
+/// For plugins: key's value in opt.params, else its default, canonical (a value it does not take
+/// is a tg::Error naming the key).
+std::string param_text(const CompileOptions& opt, const ParamKey& key);
+/// param_text of a Switch, as a bool.
+bool param_on(const CompileOptions& opt, const ParamKey& key);
+/// param_text of a Count, as a number.
+int64_t param_count(const CompileOptions& opt, const ParamKey& key);
 /// Whether opt asks for checked element accesses (params["check_bounds"] == "all"); a
 /// pipeline() that says yes runs check_element_accesses where its IR still knows its threads.
 bool checks_accesses(const CompileOptions& opt);

@@ -155,9 +155,10 @@ class Target {
   TargetPlugin& plugin() const;
 
   /// Compile; symbolic sizes are specialised at each new launch shape (opt.sizes must be empty).
+  /// The options are resolved here (resolve_compile_options: environment defaults read once).
   CompiledKernel compile(const Kernel& k, const CompileOptions& opt = {}, Loc loc = Loc::current()) const;
   /// Run the pass pipeline and codegen without a device (for `tilegen source`), for `info`, with
-  /// the symbolic sizes bound to opt.sizes.
+  /// the symbolic sizes bound to opt.sizes and the options resolved as compile() resolves them.
   static Artifact codegen_for(TargetPlugin& plugin, const TargetInfo& info, const Function& f,
                               const CompileOptions& opt,
                               std::vector<std::pair<std::string, std::string>>* stages = nullptr);

@@ -89,16 +89,17 @@ CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   return here ? host : named_target(info.arch);
 }
 
-/// A 0/1 switch: the CompileOptions param if given, else the environment variable, else `dflt`
-/// (tg::env's one rule); any other value is an error naming where it came from, at the kernel.
-bool switch_value(const CompileOptions& opt, const char* param, const char* env, bool dflt, const SourceLoc& loc) {
-  auto it = opt.params.find(param);
-  try {
-    return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env, dflt);
-  } catch (const Error& e) {
-    throw Error("cpu: " + e.message(), loc);
-  }
-}
+// The params (plugin.h's ParamKey); pipeline() reads gemm, codegen() the rest. The environment
+// variables are defaults the runtime reads into the params, never read here.
+const ParamKey kAmx = ParamKey::on_off("amx", true, "TILEGEN_CPU_AMX",
+                                       "bf16 gemm in AMX tiles where the CPU has them (and Linux grants them)");
+const ParamKey kBf16Dot = ParamKey::on_off("bf16_dot", false, "TILEGEN_CPU_BF16_DOT",
+                                           "bf16 gemm through vdpbf16ps where the CPU has avx512_bf16");
+const ParamKey kFastMath = ParamKey::on_off("fast_math", false, "", "LLVM's fast-math flags on float arithmetic");
+const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
+                                        "plain: every gemm a loop nest, no register-blocked micro-kernel");
+const ParamKey kNumThreads = ParamKey::count("num_threads", 0, 4096, 0, "",
+                                             "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
 /// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
 bool uses_amx(const Artifact& a) {
@@ -200,12 +201,12 @@ class CpuContext final : public HostDeviceContext {
       throw Error("cpu: " + lowered.name +
                       " was compiled with AMX tiles but Linux refuses this process the tile state "
                       "(arch_prctl ARCH_REQ_XCOMP_PERM; a thread's sigaltstack may be too small); compile it "
-                      "with TILEGEN_CPU_AMX=0 or CompileOptions params {\"amx\": \"0\"}",
+                      "with CompileOptions params {\"amx\": \"0\"} (or TILEGEN_CPU_AMX=0)",
                   lowered.loc);
     auto m = std::make_shared<LoadedModule>();
     m->jit = a.binary.empty() ? JitModule::from_ir_text(a.source, host_target())
                               : JitModule::from_object(a.binary);
-    std::vector<const ir::Kernel*> ks = kernels_of(lowered);
+    std::vector<const ir::Kernel*> ks = ir::kernels_of(lowered);
     for (std::size_t i = 0; i < ks.size(); ++i) {
       int64_t blocks = 1;
       for (auto& g : ks[i]->grid) blocks *= *g.as_int();
@@ -283,7 +284,7 @@ class CpuPlugin final : public TargetPlugin {
   //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
   //   }
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    bool micro = !opt.params.count("gemm") || opt.params.at("gemm") != "plain";
+    bool micro = param_text(opt, kGemm) != "plain";
     std::vector<PassEntry> p = default_pipeline(opt.sizes);
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
@@ -310,16 +311,15 @@ class CpuPlugin final : public TargetPlugin {
     bool here = false;
     CpuTarget t = target_for(info, &here);
     EmitOptions eo;
-    auto param = [&](const char* k) { return opt.params.count(k) ? opt.params.at(k) : std::string(); };
-    eo.fast_math = param("fast_math") == "1";
-    eo.num_threads = param("num_threads").empty() ? 0 : std::max(0, std::atoi(param("num_threads").c_str()));
+    eo.fast_math = param_on(opt, kFastMath);
+    eo.num_threads = int(param_count(opt, kNumThreads));
     eo.vector_bits = t.vector_bits();
     // bf16 gemm through vdpbf16ps, on request, where the CPU has avx512_bf16. Not the default: on
     // the Sapphire Rapids measured (PERF.md, CPU) it runs at half the f32 FMA rate, and bf16
     // widened to f32 is 1.5x faster.
     // Both switches are read on every CPU, so a bad value is an error even where it changes nothing.
-    const bool want_bf16_dot = switch_value(opt, "bf16_dot", "TILEGEN_CPU_BF16_DOT", false, lowered.loc);
-    const bool want_amx = switch_value(opt, "amx", "TILEGEN_CPU_AMX", true, lowered.loc);
+    const bool want_bf16_dot = param_on(opt, kBf16Dot);
+    const bool want_amx = param_on(opt, kAmx);
     eo.bf16_dot = t.avx512bf16 && want_bf16_dot;
     // bf16 gemm in AMX tiles where the CPU has them (and, for code to run here, Linux grants them).
     eo.amx = t.amx_bf16 && want_amx && (!here || request_amx_state());
@@ -349,10 +349,7 @@ class CpuPlugin final : public TargetPlugin {
     return a;
   }
 
-  // pipeline() reads gemm, codegen() the rest.
-  std::vector<std::string> param_keys() const override {
-    return {"amx", "bf16_dot", "fast_math", "gemm", "num_threads"};
-  }
+  std::vector<ParamKey> param_keys() const override { return {kAmx, kBf16Dot, kFastMath, kGemm, kNumThreads}; }
 
   std::unique_ptr<DeviceContext> open(int index) override {
     if (index != 0)

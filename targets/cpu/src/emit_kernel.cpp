@@ -9,6 +9,7 @@
 
 #include "emitter.h"
 #include "tilegen/ir/access_check.h"
+#include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
 
 namespace tg::cpu {
@@ -17,12 +18,6 @@ using namespace ir;
 using llvm::Value;
 
 namespace {
-
-std::string sanitize(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out.empty() ? "kernel" : out;
-}
 
 int64_t constant_or_throw(const Expr& e, const std::string& what, const SourceLoc& loc) {
   auto v = e.as_int();
@@ -35,30 +30,16 @@ constexpr int64_t kScratchAlign = 64;
 }  // namespace
 
 std::string kernel_symbol(const Function& f, int index) {
-  return sanitize(f.name) + "_k" + std::to_string(index);
+  return kernel_entry_names(f).at(std::size_t(index));
 }
 std::string scratch_symbol(const Function& f, int index) {
   return kernel_symbol(f, index) + "_scratch_bytes";
 }
-std::string threads_symbol(const Function& f) { return sanitize(f.name) + "_num_threads"; }
-
-std::vector<const Kernel*> kernels_of(const Function& f) {
-  std::vector<const Kernel*> out;
-  if (auto* k = f.body.as<Kernel>()) return {k};
-  auto* seq = f.body.as<Seq>();
-  if (!seq)
-    throw Error("cpu: the body of function " + f.name + " is not a kernel or a sequence of kernels", f.loc);
-  for (const Stmt& s : seq->stmts) {
-    auto* k = s.as<Kernel>();
-    if (!k) throw Error("cpu: function " + f.name + " has a statement outside its kernels", s->loc);
-    out.push_back(k);
-  }
-  return out;
-}
+std::string threads_symbol(const Function& f) { return kernel_stem(f) + "_num_threads"; }
 
 std::unique_ptr<llvm::Module> emit_module(const Function& f, llvm::LLVMContext& ctx, const EmitOptions& opt) {
-  auto m = std::make_unique<llvm::Module>(sanitize(f.name), ctx);
-  std::vector<const Kernel*> ks = kernels_of(f);
+  auto m = std::make_unique<llvm::Module>(kernel_stem(f), ctx);
+  std::vector<const Kernel*> ks = ir::kernels_of(f);
   for (std::size_t i = 0; i < ks.size(); ++i) {
     Emitter e(*m, opt);
     e.emit_kernel(f, *ks[i], int(i));

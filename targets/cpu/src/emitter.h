@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
+#include "tilegen/ir/kernel_names.h"
 
 namespace tg::cpu {
 
@@ -43,13 +44,11 @@ struct EmitOptions {
   bool amx = false;              // bf16 gemm in AMX tiles (amx-bf16 CPUs whose OS grants the tile state)
 };
 
-/// Names the host side and the JIT agree on.
+/// Names the host side and the JIT agree on: kernel i is ir::kernel_entry_names(f)[i] ("gemm_k0"),
+/// the others its stem plus a suffix. The kernels themselves are ir::kernels_of(f).
 std::string kernel_symbol(const Function& f, int index);
 std::string scratch_symbol(const Function& f, int index);
 std::string threads_symbol(const Function& f);
-
-/// The kernels of a function in launch order (its body is a Kernel or a Seq of Kernels).
-std::vector<const ir::Kernel*> kernels_of(const Function& f);
 
 /// Whether emit_gemm's micro-kernel handles this gemm (f32 C, f32/f16/bf16 A and B, constant
 /// extents, no Global operand); the pipeline lowers the other gemms to loops.

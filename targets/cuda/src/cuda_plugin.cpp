@@ -5,7 +5,6 @@
 #include "cuda_codegen.h"
 #include "cuda_driver.h"
 #include "nvrtc.h"
-#include "tilegen/env.h"
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/use_ldmatrix.h"
@@ -15,14 +14,13 @@ namespace tg::cuda {
 
 namespace {
 
-// The passes use_ldmatrix and async_copies can be left out to isolate them: params
-// {"ldmatrix": "0"}, {"cp_async": "0"}, or the environment variables TILEGEN_CUDA_LDMATRIX=0,
-// TILEGEN_CUDA_CP_ASYNC=0.
-bool switched_on(const CompileOptions& opt, const char* param, const char* env) {
-  auto it = opt.params.find(param);
-  return env::switch_value(it == opt.params.end() ? std::nullopt : std::optional(it->second), param, env,
-                           true);
-}
+// The passes async_copies and use_ldmatrix can be left out to isolate them: --param cp_async=0,
+// ldmatrix=0 (or, as the defaults, TILEGEN_CUDA_CP_ASYNC=0, TILEGEN_CUDA_LDMATRIX=0, which the
+// runtime reads into the params).
+const ParamKey kCpAsync =
+    ParamKey::on_off("cp_async", true, "TILEGEN_CUDA_CP_ASYNC", "cp.async copies (the pass async_copies)");
+const ParamKey kLdmatrix =
+    ParamKey::on_off("ldmatrix", true, "TILEGEN_CUDA_LDMATRIX", "ldmatrix loads (the pass use_ldmatrix)");
 
 class CudaPlugin final : public TargetPlugin {
  public:
@@ -40,15 +38,15 @@ class CudaPlugin final : public TargetPlugin {
     return r;
   }
 
-  // The switches of switched_on() above: leave a pass out of the pipeline.
-  std::vector<std::string> param_keys() const override { return {"cp_async", "ldmatrix"}; }
+  // Switches that leave a pass out of the pipeline.
+  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix}; }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
   // cp.async and ldmatrix where they apply (docs/passes.md lists it).
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
-    if (switched_on(opt, "cp_async", "TILEGEN_CUDA_CP_ASYNC")) passes.push_back({"async_copies", async_copies});
-    if (switched_on(opt, "ldmatrix", "TILEGEN_CUDA_LDMATRIX")) passes.push_back({"use_ldmatrix", use_ldmatrix});
+    if (param_on(opt, kCpAsync)) passes.push_back({"async_copies", async_copies});
+    if (param_on(opt, kLdmatrix)) passes.push_back({"use_ldmatrix", use_ldmatrix});
     return passes;
   }
 

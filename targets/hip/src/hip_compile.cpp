@@ -214,13 +214,10 @@ bool hiprtc_available(std::string* why) {
   return hiprtc().error.empty();
 }
 
-CodeObject compile_hip(const std::string& source, const std::string& name, const std::string& arch) {
-  const char* forced = std::getenv("TILEGEN_HIP_COMPILER");
-  const std::string which = forced ? forced : "";
-  if (which == "hiprtc" || (which.empty() && hiprtc_available()))
+CodeObject compile_hip(const std::string& source, const std::string& name, const std::string& arch,
+                       HipCompiler compiler) {
+  if (compiler == HipCompiler::Hiprtc || (compiler == HipCompiler::Auto && hiprtc_available()))
     return compile_with_hiprtc(source, name, arch);
-  if (!which.empty() && which != "clang")
-    throw Error("hip: TILEGEN_HIP_COMPILER must be 'clang' or 'hiprtc', got '" + which + "'");
   return compile_with_clang(source, name, arch);
 }
 

@@ -5,7 +5,8 @@
 //   clang-19 -x hip --offload-arch=gfx942 --cuda-device-only --no-gpu-bundle-output -nogpulib
 //            -nogpuinc -O3 -mwavefrontsize64 -ffp-contract=off -DTG_HIP_STANDALONE kernel.hip -o kernel.co
 // (no contraction: a*b+c stays two roundings, as the interpreter computes it).
-// TILEGEN_HIP_COMPILER=clang|hiprtc forces one; TILEGEN_HIP_CLANG names the clang to run.
+// The hip target's CompileOptions param compiler=clang|hiprtc forces one (its default comes from
+// TILEGEN_HIP_COMPILER); TILEGEN_HIP_CLANG names the clang to run, as PATH names programs.
 // The code object is read back with LLVM's tools found beside that clang (llvm-objdump for the
 // disassembly, llvm-readobj --notes for the AMDGPU metadata: registers, LDS, scratch, spills).
 #pragma once
@@ -20,9 +21,13 @@ struct CodeObject {
   std::string compiler;         // "hiprtc" or the clang command's first word
 };
 
+/// Which compiler compile_hip runs: hiprtc where it loads, else clang; or the one named.
+enum class HipCompiler { Auto, Hiprtc, Clang };
+
 /// Compile `source` (with the device-header library) for `arch` ("gfx90a", "gfx942"). Errors are
 /// tg::Error with the compiler's log.
-CodeObject compile_hip(const std::string& source, const std::string& name, const std::string& arch);
+CodeObject compile_hip(const std::string& source, const std::string& name, const std::string& arch,
+                       HipCompiler compiler = HipCompiler::Auto);
 
 /// The clang able to compile HIP for AMDGPU (version 19 or later, lld beside it), or empty with
 /// the reason in `why`.

@@ -12,6 +12,15 @@ namespace tg::hip {
 
 namespace {
 
+// The runtime reads TILEGEN_HIP_COMPILER into this param as its default; the plugin never does.
+const ParamKey kCompiler = ParamKey::one_of("compiler", {"auto", "hiprtc", "clang"}, "auto", "TILEGEN_HIP_COMPILER",
+                                            "auto: hiprtc where a ROCm runtime is installed, else clang");
+
+HipCompiler compiler_of(const CompileOptions& opt) {
+  const std::string c = param_text(opt, kCompiler);
+  return c == "hiprtc" ? HipCompiler::Hiprtc : c == "clang" ? HipCompiler::Clang : HipCompiler::Auto;
+}
+
 class HipPlugin final : public TargetPlugin {
  public:
   std::string name() const override { return "hip"; }
@@ -43,7 +52,7 @@ class HipPlugin final : public TargetPlugin {
     if (!opt.arch.empty()) target = info_for_arch(opt.arch);
     Artifact a;
     a.source = emit_hip(lowered, target);
-    CodeObject co = compile_hip(a.source, lowered.name, target.arch);
+    CodeObject co = compile_hip(a.source, lowered.name, target.arch, compiler_of(opt));
     a.binary = std::move(co.binary);
     a.assembly = disassemble(a.binary, target.arch);
     a.stats = format_stats(code_object_stats(a.binary));
@@ -51,6 +60,8 @@ class HipPlugin final : public TargetPlugin {
       a.entry += (a.entry.empty() ? "" : ",") + p.name;
     return a;
   }
+
+  std::vector<ParamKey> param_keys() const override { return {kCompiler}; }
 
   std::unique_ptr<DeviceContext> open(int index) override { return open_device(index); }
 

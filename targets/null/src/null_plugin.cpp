@@ -69,10 +69,14 @@ class NullPlugin final : public TargetPlugin {
     return r;
   }
 
-  /// The CompileOptions::params keys this target reads besides check_bounds: a key no target
-  /// lists is a tg::Error before any pass runs (check_compile_options). null reads none; cuda
-  /// returns {"cp_async", "ldmatrix"}, switches its codegen reads from opt.params.
-  std::vector<std::string> param_keys() const override { return {}; }
+  /// The CompileOptions::params keys this target reads besides check_bounds, each with the
+  /// values it takes, its default and, where one may set the default, its environment variable:
+  /// a key the target does not list, or a value its key does not take, is a tg::Error before any
+  /// pass runs, and the runtime puts the variables' values into the params (so the kernel cache
+  /// keys on them). null reads none; cuda returns
+  ///   {ParamKey::on_off("cp_async", true, "TILEGEN_CUDA_CP_ASYNC", ...), ... "ldmatrix" ...}
+  /// and its pipeline() reads them with param_on(opt, key), never the environment.
+  std::vector<ParamKey> param_keys() const override { return {}; }
 
   /// The passes from the builder's IR, with every size bound, to what codegen() accepts, in
   /// order. The runtime runs them through a PassManager (verifying after each, dumping with

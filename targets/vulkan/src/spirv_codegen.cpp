@@ -19,15 +19,6 @@ namespace tg::vulkan {
 
 namespace {
 
-std::vector<const ir::Kernel*> kernels_of(const Function& f) {
-  std::vector<const ir::Kernel*> out;
-  if (const auto* k = f.body.as<ir::Kernel>()) out.push_back(k);
-  if (const auto* s = f.body.as<ir::Seq>())
-    for (const Stmt& st : s->stmts)
-      if (const auto* k = st.as<ir::Kernel>()) out.push_back(k);
-  return out;
-}
-
 uint32_t parse_number(const std::string& field, const std::string& value) {
   try {
     std::size_t used = 0;
@@ -177,19 +168,12 @@ PushLayout push_constant_layout(const Function& f) {
   return layout;
 }
 
-std::vector<std::string> kernel_entry_names(const Function& f) {
-  std::vector<std::string> names;
-  std::size_t n = kernels_of(f).size();
-  for (std::size_t i = 0; i < n; ++i) names.push_back(f.name + "_k" + std::to_string(i));
-  return names;
-}
-
-SpirvOutput emit_spirv(const Function& lowered, const Features& features) {
-  std::vector<const ir::Kernel*> kernels = kernels_of(lowered);
+SpirvOutput emit_spirv(const Function& lowered, const Features& features, const FastPaths& paths) {
+  std::vector<const ir::Kernel*> kernels = ir::kernels_of(lowered);
   if (kernels.empty()) throw Error("function " + lowered.name + " has no kernel to emit", lowered.loc);
   ModuleBuilder m;
-  ModuleLowering module(m, lowered, features);
-  std::vector<std::string> names = kernel_entry_names(lowered);
+  ModuleLowering module(m, lowered, features, paths);
+  std::vector<std::string> names = ir::kernel_entry_names(lowered);
   for (std::size_t i = 0; i < kernels.size(); ++i) module.lower_kernel(*kernels[i], names[i]);
   SpirvOutput out;
   out.words = m.finish();

@@ -6,8 +6,9 @@
 // Interface of every emitted module (fixed, so load() can rebuild it from the lowered Function
 // alone on a kernel-cache hit):
 //   - one OpEntryPoint GLCompute per ir::Kernel of the Function, in order, named as
-//     kernel_entry_names() says, LocalSize (threads, 1, 1); grid extents are constants after
-//     size binding and the runtime dispatches (grid[0], grid[1], grid[2]) workgroups;
+//     ir::kernel_entry_names() says ("gemm_k0", "gemm_k1", ...), LocalSize (threads, 1, 1);
+//     grid extents are constants after size binding and the runtime dispatches (grid[0],
+//     grid[1], grid[2]) workgroups;
 //   - tensor parameter i (i-th Tensor param in Function::params order) is a StorageBuffer at
 //     descriptor set 0, binding i, holding a runtime array of its element type;
 //   - scalar parameters live in one push-constant block, laid out by push_constant_layout().
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
+#include "tilegen/ir/kernel_names.h"
 #include "tilegen/passes/target_info.h"
 
 namespace tg::vulkan {
@@ -70,9 +72,6 @@ struct PushLayout {
 /// The push-constant layout of f's scalar parameters. Throws tg::Error past 128 bytes.
 PushLayout push_constant_layout(const Function& f);
 
-/// Entry point names, one per ir::Kernel of f in program order ("gemm_k0", "gemm_k1", ...).
-std::vector<std::string> kernel_entry_names(const Function& f);
-
 /// What codegen returns: the module and its SPIR-V disassembly where SPIRV-Tools is built in
 /// (otherwise the project's own listing of the module).
 struct SpirvOutput {
@@ -81,9 +80,18 @@ struct SpirvOutput {
   bool uses_coopmat = false;
 };
 
+/// The code generator's fast paths, each on unless switched off to measure it alone (the vulkan
+/// target's CompileOptions params vector_copies, pad_rows, prefetch, double_buffer).
+struct FastPaths {
+  bool vector_copies = true;  // 16-byte global → shared copies
+  bool pad_rows = true;       // shared rows padded against bank conflicts
+  bool prefetch = true;       // the next tile's global loads issued before this tile's gemm
+  bool double_buffer = true;  // prefetched tiles in two shared slots, one barrier a step
+};
+
 /// The lowered Function (gpu_pipeline() output for target_info(f)) → one SPIR-V module (1.6,
 /// Vulkan memory model). Throws tg::Error naming the construct where something cannot be
 /// expressed on a device with these features.
-SpirvOutput emit_spirv(const Function& lowered, const Features& features);
+SpirvOutput emit_spirv(const Function& lowered, const Features& features, const FastPaths& paths = {});
 
 }  // namespace tg::vulkan

@@ -36,7 +36,7 @@ struct SharedPlan {
 
 /// One kernel function a launch runs, in order.
 struct KernelPlan {
-  std::string name;
+  std::string name;  // ir::kernel_entry_names(f, LoneKernel::FunctionName): "gemm", or "attn_k0", "attn_k1"
   const ir::Kernel* kernel = nullptr;
   SharedPlan shared;
 };

@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "tilegen/ir/error.h"
-#include "tilegen/ir/visitor.h"
+#include "tilegen/ir/kernel_names.h"
 #include "vk_context.h"
 
 namespace tg::vulkan {
@@ -44,12 +44,6 @@ struct LoadedKernels {
 };
 
 namespace {
-
-// The ir::Kernels of a lowered function in program order: one entry point each.
-struct CollectKernels : IRVisitor {
-  std::vector<const ir::Kernel*> kernels;
-  void visit(const ir::Kernel* op) override { kernels.push_back(op); }
-};
 
 // A SPIR-V capability and the device feature it needs, so a module the device cannot run is an
 // error that names the feature, not a driver crash.
@@ -181,15 +175,11 @@ void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
 // One pipeline per entry point, through the pipeline cache; each kernel's grid checked against
 // the device's limits.
 void VulkanContext::create_pipelines(LoadedKernels& k, const Function& lowered) {
-  CollectKernels found;
-  found.visit_stmt(lowered.body);
-  std::vector<std::string> names = kernel_entry_names(lowered);
-  if (names.size() != found.kernels.size())
-    throw Error("vulkan: " + std::to_string(names.size()) + " entry points for " +
-                std::to_string(found.kernels.size()) + " kernels in " + lowered.name);
+  const std::vector<const ir::Kernel*> kernels = ir::kernels_of(lowered);  // one entry point each
+  const std::vector<std::string> names = ir::kernel_entry_names(lowered);
   for (std::size_t i = 0; i < names.size(); ++i) {
     LoadedKernels::Entry e;
-    check_grid(phys_, *found.kernels[i], e, names[i]);
+    check_grid(phys_, *kernels[i], e, names[i]);
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo sub =
         vk_struct<VkPipelineShaderStageRequiredSubgroupSizeCreateInfo>(
             VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO);

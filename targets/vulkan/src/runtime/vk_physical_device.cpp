@@ -7,7 +7,6 @@
 #include <cstring>
 #include <set>
 
-#include "tilegen/env.h"
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/matrix_unit.h"
 
@@ -37,8 +36,6 @@ void FeatureChain::link(bool atomic_float_ext, bool coopmat_ext) {
   if (atomic_float_ext) *tail = &atomic_float, tail = &atomic_float.pNext;
   if (coopmat_ext) *tail = &coopmat;
 }
-
-bool coopmat_switched_off() { return !env::flag("TILEGEN_VULKAN_COOPMAT", true); }
 
 namespace {
 
@@ -130,7 +127,7 @@ void fill_features(const Instance& in, PhysicalDevice& d, const VkPhysicalDevice
   f.max_shared_bytes = d.limits.maxComputeSharedMemorySize;
   f.max_threads = std::min(d.limits.maxComputeWorkGroupInvocations, d.limits.maxComputeWorkGroupSize[0]);
   for (int i = 0; i < 3; ++i) f.max_grid[i] = d.limits.maxComputeWorkGroupCount[i];
-  if (!coopmat_switched_off()) f.coopmat_units = coopmat_units(in, d);
+  f.coopmat_units = coopmat_units(in, d);  // CompileOptions param coopmat=0 leaves them unused
 }
 
 std::string version_text(uint32_t v) {

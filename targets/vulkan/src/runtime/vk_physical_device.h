@@ -70,7 +70,4 @@ std::vector<PhysicalDevice> enumerate_devices();
 /// probe(): the usable devices' TargetInfos, or unavailable with the reason.
 ProbeResult probe_devices(std::vector<PhysicalDevice>* usable);
 
-/// TILEGEN_VULKAN_COOPMAT=0 takes the cooperative-matrix units out (the plain path forced).
-bool coopmat_switched_off();
-
 }  // namespace tg::vulkan

@@ -4,7 +4,6 @@
 #include <cstdlib>
 
 #include "spirv/kernel_lowering_internal.h"
-#include "tilegen/env.h"
 #include "tilegen/ir/access_check.h"
 #include "tilegen/ir/visitor.h"
 
@@ -30,9 +29,6 @@ struct WriteScan : IRVisitor {
   }
 };
 
-// On unless the environment variable says 0/off/false.
-bool switched_on(const char* name) { return env::flag(name, true); }
-
 }  // namespace
 
 std::vector<Expr> row_major_strides(const ir::BufferNode& b) {
@@ -41,7 +37,7 @@ std::vector<Expr> row_major_strides(const ir::BufferNode& b) {
   return st;
 }
 
-ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Features& feat)
+ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Features& feat, const FastPaths& paths)
     : m(mb), f(fn), features(feat) {
   m.capability(spv::CapShader);
   m.capability(spv::CapVulkanMemoryModel);
@@ -58,10 +54,10 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   // Checked accesses write the function's access record (access_check.h).
   if (const Param* record = find_access_record(f)) scan.written.insert(record->buffer.get());
   written_tensors = scan.written;
-  vector_copies = switched_on("TILEGEN_VULKAN_VECTOR");
-  pad_rows = switched_on("TILEGEN_VULKAN_PAD");
-  prefetch = switched_on("TILEGEN_VULKAN_PREFETCH");
-  double_buffer = switched_on("TILEGEN_VULKAN_DOUBLE");
+  vector_copies = paths.vector_copies;
+  pad_rows = paths.pad_rows;
+  prefetch = paths.prefetch;
+  double_buffer = paths.double_buffer;
   declare_tensors();
   for (auto& [node, b] : tensors)
     if (!scan.written.count(node)) m.decorate(b.variable, spv::DecNonWritable);

@@ -56,7 +56,7 @@ struct BufferStorage {
 /// the types every kernel shares. lower_kernel adds one entry point.
 class ModuleLowering {
  public:
-  ModuleLowering(ModuleBuilder& m, const Function& f, const Features& features);
+  ModuleLowering(ModuleBuilder& m, const Function& f, const Features& features, const FastPaths& paths = {});
   void lower_kernel(const ir::Kernel& k, const std::string& entry_name);
   bool uses_coopmat() const { return coopmat_used; }
 
@@ -73,8 +73,7 @@ class ModuleLowering {
   std::set<const ir::BufferNode*> float_bits_buffers;  // f32 buffers updated by CAS loops
   bool coopmat_used = false;
   std::set<const ir::BufferNode*> written_tensors;  // tensors some statement stores to
-  /// Switches for measuring the fast paths one by one (TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH / _DOUBLE=0
-  /// turn them off; part of the kernel-cache key, as every TILEGEN_VULKAN_* is).
+  /// The fast paths, switched off one by one to measure them (FastPaths, from CompileOptions params).
   bool vector_copies = true, pad_rows = true, prefetch = true, double_buffer = true;
 
   /// The tensor's binding as a runtime array of uvec4 (an aliasing variable at the same set and
