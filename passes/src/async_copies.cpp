@@ -1,12 +1,30 @@
 #include "tilegen/passes/async_copies.h"
 
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/gpu_source.h"
 #include "tilegen/passes/vector_move.h"
 
 namespace tg {
 
 namespace {
+
+/// Whether s stores a global load into a shared buffer: the first statement of a pipelined body's
+/// copy phase (pipeline_shared's guarded fill of a later iteration's slot).
+bool fills_shared_from_global(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false, into_shared = false;
+    void visit(const ir::Store* op) override {
+      into_shared = op->buffer->scope == Scope::Shared;
+      IRVisitor::visit(op);
+      into_shared = false;
+    }
+    void visit(const ir::Load* op) override {
+      if (into_shared && op->buffer->scope == Scope::Global) found = true;
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
 
 Stmt wait_for(int in_flight, const SourceLoc& loc) {
   auto w = std::make_shared<ir::AsyncWait>(loc);
@@ -52,7 +70,7 @@ struct AsyncCopies : IRMutator {
     std::size_t i = 0;
     while (i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier) ++i;
     std::vector<Stmt> out;
-    if (i == stmts.size() || !gpu::fills_shared_from_global(stmts[i])) {
+    if (i == stmts.size() || !fills_shared_from_global(stmts[i])) {
       // No fills (the guard of every later tile folded away): the tiles are the prologue's, whose
       // groups this loop still has to wait for, one an iteration.
       out.push_back(wait_for(loop->stages - 1, loop->loc));

@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/passes/gpu_layout.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 

@@ -1,7 +1,7 @@
 #include "tilegen/passes/vector_move.h"
 
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/passes/gpu_layout.h"
 #include "tilegen/passes/range_analysis.h"
 
 namespace tg {

@@ -338,6 +338,7 @@ TEST_CASE("cli: the null skeleton target is listed as unavailable, generates cod
   CHECK(r.status == 0);
   CHECK(has(r, "case(s): target unavailable: " + reason));
   CHECK(has(r, "\n0 passed, 0 failed, "));
+}
 
 // ---- Kernels as IR text (FILE.tgir): a gemm and an element-wise kernel that are not samples.
 namespace {

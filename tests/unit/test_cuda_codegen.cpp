@@ -10,29 +10,28 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
+#ifdef TILEGEN_HAVE_CUDA_CODEGEN
+#include "cuda_plugin.h"
+#endif
 
 using namespace tg;
 using namespace tg::samples;
 
 namespace {
 
-// The plugin object from build/lib/libtilegen_cuda.so, or null (with the reason printed).
+// The plugin object from tilegen_cuda_codegen (the plugin's code, linked), or null when this
+// build has no cuda target (the message says so).
 TargetPlugin* cuda_plugin() {
-  static TargetPlugin* plugin = []() -> TargetPlugin* {
-    std::string path = std::string(TILEGEN_BINARY_DIR) + "/lib/libtilegen_cuda.so";
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      std::cout << "skipped: the cuda plugin was not built (" << dlerror() << ")\n";
-      return nullptr;
-    }
-    using EntryFn = const TgPluginEntry* (*)();
-    auto entry = reinterpret_cast<EntryFn>(dlsym(lib, "tilegen_plugin_entry"));
-    return entry ? entry()->create() : nullptr;
-  }();
+#ifdef TILEGEN_HAVE_CUDA_CODEGEN
+  static TargetPlugin* plugin = tg::cuda::make_plugin();
   return plugin;
+#else
+  std::cout << "skipped: this build has no cuda target\n";
+  return nullptr;
+#endif
 }
 
 bool nvrtc_present() {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 
 using namespace tg;
 

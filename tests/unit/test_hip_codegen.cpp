@@ -15,28 +15,28 @@
 #include "sample_test_util.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
+#ifdef TILEGEN_HAVE_HIP_CODEGEN
+#include "hip_plugin.h"
+#endif
 
 using namespace tg;
 using namespace tg::samples;
 
 namespace {
 
+// The plugin object from tilegen_hip_codegen (the plugin's code, linked), or null when this
+// build has no hip target (the message says so).
 TargetPlugin* hip_plugin() {
-  static TargetPlugin* plugin = []() -> TargetPlugin* {
-    std::string path = std::string(TILEGEN_BINARY_DIR) + "/lib/libtilegen_hip.so";
-    void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      std::cout << "skipped: the hip plugin was not built (" << dlerror() << ")\n";
-      return nullptr;
-    }
-    using EntryFn = const TgPluginEntry* (*)();
-    auto entry = reinterpret_cast<EntryFn>(dlsym(lib, "tilegen_plugin_entry"));
-    return entry ? entry()->create() : nullptr;
-  }();
+#ifdef TILEGEN_HAVE_HIP_CODEGEN
+  static TargetPlugin* plugin = tg::hip::make_plugin();
   return plugin;
+#else
+  std::cout << "skipped: this build has no hip target\n";
+  return nullptr;
+#endif
 }
 
 // clang 19 (or $TILEGEN_HIP_CLANG) and lld, which the plugin needs to compile without ROCm.

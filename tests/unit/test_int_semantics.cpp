@@ -16,7 +16,7 @@
 #include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/passes/simplify.h"
 
 using namespace tg;

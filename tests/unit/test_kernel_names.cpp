@@ -6,7 +6,9 @@
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/parser.h"
-#include "tilegen/passes/gpu_source.h"
+#if defined(TILEGEN_HAVE_CUDA_CODEGEN) || defined(TILEGEN_HAVE_HIP_CODEGEN)
+#include "tilegen/common/gpu_source.h"
+#endif
 
 using namespace tg;
 using Names = std::vector<std::string>;
@@ -71,6 +73,7 @@ TEST_CASE("kernel names: nested sequences are flattened; a statement outside a k
   CHECK(ir::kernels_of(empty).empty());
 }
 
+#if defined(TILEGEN_HAVE_CUDA_CODEGEN) || defined(TILEGEN_HAVE_HIP_CODEGEN)
 TEST_CASE("kernel names: the GPU source plan (cuda, hip) names kernels by the rule") {
   TargetInfo info;
   info.shared_mem_bytes = 48 * 1024;
@@ -81,3 +84,4 @@ TEST_CASE("kernel names: the GPU source plan (cuda, hip) names kernels by the ru
     CHECK(planned == ir::kernel_entry_names(f, ir::LoneKernel::FunctionName));
   }
 }
+#endif

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/passes/target_info.h"
 
 namespace tg::cuda {

@@ -9,6 +9,7 @@
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
+#include "cuda_plugin.h"
 
 namespace tg::cuda {
 
@@ -82,10 +83,6 @@ class CudaPlugin final : public TargetPlugin {
 
 }  // namespace
 
-}  // namespace tg::cuda
+TargetPlugin* make_plugin() { return new CudaPlugin; }
 
-TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
-  static const TgPluginEntry e{tg::kPluginAbiVersion, "cuda",
-                               []() -> tg::TargetPlugin* { return new tg::cuda::CudaPlugin; }};
-  return &e;
-}
+}  // namespace tg::cuda

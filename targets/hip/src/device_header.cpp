@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 
 namespace tg::hip {
 

@@ -1,7 +1,7 @@
 // HIP's hooks on the shared GPU source emitter (see hip_codegen.h).
 #include "hip_codegen.h"
 
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 
 namespace tg::hip {
 

@@ -5,8 +5,9 @@
 #include "hip_compile.h"
 #include "hip_runtime.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/plugin.h"
+#include "hip_plugin.h"
 
 namespace tg::hip {
 
@@ -71,10 +72,6 @@ class HipPlugin final : public TargetPlugin {
 
 }  // namespace
 
-}  // namespace tg::hip
+TargetPlugin* make_plugin() { return new HipPlugin; }
 
-TILEGEN_PLUGIN_EXPORT const TgPluginEntry* tilegen_plugin_entry() {
-  static const TgPluginEntry e{tg::kPluginAbiVersion, "hip",
-                               []() -> tg::TargetPlugin* { return new tg::hip::HipPlugin; }};
-  return &e;
-}
+}  // namespace tg::hip

@@ -9,7 +9,7 @@
 
 #include "tilegen/kernel_params.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/timed_launches.h"
 
 namespace tg::hip {

@@ -1,22 +1,11 @@
 // Kernel planning and storage layout for the GPU source targets (see gpu_source.h).
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/passes/shared_memory_plan.h"
 
 namespace tg::gpu {
 
-namespace {
-
-// Shared tiles whose rows are a multiple of 32 bytes get 16 bytes of padding a row, so the
-// threads of a warp reading a column-slice (the matrix-unit operand loads) hit distinct banks.
-int64_t pitch_of(const ir::BufferNode& b) {
-  auto cols = b.shape.back().as_int();
-  if (!cols || b.scope != Scope::Shared || b.shape.size() < 2 || b.dtype.is_packed()) return cols.value_or(0);
-  return (*cols * b.dtype.bits() / 8) % 32 == 0 ? *cols + 128 / b.dtype.bits() : *cols;
-}
-
-}  // namespace
 
 std::string value_type(DType t) {
   switch (t.code) {
@@ -44,38 +33,7 @@ std::string storage_type(DType t) {
   }
 }
 
-std::vector<int64_t> strides_of(const ir::BufferNode& b) {
-  std::vector<int64_t> st(b.shape.size(), 1);
-  for (std::size_t d = b.shape.size() - 1; d-- > 0;) {
-    auto next = b.shape[d + 1].as_int();
-    if (!next) throw Error("buffer " + b.name + " has a non-constant shape; bind the sizes first", b.loc);
-    st[d] = st[d + 1] * (d + 1 == b.shape.size() - 1 ? pitch_of(b) : *next);
-  }
-  return st;
-}
 
-int64_t stored_elements(const ir::BufferNode& b) {
-  auto first = b.shape.front().as_int();
-  if (!first) throw Error("buffer " + b.name + " has a non-constant shape; bind the sizes first", b.loc);
-  return b.shape.size() == 1 ? *first : strides_of(b)[0] * *first;
-}
-
-bool fills_shared_from_global(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false, into_shared = false;
-    void visit(const ir::Store* op) override {
-      into_shared = op->buffer->scope == Scope::Shared;
-      IRVisitor::visit(op);
-      into_shared = false;
-    }
-    void visit(const ir::Load* op) override {
-      if (into_shared && op->buffer->scope == Scope::Global) found = true;
-      IRVisitor::visit(op);
-    }
-  } f;
-  f.visit_stmt(s);
-  return f.found;
-}
 
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) {
   const std::vector<const ir::Kernel*> kernels = ir::kernels_of(f);

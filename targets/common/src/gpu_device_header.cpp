@@ -4,7 +4,7 @@
 // semantics); buffers hold the formats' bits.
 #include "tilegen/ir/access_check.h"
 #include "tilegen/ir/int_semantics.h"
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 
 namespace tg::gpu {
 

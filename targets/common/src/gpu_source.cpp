@@ -1,5 +1,5 @@
 // The shared emitter of GPU source targets (see gpu_source.h): names, expressions, statements.
-#include "tilegen/passes/gpu_source.h"
+#include "tilegen/common/gpu_source.h"
 
 #include <algorithm>
 #include <cctype>

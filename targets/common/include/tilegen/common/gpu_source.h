@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
+#include "tilegen/passes/gpu_layout.h"
 #include "tilegen/passes/target_info.h"
 
 namespace tg::gpu {
@@ -45,11 +46,6 @@ struct KernelPlan {
 /// needs more shared memory than info.shared_mem_bytes, naming the buffers to shrink.
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
 
-/// Element strides of each dimension in storage: row-major, and shared tiles whose rows are a
-/// multiple of 32 bytes padded by 16 bytes a row (distinct banks for a column-slice read).
-std::vector<int64_t> strides_of(const ir::BufferNode& b);
-/// Elements of storage a buffer occupies (padding included).
-int64_t stored_elements(const ir::BufferNode& b);
 /// C++ type of an expression of type t ("float" for f16 too) and of a stored element ("tg_u16").
 std::string value_type(DType t);
 std::string storage_type(DType t);
@@ -143,9 +139,5 @@ class SourceEmitter {
   std::set<std::string> used_;
   std::set<const void*> bound_;
 };
-
-/// Whether s stores a global load into a shared buffer: the first statement of a pipelined body's
-/// copy phase (pipeline_shared's guarded fill of a later iteration's slot).
-bool fills_shared_from_global(const Stmt& s);
 
 }  // namespace tg::gpu
