@@ -130,11 +130,13 @@ CompileOptions resolve_compile_options(const TargetPlugin& plugin, CompileOption
     const ParamKey& key = known_key(plugin, keys, name, where);
     value = canonical_at(key, value, param_origin(key), where);
   }
+  // Then every key has its value: a default given explicitly is the same key as one left out.
   for (const ParamKey& key : keys) {
-    if (key.env.empty() || opt.params.count(key.name)) continue;
-    if (std::optional<std::string> v = env::text(key.env.c_str()))
-      opt.params[key.name] =
-          canonical_at(key, *v, key.env + " (the default of " + param_origin(key) + ")", where);
+    if (opt.params.count(key.name)) continue;
+    std::optional<std::string> v = key.env.empty() ? std::nullopt : env::text(key.env.c_str());
+    opt.params[key.name] =
+        v ? canonical_at(key, *v, key.env + " (the default of " + param_origin(key) + ")", where)
+          : key.default_value;
   }
   return opt;
 }

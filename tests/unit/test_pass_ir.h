@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tilegen/ir/function.h"
+#include "tilegen/ir/int_semantics.h"
 
 namespace tg::test {
 
@@ -110,13 +111,12 @@ inline int64_t eval_int(const Expr& e, const std::map<const ir::VarNode*, int64_
   }
   auto b = e.as<Binary>();
   int64_t x = eval_int(b->a, env), y = eval_int(b->b, env);
-  auto fdiv = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
   switch (b->op) {
     case BinOp::Add: return x + y;
     case BinOp::Sub: return x - y;
     case BinOp::Mul: return x * y;
-    case BinOp::Div: return fdiv(x, y);
-    case BinOp::Mod: return x - fdiv(x, y) * y;
+    case BinOp::Div: return ir::floor_div(x, y);  // int_semantics.h: the one definition (x / 0 = 0)
+    case BinOp::Mod: return ir::floor_mod(x, y);
     case BinOp::Min: return std::min(x, y);
     case BinOp::Max: return std::max(x, y);
     case BinOp::Eq: return x == y;

@@ -254,7 +254,9 @@ TEST_CASE("params: a value its key does not take is an error naming the key, fro
               "compile: TILEGEN_TESTGOOD_SWITCH (the default of CompileOptions param \"switch\") is '2'; it "
                    "takes 0 or 1"));
     // The param given, the variable is not read.
-    CHECK(error_of([&] { t.compile(axpy_kernel(), CompileOptions{{}, {{"switch", "1"}}}); }) == "(no error)");
+    CompileOptions given;
+    given.params["switch"] = "1";
+    CHECK(error_of([&] { t.compile(axpy_kernel(), given); }) == "(no error)");
   }
   bad.params = {{"swtich", "1"}};
   CHECK(has(error_of([&] { t.compile(axpy_kernel(), bad); }),

@@ -158,11 +158,12 @@ std::vector<ParamKey> known_param_keys(const TargetPlugin& plugin);
 void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt,
                            const SourceLoc& where = {});
 /// opt as the runtime compiles it: checked as check_compile_options does, every value canonical,
-/// and every key opt leaves out whose environment variable is set given that variable's value
-/// (a value the key does not take is a tg::Error naming the variable and the key). The one place
-/// the environment reaches a compile: Target::compile and codegen_for call it before anything
-/// else, so a value gives the same kernel-cache key and binary from params as from the environment.
-///   {} with TILEGEN_CUDA_LDMATRIX=off  →  {"ldmatrix": "0"};  {"ldmatrix": "on"}  →  {"ldmatrix": "1"}
+/// and every key `plugin` takes given a value: opt's, else its environment variable's where that
+/// is set (a value the key does not take is a tg::Error naming the variable and the key), else its
+/// default. The one place the environment reaches a compile: Target::compile and codegen_for call
+/// it before anything else, so a value gives the same kernel-cache key and binary whether it came
+/// from params, from the environment or from the default.
+///   cuda, {} with TILEGEN_CUDA_LDMATRIX=off  →  {"check_bounds": "none", "cp_async": "1", "ldmatrix": "0"}
 CompileOptions resolve_compile_options(const TargetPlugin& plugin, CompileOptions opt,
                                        const SourceLoc& where = {});
 /// For plugins: key's value in opt.params, else its default, canonical (a value it does not take
