@@ -73,7 +73,8 @@ samples::Params resolve_params(const samples::Sample& s, const samples::Params& 
     if (!plugin) return p;
     std::set<std::string> fixed;
     for (const auto& [name, value] : overrides) fixed.insert(name);
-    return samples::fit_to_device(s, p, t, target, plugin->pipeline(target, resolve_compile_options(*plugin, {})), fixed);
+    return samples::fit_to_device(s, p, t, target,
+                                  plugin->pipeline(target, resolve_compile_options(*plugin, {})), fixed);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }

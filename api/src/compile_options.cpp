@@ -25,8 +25,8 @@ const ParamKey* find_key(const std::vector<ParamKey>& keys, const std::string& n
 }
 
 /// The key `name` of `plugin`, or a tg::Error listing the keys it knows.
-const ParamKey& known_key(const TargetPlugin& plugin, const std::vector<ParamKey>& keys, const std::string& name,
-                          const SourceLoc& where) {
+const ParamKey& known_key(const TargetPlugin& plugin, const std::vector<ParamKey>& keys,
+                          const std::string& name, const SourceLoc& where) {
   if (const ParamKey* k = find_key(keys, name)) return *k;
   std::vector<std::string> names;
   for (const ParamKey& k : keys) names.push_back(k.name);
@@ -58,8 +58,8 @@ ParamKey ParamKey::on_off(std::string name, bool dflt, std::string env, std::str
   return k;
 }
 
-ParamKey ParamKey::one_of(std::string name, std::vector<std::string> choices, std::string dflt, std::string env,
-                          std::string help) {
+ParamKey ParamKey::one_of(std::string name, std::vector<std::string> choices, std::string dflt,
+                          std::string env, std::string help) {
   ParamKey k;
   k.name = std::move(name);
   k.kind = Kind::Choice;
@@ -124,7 +124,8 @@ void check_compile_options(const TargetPlugin& plugin, const CompileOptions& opt
   }
 }
 
-CompileOptions resolve_compile_options(const TargetPlugin& plugin, CompileOptions opt, const SourceLoc& where) {
+CompileOptions resolve_compile_options(const TargetPlugin& plugin, CompileOptions opt,
+                                       const SourceLoc& where) {
   const std::vector<ParamKey> keys = known_param_keys(plugin);
   for (auto& [name, value] : opt.params) {
     const ParamKey& key = known_key(plugin, keys, name, where);
@@ -148,7 +149,9 @@ std::string param_text(const CompileOptions& opt, const ParamKey& key) {
 
 bool param_on(const CompileOptions& opt, const ParamKey& key) { return param_text(opt, key) == "1"; }
 
-int64_t param_count(const CompileOptions& opt, const ParamKey& key) { return std::stoll(param_text(opt, key)); }
+int64_t param_count(const CompileOptions& opt, const ParamKey& key) {
+  return std::stoll(param_text(opt, key));
+}
 
 bool checks_accesses(const CompileOptions& opt) {
   auto it = opt.params.find("check_bounds");

@@ -33,7 +33,8 @@ int64_t parse_integer(const std::string& value, const std::string& origin, int64
   bool digits = !value.empty();
   for (std::size_t i = 0; i < value.size(); ++i) {
     const char c = value[i];
-    digits = digits && (std::isdigit(static_cast<unsigned char>(c)) || (i == 0 && c == '-' && value.size() > 1));
+    digits =
+        digits && (std::isdigit(static_cast<unsigned char>(c)) || (i == 0 && c == '-' && value.size() > 1));
   }
   if (!digits) throw Error(origin + " is '" + value + "'; it takes " + range);
   errno = 0;

@@ -19,8 +19,8 @@ constexpr const char* kHeader = "// testgood\n";
 // A codegen switch, as real targets declare theirs: its value (from --param switch=..., or from
 // TILEGEN_TESTGOOD_SWITCH, which the runtime reads into the params) is written into the source.
 const tg::ParamKey& switch_key() {
-  static const tg::ParamKey key =
-      tg::ParamKey::on_off("switch", false, "TILEGEN_TESTGOOD_SWITCH", "a line in the source saying it is on");
+  static const tg::ParamKey key = tg::ParamKey::on_off("switch", false, "TILEGEN_TESTGOOD_SWITCH",
+                                                       "a line in the source saying it is on");
   return key;
 }
 
@@ -77,7 +77,8 @@ class EchoPlugin final : public tg::TargetPlugin {
                        const tg::CompileOptions& opt) override {
     static std::atomic<int> calls{0};
     tg::Artifact a;
-    a.source = kHeader + std::string(tg::param_on(opt, switch_key()) ? "// switch on\n" : "") + tg::print(lowered);
+    a.source =
+        kHeader + std::string(tg::param_on(opt, switch_key()) ? "// switch on\n" : "") + tg::print(lowered);
     a.binary.assign(a.source.begin(), a.source.end());
     a.assembly = "codegen call " + std::to_string(++calls);
     a.entry = lowered.name;

@@ -95,7 +95,8 @@ TEST_CASE("env: TILEGEN_NUM_THREADS, TILEGEN_CPU_AMX (with or without AMX) and T
     }
     // Read on every CPU, so "abc" is an error here whether or not this CPU has AMX; the error
     // names the param the variable is the default of.
-    for (auto [name, key] : {std::pair{"TILEGEN_CPU_AMX", "amx"}, std::pair{"TILEGEN_CPU_BF16_DOT", "bf16_dot"}}) {
+    for (auto [name, key] :
+         {std::pair{"TILEGEN_CPU_AMX", "amx"}, std::pair{"TILEGEN_CPU_BF16_DOT", "bf16_dot"}}) {
       EnvGuard g(name, "abc");
       CHECK(contains(error_of([&] { t.compile(add_one_kernel()); }),
                      std::string(name) + " (the default of CompileOptions param \"" + key +
@@ -108,11 +109,10 @@ TEST_CASE("env: TILEGEN_VULKAN_COOPMAT and the vulkan codegen switches with garb
   for (const Target& t : host_test_targets(false)) {
     if (t.name() != "vulkan") continue;
     EnvGuard no_cache("TILEGEN_CACHE", "0");
-    for (auto [name, key] : {std::pair{"TILEGEN_VULKAN_COOPMAT", "coopmat"},
-                             std::pair{"TILEGEN_VULKAN_VECTOR", "vector_copies"},
-                             std::pair{"TILEGEN_VULKAN_PAD", "pad_rows"},
-                             std::pair{"TILEGEN_VULKAN_PREFETCH", "prefetch"},
-                             std::pair{"TILEGEN_VULKAN_DOUBLE", "double_buffer"}}) {
+    for (auto [name, key] :
+         {std::pair{"TILEGEN_VULKAN_COOPMAT", "coopmat"}, std::pair{"TILEGEN_VULKAN_VECTOR", "vector_copies"},
+          std::pair{"TILEGEN_VULKAN_PAD", "pad_rows"}, std::pair{"TILEGEN_VULKAN_PREFETCH", "prefetch"},
+          std::pair{"TILEGEN_VULKAN_DOUBLE", "double_buffer"}}) {
       INFO(name);
       EnvGuard g(name, "2");
       CHECK(contains(error_of([&] { t.compile(add_one_kernel()); }),

@@ -64,7 +64,7 @@ TEST_CASE("kernel names: nested sequences are flattened; a statement outside a k
 
   Function loose = one;
   loose.body = make_seq({one.body, one.body.as<ir::Kernel>()->body});  // the fill outside a kernel
-  CHECK_THROWS_WITH_AS(ir::kernels_of(loose),  // at the statement
+  CHECK_THROWS_WITH_AS(ir::kernels_of(loose),                          // at the statement
                        "<text>:4: function one has a statement outside its kernels; a function's body is a "
                        "sequence of kernels",
                        Error);

@@ -60,12 +60,22 @@ TEST_CASE("partition_threads: a reduction gets the largest power of two of lanes
     const std::string R = std::to_string(c.rows), L = std::to_string(c.len);
     PassRun r = run_pass("func rows(X: f32[" + R + ", " + L + "] global, Y: f32[" + R +
                              "] global) {\n"
-                             "  kernel grid(1) threads(" + std::to_string(c.threads) + ") -> (bx; tx) {\n"
-                             "    fragment x: f32[" + R + ", " + L + "]\n"
-                             "    fragment m: f32[" + R + "]\n"
-                             "    copy X[0 +: " + R + ", 0 +: " + L + "] -> x\n"
+                             "  kernel grid(1) threads(" +
+                             std::to_string(c.threads) +
+                             ") -> (bx; tx) {\n"
+                             "    fragment x: f32[" +
+                             R + ", " + L +
+                             "]\n"
+                             "    fragment m: f32[" +
+                             R +
+                             "]\n"
+                             "    copy X[0 +: " +
+                             R + ", 0 +: " + L +
+                             "] -> x\n"
                              "    reduce sum(x -> m, axis=1, clear)\n"
-                             "    copy m -> Y[0 +: " + R + "]\n"
+                             "    copy m -> Y[0 +: " +
+                             R +
+                             "]\n"
                              "  }\n"
                              "}\n",
                          partition_threads);

@@ -41,7 +41,8 @@ TEST_CASE("range analysis: | and ^ of non-negative values stay below the wider o
   CHECK(c.bounds(i ^ 4) == Interval{0, 7});
   CHECK(c.bounds(j | 128) == Interval{0, 255});
   CHECK(c.bounds(z | z) == Interval{0, 0});
-  CHECK(c.bounds(i | (j - 1)) == Interval{INT32_MIN, INT32_MAX});  // an operand may be negative: the type's range
+  CHECK(c.bounds(i | (j - 1)) ==
+        Interval{INT32_MIN, INT32_MAX});  // an operand may be negative: the type's range
 }
 
 TEST_CASE("range analysis: unknown variables and types") {

@@ -234,7 +234,8 @@ TEST_CASE("params: an environment default is the param itself, for the artifact 
     return t.compile(matmul_kernel());
   }();
   std::vector<float> a(6, 1.f), b(6, 1.f), c(4, 0.f);
-  mm.launch({HostTensor{a.data(), {2, 3}, f32}, HostTensor{b.data(), {3, 2}, f32}, HostTensor{c.data(), {2, 2}, f32}});
+  mm.launch({HostTensor{a.data(), {2, 3}, f32}, HostTensor{b.data(), {3, 2}, f32},
+             HostTensor{c.data(), {2, 2}, f32}});
   CHECK(c == std::vector<float>(4, 3.f));
   CHECK(mm.source().find("// switch on") != std::string::npos);
 }
@@ -247,12 +248,14 @@ TEST_CASE("params: a value its key does not take is an error naming the key, fro
   // clang-format off
   std::string m = error_of([&] { t.compile(axpy_kernel(), bad); }); std::string here = at_line(__FILE__, __LINE__);
   // clang-format on
-  CHECK(m == here + "compile: CompileOptions param \"switch\" is 'maybe'; it takes 0 or 1 (or off/on, false/true)");
+  CHECK(m ==
+        here +
+            "compile: CompileOptions param \"switch\" is 'maybe'; it takes 0 or 1 (or off/on, false/true)");
   {
     EnvGuard knob("TILEGEN_TESTGOOD_SWITCH", "2");
     CHECK(has(error_of([&] { t.compile(axpy_kernel()); }),
               "compile: TILEGEN_TESTGOOD_SWITCH (the default of CompileOptions param \"switch\") is '2'; it "
-                   "takes 0 or 1"));
+              "takes 0 or 1"));
     // The param given, the variable is not read.
     CompileOptions given;
     given.params["switch"] = "1";
@@ -261,7 +264,7 @@ TEST_CASE("params: a value its key does not take is an error naming the key, fro
   bad.params = {{"swtich", "1"}};
   CHECK(has(error_of([&] { t.compile(axpy_kernel(), bad); }),
             "target 'testgood' has no CompileOptions param 'swtich'; the params it knows are check_bounds, "
-                 "switch"));
+            "switch"));
 }
 
 TEST_CASE("targets() from many threads at once") {

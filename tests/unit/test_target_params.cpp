@@ -27,7 +27,8 @@ std::vector<TargetPlugin*> loaded_plugins() {
 std::string other_value(const ParamKey& key) {
   switch (key.kind) {
     case ParamKey::Kind::Switch: return key.default_value == "1" ? "off" : "on";
-    case ParamKey::Kind::Count: return std::to_string(key.default_value == std::to_string(key.min) ? key.max : key.min);
+    case ParamKey::Kind::Count:
+      return std::to_string(key.default_value == std::to_string(key.min) ? key.max : key.min);
     case ParamKey::Kind::Choice:
       for (const std::string& c : key.choices)
         if (c != key.default_value) return c;
@@ -63,8 +64,8 @@ TEST_CASE("target params: each key's environment variable is its default, read b
       {
         EnvGuard g(key.env, "no such value");
         const std::string m = error_of([&] { resolve_compile_options(*p, {}); });
-        CHECK(m.find(key.env + " (the default of CompileOptions param \"" + key.name + "\") is 'no such value'") !=
-              std::string::npos);
+        CHECK(m.find(key.env + " (the default of CompileOptions param \"" + key.name +
+                     "\") is 'no such value'") != std::string::npos);
         CHECK(m.find("it takes " + key.takes()) != std::string::npos);
       }
     }
@@ -97,7 +98,8 @@ TEST_CASE("target params: values are checked and made canonical, whichever targe
     }
   const ParamKey n = ParamKey::count("n", 0, 64, 4, "", "a count");
   CHECK(n.canonical("007", "n") == "7");
-  CHECK(error_of([&] { n.canonical("65", "n"); }) == "n is 65, outside its range; it takes a whole number from 0 to 64");
+  CHECK(error_of([&] { n.canonical("65", "n"); }) ==
+        "n is 65, outside its range; it takes a whole number from 0 to 64");
   CHECK(error_of([&] { n.canonical("+1", "n"); }) == "n is '+1'; it takes a whole number from 0 to 64");
   const ParamKey s = ParamKey::on_off("s", true, "", "a switch");
   CHECK(s.canonical("OFF", "s") == "0");
@@ -114,11 +116,12 @@ TEST_CASE("target params: vulkan's coopmat=0 is the plain path, the same from th
     return;
   }
   // An H200-like device with f16 cooperative matrices, no device needed.
-  const TargetInfo info =
-      vk->info_for_arch("vk1.3;sg=32;f16s;i8s;f16;i64;i16;i8;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32");
+  const TargetInfo info = vk->info_for_arch(
+      "vk1.3;sg=32;f16s;i8s;f16;i64;i16;i8;sgops;smem=49152;thr=1024;cm=coopmat_16x16x16_f16_f32");
   REQUIRE(!info.matrix_units.empty());  // the units stay in the TargetInfo; the param decides
   const samples::Sample& s = *samples::find("gemm");
-  samples::Params p = samples::resolve(s, {{"M", 64}, {"N", 64}, {"K", 64}, {"block_M", 32}, {"block_N", 32}});
+  samples::Params p =
+      samples::resolve(s, {{"M", 64}, {"N", 64}, {"K", 64}, {"block_M", 32}, {"block_N", 32}});
   Function f = s.build(p, f16).function();
   auto source = [&](const CompileOptions& opt) { return Target::codegen_for(*vk, info, f, opt).source; };
   const std::string coop = source({});
@@ -129,7 +132,8 @@ TEST_CASE("target params: vulkan's coopmat=0 is the plain path, the same from th
   Target::codegen_for(*vk, info, f, plain_opt, &stages);
   const std::string plain = stages.back().second;
   CHECK(plain.find("OpCooperativeMatrixMulAddKHR") == std::string::npos);
-  for (const auto& [name, text] : stages) CHECK(text.find("mma ") == std::string::npos);  // no pass used the units
+  for (const auto& [name, text] : stages)
+    CHECK(text.find("mma ") == std::string::npos);  // no pass used the units
   EnvGuard g("TILEGEN_VULKAN_COOPMAT", "0");
   CHECK(source({}) == plain);
   CompileOptions on;

@@ -55,7 +55,7 @@ struct ParamKey {
     Choice,  // one of `choices`, exactly
     Count,   // a whole number from `min` to `max`, in decimal
   };
-  std::string name;                  // "ldmatrix"
+  std::string name;  // "ldmatrix"
   Kind kind = Kind::Switch;
   std::string default_value;         // canonical; "0" or "1" for a Switch
   std::vector<std::string> choices;  // Choice
@@ -64,8 +64,8 @@ struct ParamKey {
   std::string help;                  // what it does, in a few words
 
   static ParamKey on_off(std::string name, bool dflt, std::string env, std::string help);
-  static ParamKey one_of(std::string name, std::vector<std::string> choices, std::string dflt, std::string env,
-                         std::string help);
+  static ParamKey one_of(std::string name, std::vector<std::string> choices, std::string dflt,
+                         std::string env, std::string help);
   static ParamKey count(std::string name, int64_t min, int64_t max, int64_t dflt, std::string env,
                         std::string help);
   /// What it takes, for errors and listings: "0 or 1 (or off/on, false/true)", "all or none",

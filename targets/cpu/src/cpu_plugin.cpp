@@ -91,15 +91,16 @@ CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
 
 // The params (plugin.h's ParamKey); pipeline() reads gemm, codegen() the rest. The environment
 // variables are defaults the runtime reads into the params, never read here.
-const ParamKey kAmx = ParamKey::on_off("amx", true, "TILEGEN_CPU_AMX",
-                                       "bf16 gemm in AMX tiles where the CPU has them (and Linux grants them)");
+const ParamKey kAmx = ParamKey::on_off(
+    "amx", true, "TILEGEN_CPU_AMX", "bf16 gemm in AMX tiles where the CPU has them (and Linux grants them)");
 const ParamKey kBf16Dot = ParamKey::on_off("bf16_dot", false, "TILEGEN_CPU_BF16_DOT",
                                            "bf16 gemm through vdpbf16ps where the CPU has avx512_bf16");
-const ParamKey kFastMath = ParamKey::on_off("fast_math", false, "", "LLVM's fast-math flags on float arithmetic");
+const ParamKey kFastMath =
+    ParamKey::on_off("fast_math", false, "", "LLVM's fast-math flags on float arithmetic");
 const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
-const ParamKey kNumThreads = ParamKey::count("num_threads", 0, 4096, 0, "",
-                                             "the kernel's own oneTBB arena of this many threads; 0: the process's");
+const ParamKey kNumThreads = ParamKey::count(
+    "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
 /// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
 bool uses_amx(const Artifact& a) {
@@ -349,7 +350,9 @@ class CpuPlugin final : public TargetPlugin {
     return a;
   }
 
-  std::vector<ParamKey> param_keys() const override { return {kAmx, kBf16Dot, kFastMath, kGemm, kNumThreads}; }
+  std::vector<ParamKey> param_keys() const override {
+    return {kAmx, kBf16Dot, kFastMath, kGemm, kNumThreads};
+  }
 
   std::unique_ptr<DeviceContext> open(int index) override {
     if (index != 0)

@@ -1,5 +1,7 @@
 // The `cuda` target: the shared GPU pipeline, CUDA C++ emission, NVRTC, and the driver API.
 // Built from the interp target's model (api/src/interp_target.cpp), hook by hook.
+#include "cuda_plugin.h"
+
 #include <cstdlib>
 
 #include "cuda_codegen.h"
@@ -9,7 +11,6 @@
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
-#include "cuda_plugin.h"
 
 namespace tg::cuda {
 

@@ -14,8 +14,9 @@ namespace tg::hip {
 namespace {
 
 // The runtime reads TILEGEN_HIP_COMPILER into this param as its default; the plugin never does.
-const ParamKey kCompiler = ParamKey::one_of("compiler", {"auto", "hiprtc", "clang"}, "auto", "TILEGEN_HIP_COMPILER",
-                                            "auto: hiprtc where a ROCm runtime is installed, else clang");
+const ParamKey kCompiler =
+    ParamKey::one_of("compiler", {"auto", "hiprtc", "clang"}, "auto", "TILEGEN_HIP_COMPILER",
+                     "auto: hiprtc where a ROCm runtime is installed, else clang");
 
 HipCompiler compiler_of(const CompileOptions& opt) {
   const std::string c = param_text(opt, kCompiler);

@@ -17,14 +17,15 @@ namespace {
 // The params (plugin.h's ParamKey): the cooperative-matrix path, and the code generator's fast
 // paths one by one, for measuring each (FastPaths). The environment variables are defaults the
 // runtime reads into the params, never read here.
-const ParamKey kCoopmat = ParamKey::on_off("coopmat", true, "TILEGEN_VULKAN_COOPMAT",
-                                           "cooperative-matrix gemm where the device has it; 0: the plain path");
+const ParamKey kCoopmat =
+    ParamKey::on_off("coopmat", true, "TILEGEN_VULKAN_COOPMAT",
+                     "cooperative-matrix gemm where the device has it; 0: the plain path");
 const ParamKey kVectorCopies =
     ParamKey::on_off("vector_copies", true, "TILEGEN_VULKAN_VECTOR", "16-byte global-to-shared copies");
 const ParamKey kPadRows =
     ParamKey::on_off("pad_rows", true, "TILEGEN_VULKAN_PAD", "shared rows padded against bank conflicts");
-const ParamKey kPrefetch =
-    ParamKey::on_off("prefetch", true, "TILEGEN_VULKAN_PREFETCH", "the next tile's loads issued before the gemm");
+const ParamKey kPrefetch = ParamKey::on_off("prefetch", true, "TILEGEN_VULKAN_PREFETCH",
+                                            "the next tile's loads issued before the gemm");
 const ParamKey kDoubleBuffer = ParamKey::on_off("double_buffer", true, "TILEGEN_VULKAN_DOUBLE",
                                                 "prefetched tiles in two shared slots, one barrier a step");
 

@@ -37,7 +37,8 @@ std::vector<Expr> row_major_strides(const ir::BufferNode& b) {
   return st;
 }
 
-ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Features& feat, const FastPaths& paths)
+ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Features& feat,
+                               const FastPaths& paths)
     : m(mb), f(fn), features(feat) {
   m.capability(spv::CapShader);
   m.capability(spv::CapVulkanMemoryModel);
