@@ -54,6 +54,12 @@ void BufferAccessVisitor::visit(const Mma* op) {
   IRVisitor::visit(op);
 }
 
+void BufferAccessVisitor::visit(const LdMatrix* op) {
+  access(op->src, BufferAccess::Read);
+  access(op->regs, BufferAccess::Write);
+  IRVisitor::visit(op);
+}
+
 namespace {
 class CallbackAccess : public BufferAccessVisitor {
  public:

@@ -43,6 +43,32 @@ func phases(X: f32[256] global, Y: f32[256] global) {
   CHECK(p.bytes == 1024 + 32);
 }
 
+// flash_attention on the H200 read NaN: V_shared, read only by ldmatrix, was placed on top of
+// P_shared, written after V was loaded and before the ldmatrix read it.
+TEST_CASE("shared memory plan: a buffer that only ldmatrix reads lives until that read") {
+  Function f = parse_function(R"(
+func ld(X: f16[256] global, Y: f32[32] global) {
+  kernel grid(1) threads(32) -> (bx; tx) {
+    shared V: f16[16, 16]
+    shared P: f16[256]
+    local regs: f16[8]
+    for i in serial(0 +: 8) {
+      V[i*2 + tx / 16, tx % 16] = X[i*32 + tx]
+    }
+    barrier
+    for i in serial(0 +: 8) {
+      P[i*32 + tx] = X[255 - i*32 - tx]
+    }
+    barrier
+    ldmatrix x4 V[tx % 16, tx / 16 * 8] -> regs[0]
+    Y[tx] = cast<f32>(regs[0]) + cast<f32>(P[tx])
+  }
+})");
+  SharedMemoryPlan p = plan_shared_memory(kernel_of(f), plain_bytes, 48 * 1024);
+  CHECK(offset_of(p, "V") != offset_of(p, "P"));
+  CHECK(p.bytes == 1024);
+}
+
 TEST_CASE("shared memory plan: without a barrier between them, buffers stay apart") {
   Function f = parse_function(R"(
 func close(X: f32[64] global, Y: f32[64] global) {

@@ -38,6 +38,7 @@ class BufferAccessVisitor : public IRVisitor {
   void visit(const ir::Gemm* op) override;
   void visit(const ir::Reduce* op) override;
   void visit(const ir::Mma* op) override;
+  void visit(const ir::LdMatrix* op) override;  // reads src's rows, writes the registers
 
  private:
   void multiply_accumulate(const Buffer& a, const Buffer& b, const Buffer& c);
