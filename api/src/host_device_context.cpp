@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "tilegen/ir/interpreter.h"
+
 namespace tg {
 
 void* HostDeviceContext::allocate(std::size_t bytes) {
@@ -21,6 +23,15 @@ void HostDeviceContext::copy_to_device(void* dst, const void* src, std::size_t b
 
 void HostDeviceContext::copy_to_host(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
+}
+
+void HostDeviceContext::interpret_launch(const Function& f, const std::vector<LaunchArg>& args) {
+  std::vector<HostArg> host;
+  host.reserve(args.size());
+  for (const LaunchArg& a : args) host.push_back({a.device_ptr, a.shape, a.dtype, a.scalar, a.is_tensor});
+  InterpretOptions opt;
+  opt.report_access_record = false;
+  interpret(f, host, opt);
 }
 
 void HostDeviceContext::flush_l2() {

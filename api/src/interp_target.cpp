@@ -48,24 +48,9 @@ class InterpContext final : public HostDeviceContext {
   std::shared_ptr<void> load(const Artifact&, const Function&) override { return nullptr; }
 
   // LaunchArgs are HostArgs with device pointers that happen to be host pointers.
-  //   kernel add(A: f32[64] global, B: f32[64] global)  +  [{ptr, [64], f32}, {ptr, [64], f32}]
-  //   → tg::interpret(add, [HostArg{ptr, [64], f32}, HostArg{ptr, [64], f32}])
   void launch(const std::shared_ptr<void>&, const Function& lowered,
               const std::vector<LaunchArg>& args) override {
-    std::vector<HostArg> host;
-    host.reserve(args.size());
-    for (const LaunchArg& a : args) {
-      HostArg h;
-      h.data = a.device_ptr;
-      h.shape = a.shape;
-      h.dtype = a.dtype;
-      h.scalar = a.scalar;
-      h.is_tensor = a.is_tensor;
-      host.push_back(std::move(h));
-    }
-    InterpretOptions opt;
-    opt.report_access_record = false;  // the runtime reads it, after copying host tensors back
-    interpret(lowered, host, opt);
+    interpret_launch(lowered, args);
   }
 };
 

@@ -207,6 +207,7 @@ Scalar BlockExec::read(int32_t buf, int64_t flat, int lane) {
     if (lane >= T_) fail("local buffer " + P.bufs[buf].node->name + " is read outside per-thread code");
     return storage_[buf][std::size_t(lane) * sh.numel + flat];
   }
+  if (!overlap_[buf].with.empty()) check_placed_read(buf, flat, lane);
   return storage_[buf][flat];
 }
 
@@ -227,7 +228,37 @@ void BlockExec::write(int32_t buf, int64_t flat, int lane, Scalar v) {
     storage_[buf][std::size_t(lane) * sh.numel + flat] = v;
     return;
   }
+  if (!overlap_[buf].with.empty()) note_placed_write(buf, flat);
   storage_[buf][flat] = v;
+}
+
+void BlockExec::note_placed_write(int32_t buf, int64_t flat) {
+  Overlap& o = overlap_[buf];
+  o.written[std::size_t(flat)] = ++clock_;
+  int32_t site = cur_ ? int32_t(cur_ - P.stmts.data()) : -1;
+  for (int32_t other : o.with) {
+    Overlap& x = overlap_[other];
+    x.overwritten = clock_, x.by = buf, x.site = site;
+  }
+}
+
+// Elements never written read as whatever the bytes hold on a device; this checks the ones the
+// program wrote and expects back.
+void BlockExec::check_placed_read(int32_t buf, int64_t flat, int lane) {
+  const Overlap& o = overlap_[buf];
+  uint64_t w = o.written[std::size_t(flat)];
+  if (w == 0 || w > o.overwritten) return;
+  auto placed = [&](int32_t b) {
+    const ir::BufferNode* n = P.bufs[b].node;
+    return n->name + " at bytes " + std::to_string(n->placed_offset) + " +: " + std::to_string(n->placed_bytes);
+  };
+  std::string where;
+  if (o.site >= 0 && P.stmts[std::size_t(o.site)].src->loc.known())
+    where = " at " + P.stmts[std::size_t(o.site)].src->loc.str();
+  fail("shared buffer " + element_name(buf, flat) + " is read by " +
+       (lane >= T_ ? std::string("the block") : "thread " + std::to_string(lane)) + " after " +
+       P.bufs[o.by].node->name + ", placed on bytes it shares, was written" + where + " (" + placed(buf) + ", " +
+       placed(o.by) + "): the shared-memory plan (place_shared_memory) overlaps two buffers that are live together");
 }
 
 std::string BlockExec::element_name(int32_t buf, int64_t flat) const {

@@ -149,6 +149,8 @@ class BlockExec {
   void note_read(int32_t buf, int64_t flat, int lane);
   void note_write(int32_t buf, int64_t flat, int lane);
   void note_atomic(int32_t buf, int64_t flat, int lane);
+  void note_placed_write(int32_t buf, int64_t flat);
+  void check_placed_read(int32_t buf, int64_t flat, int lane);
   [[noreturn]] void in_flight_access(int32_t buf, int64_t flat, int lane, const char* what) const;
   [[noreturn]] void fail(const std::string& message) const;
 
@@ -199,6 +201,18 @@ class BlockExec {
   std::vector<Scalar> env_;                   // (T_ + 1) × nslots_
   std::vector<std::vector<Scalar>> storage_;  // per buffer id: Shared/Fragment numel, Local T_ × numel
   std::vector<std::vector<RaceCell>> races_;  // per buffer id, Shared buffers when detecting races
+  // Shared buffers placed on overlapping bytes (place_shared_memory), per buffer id: the buffers
+  // it overlaps, the clock of each element's last write, and the clock, buffer and statement of
+  // the last write into bytes it shares. An element read whose last write is older than that
+  // overwrite reads bytes another buffer took: the plan overlapped two living buffers.
+  struct Overlap {
+    std::vector<int32_t> with;
+    std::vector<uint64_t> written;
+    uint64_t overwritten = 0;
+    int32_t by = -1, site = -1;
+  };
+  std::vector<Overlap> overlap_;
+  uint64_t clock_ = 0;
   // Per lane: async stores since its last AsyncWait, and its committed groups, oldest first.
   std::vector<std::vector<PendingWrite>> async_open_;
   std::vector<std::deque<std::vector<PendingWrite>>> async_groups_;

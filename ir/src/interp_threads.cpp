@@ -28,6 +28,21 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
       if (node->scope == Scope::Shared && L.opt.detect_races) races_[b].resize(std::size_t(n));
     }
   }
+  overlap_.resize(P.bufs.size());
+  if (kernel >= 0) {
+    const auto& mine = P.kernels[kernel].local_bufs;
+    for (int32_t a : mine) {
+      const ir::BufferNode* x = P.bufs[a].node;
+      if (x->scope != Scope::Shared || !x->placed()) continue;
+      for (int32_t b : mine) {
+        const ir::BufferNode* y = P.bufs[b].node;
+        if (b == a || y->scope != Scope::Shared || !y->placed()) continue;
+        if (x->placed_offset < y->placed_offset + y->placed_bytes && y->placed_offset < x->placed_offset + x->placed_bytes)
+          overlap_[a].with.push_back(b);
+      }
+      if (!overlap_[a].with.empty()) overlap_[a].written.resize(std::size_t(L.shapes[a].numel));
+    }
+  }
   for (int lane = 0; lane <= T_; ++lane) all_lanes_.push_back(lane);
   async_open_.resize(std::size_t(T_));
   async_groups_.resize(std::size_t(T_));
@@ -43,6 +58,7 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
     for (std::size_t d = 0; d < block_index.size(); ++d)
       env_[std::size_t(lane) * nslots_ + k.block_slots[d]] = Scalar::of_int(block_index[d]);
   for (auto& s : storage_) std::fill(s.begin(), s.end(), Scalar{});
+  for (auto& o : overlap_) std::fill(o.written.begin(), o.written.end(), 0), o.overwritten = 0, o.by = -1;
   ++epoch_;  // the race cells of the previous block are stale from here
   single_lane_ = false;
   cur_ = nullptr;

@@ -292,6 +292,15 @@ Buffer Parser::buffer_decl() {
     node->from_fragment = true;
     b = Buffer(std::move(node));
   }
+  if (accept_word("placed")) {  // placed OFFSET +: BYTES (the pass place_shared_memory's plan)
+    if (scope != Scope::Shared)
+      fail("only a shared buffer is placed in shared memory, not " + std::string(name_of(scope)) + " " + n);
+    auto node = std::make_shared<ir::BufferNode>(*b.get());
+    node->placed_offset = expect_small_int("the offset of " + n);
+    expect("+:", "between the offset and the size of " + n);
+    node->placed_bytes = expect_small_int("the size of " + n);
+    b = Buffer(std::move(node));
+  }
   declare(n, Symbol{{}, b}, loc.line);
   return b;
 }

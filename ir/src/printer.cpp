@@ -338,7 +338,8 @@ std::string Printer::region(const Region& r) {
 
 std::string Printer::decl(const Buffer& b) {
   return std::string(name_of(b->scope)) + " " + buffer_name(b.get()) + ": " + std::string(b->dtype.name()) +
-         "[" + list(b->shape) + "]" + layout(b->layout) + (b->from_fragment ? " from_fragment" : "");
+         "[" + list(b->shape) + "]" + layout(b->layout) + (b->from_fragment ? " from_fragment" : "") +
+         (b->placed() ? " placed " + std::to_string(b->placed_offset) + " +: " + std::to_string(b->placed_bytes) : "");
 }
 
 std::string Printer::param(const Param& p) {

@@ -78,6 +78,7 @@ class Verifier : public IRVisitor {
   void visit(const Barrier* op) override;
   void visit(const AsyncWait* op) override;
   void visit(const LdMatrix* op) override;
+  void check_placements(const Kernel& k);
   void visit(const Mma* op) override;
 
  private:
@@ -330,6 +331,33 @@ void Verifier::check_collective(const std::string& what, bool is_parallel_loop) 
   }
 }
 
+// place_shared_memory's plan: every shared buffer of the kernel placed or none, each at a
+// 16-byte-aligned offset with room for its elements.
+void Verifier::check_placements(const Kernel& k) {
+  std::size_t shared = 0, placed = 0;
+  for (auto& b : k.buffers) {
+    if (b->placed_offset < 0 && b->placed_offset != -1) fail(describe(b) + " has a negative placement offset");
+    if (!b->placed()) {
+      shared += b->scope == Scope::Shared;
+      continue;
+    }
+    At bat(loc_, b->loc);
+    if (b->scope != Scope::Shared) fail(describe(b) + " is placed in shared memory but is not a shared buffer");
+    ++shared, ++placed;
+    if (b->placed_offset % 16 != 0)
+      fail(describe(b) + " is placed at byte " + std::to_string(b->placed_offset) +
+           ", not a multiple of 16: shared buffers start 16-byte aligned");
+    auto n = b.const_numel();
+    int64_t need = n ? int64_t(storage_bytes(b->dtype, *n)) : 0;
+    if (b->placed_bytes < need)
+      fail(describe(b) + " is placed in " + std::to_string(b->placed_bytes) + " bytes but holds " +
+           std::to_string(need));
+  }
+  if (placed != 0 && placed != shared)
+    fail("the kernel places " + std::to_string(placed) + " of its " + std::to_string(shared) +
+         " shared buffers; place_shared_memory places all or none");
+}
+
 void Verifier::visit(const Kernel* op) {
   At at(loc_, op->loc);
   if (kernel_) fail("a kernel inside a kernel; kernels run one after another at the top level of a function");
@@ -358,6 +386,7 @@ void Verifier::visit(const Kernel* op) {
     if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
     check_shape(b, describe(b));
   }
+  check_placements(*op);
   for (std::size_t d = 0; d < op->block_vars.size(); ++d)
     check_index_var(op->block_vars[d], op->grid[d], "block index");
   check_index_var(op->thread_var, make_int(op->threads), "thread index");

@@ -8,6 +8,7 @@
 #include "tilegen/ir/parser.h"
 #if defined(TILEGEN_HAVE_CUDA_CODEGEN) || defined(TILEGEN_HAVE_HIP_CODEGEN)
 #include "tilegen/common/gpu_source.h"
+#include "tilegen/passes/place_shared_memory.h"
 #endif
 
 using namespace tg;
@@ -78,7 +79,7 @@ TEST_CASE("kernel names: the GPU source plan (cuda, hip) names kernels by the ru
   TargetInfo info;
   info.shared_mem_bytes = 48 * 1024;
   for (const char* text : {kOne, kTwo}) {
-    Function f = parse_function(text);
+    Function f = place_shared_memory(parse_function(text), info);
     Names planned;
     for (const gpu::KernelPlan& p : gpu::plan_kernels(f, info)) planned.push_back(p.name);
     CHECK(planned == ir::kernel_entry_names(f, ir::LoneKernel::FunctionName));

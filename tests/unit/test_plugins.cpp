@@ -64,7 +64,7 @@ TEST_CASE("every test plugin is listed; each failure is a reason, never a crash"
   const TargetStatus* abi = find_status(all, "testabi");
   REQUIRE(abi);
   CHECK(!abi->available);
-  CHECK(abi->reason == "ABI version 7, tilegen expects " + std::to_string(kPluginAbiVersion) +
+  CHECK(abi->reason == "ABI version " + std::to_string(kPluginAbiVersion + 1) + ", tilegen expects " + std::to_string(kPluginAbiVersion) +
                            ": rebuild the plugin against this tilegen");
 
   const TargetStatus* thrower = find_status(all, "testthrow");
@@ -84,8 +84,8 @@ TEST_CASE("an unavailable plugin is a tg::Error with its reason at the call site
   std::string m = error_of([] { Target::get("testabi"); }); std::string here = at_line(__FILE__, __LINE__);
   // clang-format on
   CHECK(m == here +
-                 "target 'testabi' is unavailable: ABI version 7, tilegen expects " +
-                 std::to_string(kPluginAbiVersion) + ": rebuild the plugin against this tilegen");
+                 "target 'testabi' is unavailable: ABI version " + std::to_string(kPluginAbiVersion + 1) +
+                 ", tilegen expects " + std::to_string(kPluginAbiVersion) + ": rebuild the plugin against this tilegen");
   m = error_of([] { Target::get("testthrow"); });
   CHECK(m.find("create() failed: testthrow: the device runtime is broken") != std::string::npos);
   std::string reason;

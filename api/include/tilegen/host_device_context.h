@@ -7,6 +7,7 @@
 //   };
 #pragma once
 #include <string>
+#include <vector>
 
 #include "tilegen/plugin.h"
 
@@ -28,6 +29,14 @@ class HostDeviceContext : public DeviceContext {
   /// Overwrites a buffer larger than the last-level cache, so a timed run reads its inputs from
   /// memory.
   void flush_l2() override;
+
+ protected:
+  /// Runs `f` on the reference interpreter over launch arguments whose device pointers are
+  /// host pointers (this context's). The access record is left to the runtime, which reads it
+  /// after copying host tensors back.
+  ///   f = add(A: f32[64] global, B: f32[64] global), [{ptr, [64], f32}, {ptr, [64], f32}]
+  ///   → tg::interpret(add, [HostArg{ptr, [64], f32}, HostArg{ptr, [64], f32}])
+  static void interpret_launch(const Function& f, const std::vector<LaunchArg>& args);
 
  private:
   std::string target_;

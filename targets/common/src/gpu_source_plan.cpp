@@ -1,8 +1,9 @@
 // Kernel planning and storage layout for the GPU source targets (see gpu_source.h).
+#include <algorithm>
+
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/common/gpu_source.h"
-#include "tilegen/passes/shared_memory_plan.h"
 
 namespace tg::gpu {
 
@@ -43,16 +44,31 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
     KernelPlan p;
     p.kernel = kernels[i];
     p.name = names[i];
-    SharedMemoryPlan plan = plan_shared_memory(
-        *kernels[i],
-        [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, stored_elements(*b.get()))); },
-        info.shared_mem_bytes, info.device_name);
-    p.shared.offsets = std::move(plan.offsets);
-    p.shared.bytes = plan.bytes;
+    // Where each shared buffer lives is the pass place_shared_memory's decision, read from the IR.
+    for (const Buffer& b : kernels[i]->buffers) {
+      if (b->scope != Scope::Shared) continue;
+      if (!b->placed())
+        throw Error("shared buffer " + b->name + " of " + p.name +
+                        " has no place in shared memory: the pass place_shared_memory (the last of the " +
+                        info.target + " pipeline) places every shared buffer",
+                    b->loc);
+      p.shared.offsets.emplace_back(b, b->placed_offset);
+      p.shared.bytes = std::max(p.shared.bytes, (b->placed_offset + b->placed_bytes + 15) / 16 * 16);
+    }
+    if (p.shared.bytes > info.shared_mem_bytes)
+      throw Error(p.name + " places " + std::to_string(p.shared.bytes) + " bytes of shared memory; " +
+                      info.device_name + " has " + std::to_string(info.shared_mem_bytes),
+                  kernels[i]->loc);
     out.push_back(std::move(p));
   }
   if (out.empty()) throw Error("function " + f.name + " has no kernel to emit", f.loc);
   return out;
+}
+
+std::string entry_list(const Function& f, const TargetInfo& info) {
+  std::string entry;
+  for (const KernelPlan& p : plan_kernels(f, info)) entry += (entry.empty() ? "" : ",") + p.name;
+  return entry;
 }
 
 }  // namespace tg::gpu

@@ -9,6 +9,7 @@
 #include "nvrtc.h"
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/place_shared_memory.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
 
@@ -49,6 +50,7 @@ class CudaPlugin final : public TargetPlugin {
     std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
     if (param_on(opt, kCpAsync)) passes.push_back({"async_copies", async_copies});
     if (param_on(opt, kLdmatrix)) passes.push_back({"use_ldmatrix", use_ldmatrix});
+    passes.push_back({"place_shared_memory", place_shared_memory});
     return passes;
   }
 
@@ -62,8 +64,7 @@ class CudaPlugin final : public TargetPlugin {
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
     a.assembly = std::move(out.ptx);
     a.binary = std::move(out.cubin);
-    for (const KernelPlan& p : plan_kernels(lowered, target))
-      a.entry += (a.entry.empty() ? "" : ",") + p.name;
+    a.entry = gpu::entry_list(lowered, target);
     return a;
   }
 

@@ -5,6 +5,7 @@
 #include "hip_compile.h"
 #include "hip_runtime.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/place_shared_memory.h"
 #include "tilegen/common/gpu_source.h"
 #include "tilegen/plugin.h"
 #include "hip_plugin.h"
@@ -41,7 +42,9 @@ class HipPlugin final : public TargetPlugin {
 
   // The shared GPU pipeline (docs/passes.md lists it) for amd_target_info: wave64, MFMA units.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    return gpu_pipeline(checks_accesses(opt), opt.sizes);
+    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
+    passes.push_back({"place_shared_memory", place_shared_memory});
+    return passes;
   }
 
   // Lowered IR → HIP C++ (source), code object (binary), its disassembly (assembly) and the
@@ -58,8 +61,7 @@ class HipPlugin final : public TargetPlugin {
     a.binary = std::move(co.binary);
     a.assembly = disassemble(a.binary, target.arch);
     a.stats = format_stats(code_object_stats(a.binary));
-    for (const gpu::KernelPlan& p : gpu::plan_kernels(lowered, target))
-      a.entry += (a.entry.empty() ? "" : ",") + p.name;
+    a.entry = gpu::entry_list(lowered, target);
     return a;
   }
 

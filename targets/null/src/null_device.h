@@ -8,27 +8,40 @@
 #pragma once
 #include <memory>
 
-#include "tilegen/plugin.h"
+#include "tilegen/host_device_context.h"
 
 namespace tg::null_target {
 
-class NullContext final : public DeviceContext {
+// Host memory stands in for the device's, so the memory hooks are HostDeviceContext's (the one
+// implementation cpu and interp use too). A device target derives from tg::DeviceContext instead
+// and implements them with its runtime:
+//
+//   void* allocate(std::size_t bytes)
+//     Device memory for a tensor of `bytes` bytes (0 included: return a distinct, non-null
+//     pointer all the same). The pointer is only ever handed back to this context — release(),
+//     the copies, LaunchArg::device_ptr — so it may be a device address or a handle. Throw a
+//     tg::Error saying how much was asked for when there is not enough; the runtime adds the call
+//     site (cuMemAlloc, hipMalloc, vkAllocateMemory).
+//       Target::alloc({64, 64}, f32)  →  allocate(16384)  →  DeviceBuffer over the pointer
+//   void release(void* ptr)
+//     Frees what allocate() returned, when its last DeviceBuffer goes. Must not throw: the
+//     runtime calls it from destructors.
+//   void copy_to_device(void* dst, const void* src, std::size_t bytes)
+//   void copy_to_host(void* dst, const void* src, std::size_t bytes)
+//     Host → device and device → host, complete when the call returns (a device with queues
+//     waits for its copy here). DeviceBuffer::upload/download, and host tensors passed to a
+//     launch (copied in, and back out if the kernel writes them).
+//   void synchronize()
+//     Waits for every launch and copy issued so far (here: nothing; launch() returns when done).
+//   void flush_l2()
+//     Overwrites a buffer larger than the device's last-level cache, so each timed run of
+//     CompiledKernel::profile reads its inputs from memory.
+//   std::vector<double> time_launches(loaded, lowered, args, runs)
+//     plugin.h's default: wall clock around launch and synchronize, one run at a time; a device
+//     with timers (CUDA events, Vulkan timestamp queries) overrides it for device time.
+class NullContext final : public HostDeviceContext {
  public:
-  /// Device memory for a tensor of `bytes` bytes (0 included: return a distinct, non-null
-  /// pointer all the same). The pointer is only ever handed back to this context — release(),
-  /// the copies, LaunchArg::device_ptr — so it may be a device address or a handle. Throw a
-  /// tg::Error saying how much was asked for when there is not enough; the runtime adds the call
-  /// site. Here: host memory, 64-byte aligned.
-  ///   Target::alloc({64, 64}, f32)  →  allocate(16384)  →  DeviceBuffer over the pointer
-  void* allocate(std::size_t bytes) override;
-  /// Frees what allocate() returned, when its last DeviceBuffer goes. Must not throw: the runtime
-  /// calls it from destructors.
-  void release(void* ptr) override;
-  /// Host → device and device → host, `bytes` bytes, complete when the call returns (a device
-  /// with queues waits for its copy here). DeviceBuffer::upload/download, and host tensors passed
-  /// to a launch (copied in, and back out if the kernel writes them).
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  NullContext() : HostDeviceContext("null") {}
 
   /// Makes codegen()'s artifact launchable, once per compiled specialisation; what it returns is
   /// handed to every launch() of it. It must work from a.source, a.binary and a.entry alone
@@ -46,13 +59,6 @@ class NullContext final : public DeviceContext {
   ///   launch(add, [{p0, [64], f32}, {p1, [64], f32}])  →  interpret(add, host args over p0, p1)
   void launch(const std::shared_ptr<void>& loaded, const Function& lowered,
               const std::vector<LaunchArg>& args) override;
-  /// Waits for every launch and copy issued so far. Nothing to wait for here: launch() returns
-  /// when the interpreter is done.
-  void synchronize() override {}
-  // Two hooks keep plugin.h's defaults here: time_launches() (wall clock around launch and
-  // synchronize, one run at a time; a device with timers — CUDA events, Vulkan timestamp queries —
-  // overrides it for device time) and flush_l2() (nothing; a GPU target overwrites a buffer larger
-  // than its L2 so each timed run of CompiledKernel::profile reads its inputs from memory).
 };
 
 }  // namespace tg::null_target

@@ -45,6 +45,14 @@ struct BufferNode {
   /// (partition_threads moves those to shared memory): said in messages about shared memory.
   /// Text form: `shared Cf: f32[64, 64] from_fragment`.
   bool from_fragment = false;
+  /// Where a Shared buffer lives in the block's shared memory once the pass place_shared_memory
+  /// has planned it (GPU source targets): `placed_bytes` bytes from byte `placed_offset`, -1 while
+  /// unplaced. Buffers whose ranges overlap must have lifetimes a barrier separates; the
+  /// interpreter reports a read of a buffer after another wrote the bytes they share.
+  /// Text form: `shared A: f16[64, 64] placed 0 +: 9216`.
+  int64_t placed_offset = -1;
+  int64_t placed_bytes = 0;
+  bool placed() const { return placed_offset >= 0; }
 };
 }  // namespace ir
 

@@ -42,9 +42,12 @@ struct KernelPlan {
   SharedPlan shared;
 };
 
-/// The kernels of f with their names and shared-memory layouts. Throws tg::Error when a kernel
-/// needs more shared memory than info.shared_mem_bytes, naming the buffers to shrink.
+/// The kernels of f with their names and the shared-memory layouts place_shared_memory wrote
+/// into the IR. Throws tg::Error when a shared buffer is unplaced or the plan exceeds
+/// info.shared_mem_bytes.
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
+/// Artifact::entry of f: its kernels' names in launch order, comma-separated ("gemm", "attn_k0,attn_k1").
+std::string entry_list(const Function& f, const TargetInfo& info);
 
 /// C++ type of an expression of type t ("float" for f16 too) and of a stored element ("tg_u16").
 std::string value_type(DType t);
