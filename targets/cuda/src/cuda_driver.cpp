@@ -3,9 +3,8 @@
 #include "cuda_driver.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
-
 #include "cuda_codegen.h"
+#include "tilegen/common/vendor_library.h"
 #include "tilegen/kernel_params.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/timed_launches.h"
@@ -15,26 +14,19 @@ namespace tg::cuda {
 namespace {
 
 struct Driver {
-  void* lib = nullptr;
+  VendorLibrary lib{{"libcuda.so.1"}, "no NVIDIA driver on this machine"};
   std::string error;
 #define TG_CU(name, sym) decltype(&::name) name = nullptr;
 #include "cuda_driver_symbols.inc"
 #undef TG_CU
 
   Driver() {
-    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) {
-      error = "libcuda.so.1 not found (no NVIDIA driver on this machine)";
-      return;
-    }
-#define TG_CU(name, sym)                                    \
-  name = reinterpret_cast<decltype(name)>(dlsym(lib, sym)); \
-  if (!name && error.empty()) error = std::string("libcuda.so.1 lacks ") + sym + "; update the NVIDIA driver";
+#define TG_CU(name, sym) lib.bind(name, sym, "update the NVIDIA driver");
 #include "cuda_driver_symbols.inc"
 #undef TG_CU
-    if (error.empty()) {
-      if (CUresult r = cuInit(0); r != CUDA_SUCCESS) error = "cuInit failed: " + message(r);
-    }
+    if (lib.ok())
+      if (CUresult r = cuInit(0); r != CUDA_SUCCESS) lib.fail("cuInit failed: " + message(r));
+    error = lib.error();
   }
   std::string message(CUresult r) const {
     const char* s = nullptr;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "device_header.h"
+#include "tilegen/common/vendor_library.h"
 #include "tilegen/ir/error.h"
 
 namespace tg::cuda {
@@ -13,7 +14,8 @@ namespace tg::cuda {
 namespace {
 
 struct Nvrtc {
-  void* lib = nullptr;
+  VendorLibrary lib{{"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"},
+                    "install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH"};
   std::string error;
   decltype(&::nvrtcCreateProgram) create = nullptr;
   decltype(&::nvrtcCompileProgram) compile = nullptr;
@@ -27,19 +29,14 @@ struct Nvrtc {
   decltype(&::nvrtcGetErrorString) error_string = nullptr;
 
   Nvrtc() {
-    for (const char* name : {"libnvrtc.so.13", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!lib) {
-      error = "libnvrtc.so.13 not found (install the CUDA toolkit's NVRTC or add it to LD_LIBRARY_PATH)";
-      return;
-    }
-    load_builtins_beside();
-    bool ok = sym(create, "nvrtcCreateProgram") & sym(compile, "nvrtcCompileProgram") &
-              sym(log_size, "nvrtcGetProgramLogSize") & sym(log, "nvrtcGetProgramLog") &
-              sym(ptx_size, "nvrtcGetPTXSize") & sym(ptx, "nvrtcGetPTX") &
-              sym(cubin_size, "nvrtcGetCUBINSize") & sym(cubin, "nvrtcGetCUBIN") &
-              sym(destroy, "nvrtcDestroyProgram") & sym(error_string, "nvrtcGetErrorString");
-    if (!ok) error = "libnvrtc lacks " + missing + "; use NVRTC from CUDA 11.1 or later";
+    if (lib.ok()) load_builtins_beside();
+    const char* advice = "use NVRTC from CUDA 11.1 or later";
+    lib.bind(create, "nvrtcCreateProgram", advice), lib.bind(compile, "nvrtcCompileProgram", advice);
+    lib.bind(log_size, "nvrtcGetProgramLogSize", advice), lib.bind(log, "nvrtcGetProgramLog", advice);
+    lib.bind(ptx_size, "nvrtcGetPTXSize", advice), lib.bind(ptx, "nvrtcGetPTX", advice);
+    lib.bind(cubin_size, "nvrtcGetCUBINSize", advice), lib.bind(cubin, "nvrtcGetCUBIN", advice);
+    lib.bind(destroy, "nvrtcDestroyProgram", advice), lib.bind(error_string, "nvrtcGetErrorString", advice);
+    error = lib.error();
   }
   // NVRTC dlopens libnvrtc-builtins.so.13.0 by name when it compiles; where the toolkit's lib64
   // is not on the library path (found through the fallback path above), that fails with
@@ -51,17 +48,10 @@ struct Nvrtc {
       return;
     }
     char origin[4096] = {};
-    if (dlinfo(lib, RTLD_DI_ORIGIN, origin) != 0) return;
+    if (dlinfo(lib.handle(), RTLD_DI_ORIGIN, origin) != 0) return;
     const std::string path = std::string(origin) + "/libnvrtc-builtins.so.13.0";
     builtins = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  template <typename F>
-  bool sym(F& f, const char* name) {
-    f = reinterpret_cast<F>(dlsym(lib, name));
-    if (!f) missing = name;
-    return f != nullptr;
-  }
-  std::string missing;
   void* builtins = nullptr;  // kept loaded for the process's life, as lib is
 };
 

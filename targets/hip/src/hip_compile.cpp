@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "device_header.h"
+#include "tilegen/common/vendor_library.h"
 #include "tilegen/ir/error.h"
 
 namespace tg::hip {
@@ -94,7 +95,8 @@ std::string llvm_tool(const std::string& tool) {
 // ---- hiprtc, declared here: no ROCm headers are needed to build the plugin.
 using hiprtcProgram = void*;
 struct Hiprtc {
-  void* lib = nullptr;
+  VendorLibrary lib{{"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"},
+                    "no ROCm runtime on this machine"};
   int (*create)(hiprtcProgram*, const char*, const char*, int, const char**, const char**) = nullptr;
   int (*compile)(hiprtcProgram, int, const char**) = nullptr;
   int (*log_size)(hiprtcProgram, std::size_t*) = nullptr;
@@ -104,19 +106,11 @@ struct Hiprtc {
   int (*destroy)(hiprtcProgram*) = nullptr;
   std::string error;
   Hiprtc() {
-    for (const char* n : {"libhiprtc.so", "libhiprtc.so.6", "/opt/rocm/lib/libhiprtc.so"})
-      if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!lib) {
-      error = "libhiprtc.so not found (no ROCm runtime on this machine)";
-      return;
-    }
-    auto sym = [&](auto& fn, const char* s) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, s));
-      if (!fn && error.empty()) error = std::string("libhiprtc.so lacks ") + s;
-    };
-    sym(create, "hiprtcCreateProgram"), sym(compile, "hiprtcCompileProgram");
-    sym(log_size, "hiprtcGetProgramLogSize"), sym(log, "hiprtcGetProgramLog");
-    sym(code_size, "hiprtcGetCodeSize"), sym(code, "hiprtcGetCode"), sym(destroy, "hiprtcDestroyProgram");
+    lib.bind(create, "hiprtcCreateProgram"), lib.bind(compile, "hiprtcCompileProgram");
+    lib.bind(log_size, "hiprtcGetProgramLogSize"), lib.bind(log, "hiprtcGetProgramLog");
+    lib.bind(code_size, "hiprtcGetCodeSize"), lib.bind(code, "hiprtcGetCode");
+    lib.bind(destroy, "hiprtcDestroyProgram");
+    error = lib.error();
   }
 };
 

@@ -10,6 +10,7 @@
 #include "tilegen/kernel_params.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/common/gpu_source.h"
+#include "tilegen/common/vendor_library.h"
 #include "tilegen/timed_launches.h"
 
 namespace tg::hip {
@@ -49,27 +50,20 @@ constexpr int kHtoD = 1, kDtoH = 2;  // hipMemcpyKind
   X(hipEventElapsedTime, hipError_t, (float*, hipEvent_t, hipEvent_t))
 
 struct Runtime {
-  void* lib = nullptr;
+  VendorLibrary lib{{"libamdhip64.so", "libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so"},
+                    "no ROCm runtime on this machine; an AMD GPU and ROCm are needed to run"};
   std::string error;
 #define TG_DECLARE(name, ret, args) ret(*name) args = nullptr;
   TG_HIP_SYMBOLS(TG_DECLARE)
 #undef TG_DECLARE
 
   Runtime() {
-    for (const char* n : {"libamdhip64.so", "libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so"})
-      if ((lib = dlopen(n, RTLD_NOW | RTLD_LOCAL))) break;
-    if (!lib) {
-      error =
-          "libamdhip64.so not found (no ROCm runtime on this machine; an AMD GPU and ROCm are needed to run)";
-      return;
-    }
-#define TG_LOAD(name, ret, args)                           \
-  name = reinterpret_cast<ret(*) args>(dlsym(lib, #name)); \
-  if (!name && error.empty()) error = "libamdhip64.so lacks " #name "; update ROCm";
+#define TG_LOAD(name, ret, args) lib.bind(name, #name, "update ROCm");
     TG_HIP_SYMBOLS(TG_LOAD)
 #undef TG_LOAD
-    if (error.empty())
-      if (hipError_t r = hipInit(0); r != 0) error = "hipInit failed: " + message(r);
+    if (lib.ok())
+      if (hipError_t r = hipInit(0); r != 0) lib.fail("hipInit failed: " + message(r));
+    error = lib.error();
   }
   std::string message(hipError_t r) const {
     const char* s = hipGetErrorString ? hipGetErrorString(r) : nullptr;

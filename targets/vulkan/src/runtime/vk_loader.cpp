@@ -2,12 +2,11 @@
 // every machine and probe() can say why Vulkan is missing.
 #include "vk_loader.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
+#include "tilegen/common/vendor_library.h"
 #include "tilegen/env.h"
 #include "tilegen/ir/error.h"
 
@@ -43,15 +42,10 @@ bool has_layer(const Instance& in, const char* name) {
 }
 
 bool open_library(Instance& in) {
-  in.lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!in.lib) {
-    in.error = "libvulkan.so.1 not found (install the Vulkan loader, libvulkan1, and a driver)";
-    return false;
-  }
-  in.vkGetInstanceProcAddr =
-      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(in.lib, "vkGetInstanceProcAddr"));
-  if (!in.vkGetInstanceProcAddr) {
-    in.error = "libvulkan.so.1 lacks vkGetInstanceProcAddr; reinstall the Vulkan loader";
+  static VendorLibrary lib({"libvulkan.so.1"}, "install the Vulkan loader, libvulkan1, and a driver");
+  lib.bind(in.vkGetInstanceProcAddr, "vkGetInstanceProcAddr", "reinstall the Vulkan loader");
+  if (!lib.ok()) {
+    in.error = lib.error();
     return false;
   }
 #define TG_VK_GLOBAL(name) in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(nullptr, #name));

@@ -12,7 +12,6 @@ namespace tg::vulkan {
 /// The loader and the instance. Created once, on first use, and kept for the life of the
 /// process (drivers dislike an instance destroyed from a static destructor while threads run).
 struct Instance {
-  void* lib = nullptr;
   VkInstance handle = VK_NULL_HANDLE;
   std::string error;        // why there is no usable instance; empty when there is
   bool validation = false;  // the Khronos validation layer is on
