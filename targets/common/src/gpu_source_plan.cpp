@@ -4,6 +4,8 @@
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/common/gpu_source.h"
+#include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/place_shared_memory.h"
 
 namespace tg::gpu {
 
@@ -63,6 +65,17 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
   }
   if (out.empty()) throw Error("function " + f.name + " has no kernel to emit", f.loc);
   return out;
+}
+
+std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<PassEntry> target_passes) {
+  std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
+  for (PassEntry& p : target_passes) passes.push_back(std::move(p));
+  passes.push_back({"place_shared_memory", place_shared_memory});
+  return passes;
+}
+
+TargetInfo codegen_target(TargetPlugin& plugin, const TargetInfo& device, const CompileOptions& opt) {
+  return opt.arch.empty() ? device : plugin.info_for_arch(opt.arch);
 }
 
 std::string entry_list(const Function& f, const TargetInfo& info) {

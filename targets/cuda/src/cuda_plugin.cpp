@@ -9,7 +9,6 @@
 #include "nvrtc.h"
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/place_shared_memory.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
 
@@ -47,18 +46,16 @@ class CudaPlugin final : public TargetPlugin {
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
   // cp.async and ldmatrix where they apply (docs/passes.md lists it).
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
-    if (param_on(opt, kCpAsync)) passes.push_back({"async_copies", async_copies});
-    if (param_on(opt, kLdmatrix)) passes.push_back({"use_ldmatrix", use_ldmatrix});
-    passes.push_back({"place_shared_memory", place_shared_memory});
-    return passes;
+    std::vector<PassEntry> mine;
+    if (param_on(opt, kCpAsync)) mine.push_back({"async_copies", async_copies});
+    if (param_on(opt, kLdmatrix)) mine.push_back({"use_ldmatrix", use_ldmatrix});
+    return gpu::source_pipeline(opt, std::move(mine));
   }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.
   //   kernel grid(2, 2) threads(128) ...  →  extern "C" __global__ void __launch_bounds__(128) gemm(...)
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
-    TargetInfo target = info;
-    if (!opt.arch.empty()) target = info_for_arch(opt.arch);
+    TargetInfo target = gpu::codegen_target(*this, info, opt);
     Artifact a;
     a.source = emit_cuda(lowered, target);
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);

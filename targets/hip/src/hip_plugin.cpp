@@ -5,7 +5,6 @@
 #include "hip_compile.h"
 #include "hip_runtime.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/passes/place_shared_memory.h"
 #include "tilegen/common/gpu_source.h"
 #include "tilegen/plugin.h"
 #include "hip_plugin.h"
@@ -42,9 +41,7 @@ class HipPlugin final : public TargetPlugin {
 
   // The shared GPU pipeline (docs/passes.md lists it) for amd_target_info: wave64, MFMA units.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
-    passes.push_back({"place_shared_memory", place_shared_memory});
-    return passes;
+    return gpu::source_pipeline(opt);
   }
 
   // Lowered IR → HIP C++ (source), code object (binary), its disassembly (assembly) and the
@@ -53,8 +50,7 @@ class HipPlugin final : public TargetPlugin {
   //   → extern "C" __global__ void __launch_bounds__(256) gemm(...) { ... tg_mfma_f32_16x16x16_f16(...) }
   //   → v_mfma_f32_16x16x16_f16 a[0:3], v[4:5], v[6:7], a[0:3]
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
-    TargetInfo target = info;
-    if (!opt.arch.empty()) target = info_for_arch(opt.arch);
+    TargetInfo target = gpu::codegen_target(*this, info, opt);
     Artifact a;
     a.source = emit_hip(lowered, target);
     CodeObject co = compile_hip(a.source, lowered.name, target.arch, compiler_of(opt));

@@ -26,6 +26,7 @@
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/gpu_layout.h"
 #include "tilegen/passes/target_info.h"
+#include "tilegen/plugin.h"
 
 namespace tg::gpu {
 
@@ -46,6 +47,12 @@ struct KernelPlan {
 /// into the IR. Throws tg::Error when a shared buffer is unplaced or the plan exceeds
 /// info.shared_mem_bytes.
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
+/// A GPU source target's pipeline: gpu_pipeline(checks_accesses(opt), opt.sizes), the target's
+/// own passes, then place_shared_memory, whose plan plan_kernels() reads.
+std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<PassEntry> target_passes = {});
+/// The TargetInfo codegen() compiles for: `opt.arch`'s when it names one (`tilegen source --arch`),
+/// else the device's.
+TargetInfo codegen_target(TargetPlugin& plugin, const TargetInfo& device, const CompileOptions& opt);
 /// Artifact::entry of f: its kernels' names in launch order, comma-separated ("gemm", "attn_k0,attn_k1").
 std::string entry_list(const Function& f, const TargetInfo& info);
 
