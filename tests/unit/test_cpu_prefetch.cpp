@@ -217,9 +217,9 @@ TEST_CASE("insert_prefetches: IR in, IR out") {
   const std::string no_gemm = with(kLowered, "      gemm(As, Bs -> Cf)\n", "");
   CHECK(print(insert_prefetches(*cpu, parse_function(no_gemm, "n.tgir"), "haswell")) == no_gemm);
   // A gemm nested in a loop of the pipelined one gets them too; the pass runs once (hints kept).
-  const std::string nested =
-      with(kLowered, "      gemm(As, Bs -> Cf)\n", "      gemm(As, Bs -> Cf)\n      for r in serial(0 +: 2) {\n"
-                                                    "        gemm(As, Bs -> Cf)\n      }\n");
+  const std::string nested = with(kLowered, "      gemm(As, Bs -> Cf)\n",
+                                  "      gemm(As, Bs -> Cf)\n      for r in serial(0 +: 2) {\n"
+                                  "        gemm(As, Bs -> Cf)\n      }\n");
   const Function twice = insert_prefetches(*cpu, parse_function(nested, "t.tgir"), "haswell");
   CHECK(count(print(twice), "interleave t in steps(2)") == 2);
   CHECK(print(insert_prefetches(*cpu, twice, "haswell")) == print(twice));
@@ -244,27 +244,40 @@ TEST_CASE("insert_prefetches: bf16 gemms in AMX tiles have no steps and get no h
 TEST_CASE("insert_prefetches: every line of the next iteration's tiles, shared out over the steps") {
   TargetPlugin* cpu = cpu_plugin();
   if (!cpu) return;
-  // 64×48 in 24×48×16 f32 tiles with AVX-512: 8×48 micro-tiles, 3 steps; A's tile is 24 rows of
-  // one line, B's 16 rows of 3 lines (48 lines, 16 a step: rows and columns both move).
-  const Kernel k = tiled_gemm(f32, false, false, 64, 48, 64, 24, 48, 16, true);
-  const TargetInfo info = cpu->info_for_arch("skylake-avx512");
-  const Function f = PassManager(cpu->pipeline(info, {})).run(k.function(), info);
-  for (int64_t ko : {0, 2})
-    for (int64_t by : {0, 1}) {
-      INFO("ko ", ko, " by ", by);
-      PrefetchedLines p;
-      p.fixed = {{var_named(f, "ko"), ko}, {var_named(f, "by"), by}, {var_named(f, "bx"), 0}};
-      p.visit_stmt(f.body);
-      CHECK(p.gemms == 1);
-      // A[by*24 + r, (ko + 1)*16] for r < 24: 8 a step, in order.
-      std::vector<std::vector<int64_t>> a;
-      for (int64_t r = 0; r < 24; ++r) a.push_back({by * 24 + r, (ko + 1) * 16});
-      CHECK(p.lines["A"] == a);
-      // B[(ko + 1)*16 + r, 16c] for r < 16, c < 3: 16 a step, line l = 3r + c.
-      std::vector<std::vector<int64_t>> b;
-      for (int64_t l = 0; l < 48; ++l) b.push_back({(ko + 1) * 16 + l / 3, l % 3 * 16});
-      CHECK(p.lines["B"] == b);
-    }
+  // f32 tiles bm×16 of A (one line a row) and 16×48 of B (3 lines a row): step t prefetches lines
+  // t·q .. t·q + q - 1 of each, q = ceil(lines / steps), so the steps take the lines in order and
+  // the last ones run past the tile (harmless). AVX-512: 8×48 micro-tiles, a 24-row tile has 3
+  // (q = 8 and 16: exact); AVX2 on a ragged 61×83×70: 6×16 micro-tiles, a 20-row tile has 3 × 3,
+  // q = 3 and 6 (27 and 54 lines for 20 and 48), and the loads are under their bounds selects.
+  struct Case {
+    const char* arch;
+    int64_t M, N, K, bm, steps;
+  };
+  for (const Case& c : {Case{"skylake-avx512", 64, 48, 64, 24, 3}, Case{"haswell", 61, 83, 70, 20, 9}}) {
+    INFO(c.arch);
+    const Kernel k = tiled_gemm(f32, false, false, c.M, c.N, c.K, c.bm, 48, 16, true);
+    const TargetInfo info = cpu->info_for_arch(c.arch);
+    const Function f = PassManager(cpu->pipeline(info, {})).run(k.function(), info);
+    INFO(print(f));
+    CHECK(count(print(f), "interleave t in steps(" + std::to_string(c.steps) + ")") == 1);
+    const int64_t qa = (c.bm + c.steps - 1) / c.steps, qb = (48 + c.steps - 1) / c.steps;
+    for (int64_t ko : {int64_t(0), (c.K + 15) / 16 - 1})
+      for (int64_t by : {0, 1})
+        for (int64_t bx : {int64_t(0), (c.N + 47) / 48 - 1}) {  // block indices of the grid
+          INFO("ko ", ko, " by ", by, " bx ", bx);
+          PrefetchedLines p;
+          p.fixed = {{var_named(f, "ko"), ko}, {var_named(f, "by"), by}, {var_named(f, "bx"), bx}};
+          p.visit_stmt(f.body);
+          CHECK(p.gemms == 1);
+          // Line l: A[by*bm + l, (ko + 1)*16] and B[(ko + 1)*16 + l/3, bx*48 + l%3*16].
+          std::vector<std::vector<int64_t>> a, b;
+          for (int64_t l = 0; l < c.steps * qa; ++l) a.push_back({by * c.bm + l, (ko + 1) * 16});
+          for (int64_t l = 0; l < c.steps * qb; ++l)
+            b.push_back({(ko + 1) * 16 + l / 3, bx * 48 + l % 3 * 16});
+          CHECK(p.lines["A"] == a);
+          CHECK(p.lines["B"] == b);
+        }
+  }
 }
 
 TEST_CASE("cpu prefetch: the code generator prefetches what the IR says, and nothing else") {
@@ -280,8 +293,8 @@ TEST_CASE("cpu prefetch: the code generator prefetches what the IR says, and not
   const Artifact without = cpu->codegen(DropHints().mutate_function(hinted), info, {});
   CHECK(count(without.source, "call void @llvm.prefetch") == 0);
   // A prefetch statement anywhere is one llvm.prefetch with its write flag and locality.
-  const std::string one =
-      with(kLowered, "      gemm(As, Bs -> Cf)\n", "      gemm(As, Bs -> Cf)\n      prefetch write B[ko, 3] locality=1\n");
+  const std::string one = with(kLowered, "      gemm(As, Bs -> Cf)\n",
+                               "      gemm(As, Bs -> Cf)\n      prefetch write B[ko, 3] locality=1\n");
   const Artifact single = cpu->codegen(parse_function(one, "one.tgir"), info, {});
   CHECK(count(single.source, "call void @llvm.prefetch") == 1);
   CHECK(count(single.source, "i32 1, i32 1, i32 1)") == 1);
@@ -325,7 +338,8 @@ TEST_CASE("cpu prefetch: only a pipelined loop with a micro-kernel gemm prefetch
   CHECK(count(serial, "prefetch") == 0);
   CompileOptions plain;
   plain.params["gemm"] = "plain";  // no micro-kernel: the gemm is a loop nest, nothing to pipeline
-  const CompiledKernel loops = cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, true), plain);
+  const CompiledKernel loops =
+      cpu->compile(tiled_gemm(f32, false, false, 128, 128, 128, 48, 64, 32, true), plain);
   CHECK(count(loops.assembly(), "prefetch") == 0);
   // The pass is in the list `tilegen ir --after` shows, and it is what put them there.
   bool listed = false;

@@ -96,7 +96,7 @@ class GemmEmitter {
     if (g_.each_step && g_.steps != steps)
       throw Error("cpu: the gemm's hints are interleaved in steps(" + std::to_string(g_.steps) +
                       ") but the micro-kernel carries this gemm out in " + std::to_string(steps) +
-                      " steps here (its whole micro-tiles, micro_kernel.h); run insert_prefetches for this CPU",
+                      " steps here (micro_kernel.h); run insert_prefetches for this CPU",
                   g_.loc);
     if (amx_) {
       run_amx();
