@@ -53,6 +53,8 @@ class Compiler {
   int32_t collective(const Stmt& s);
   int32_t mma(const ir::Mma* op);
   int32_t ldmatrix(const ir::LdMatrix* op);
+  int32_t prefetch(const ir::Prefetch* op);
+  void gemm_hints(const ir::Gemm* op, SNode& n);
   int32_t store(const Stmt& s);
   int32_t let(const Let* op);
   void need_kernel(const StmtNode* op, const char* what) const;
@@ -405,9 +407,39 @@ int32_t Compiler::collective(const Stmt& s) {
     n.operands.push_back(n.e0);
   } else if (auto* op = s.as<ir::Gemm>()) {
     n.regions = {region(op->a, n, what), region(op->b, n, what), region(op->c, n, what)};
+    gemm_hints(op, n);
   } else if (auto* op = s.as<ir::Reduce>()) {
     n.regions = {region(Region::full(op->src), n, what), region(Region::full(op->dst), n, what)};
   }
+  return add_stmt(std::move(n));
+}
+
+// The hints interleaved with a gemm: slot, the step index; body, the hints (run once per step).
+void Compiler::gemm_hints(const ir::Gemm* op, SNode& n) {
+  if (!op->each_step) return;
+  if (!op->step.defined()) throw Error("gemm hints without a step index", op->loc);
+  if (!op->step.dtype().is_int())
+    throw Error("the gemm's step index " + op->step.name() + " has type " +
+                    std::string(op->step.dtype().name()) + "; step indices are integers",
+                op->loc);
+  if (op->steps < 1) throw Error("gemm hints in " + std::to_string(op->steps) + " steps", op->loc);
+  auto old = slots_.find(op->step.node());
+  int32_t previous = old == slots_.end() ? -1 : old->second;
+  n.slot = bind(op->step);
+  n.body = stmt(op->each_step);
+  unbind(op->step, previous);
+}
+
+// buf and idx: the element whose line it hints at; the indices are evaluated, nothing is accessed.
+int32_t Compiler::prefetch(const ir::Prefetch* op) {
+  need_kernel(op, "a prefetch");
+  SNode n(StmtKind::Prefetch, op);
+  n.buf = buffer(op->buffer, op->loc);
+  if (op->indices.size() != op->buffer.rank())
+    throw Error("prefetch of " + op->buffer->name + " has " + std::to_string(op->indices.size()) +
+                    " indices; " + op->buffer->name + " has rank " + std::to_string(op->buffer.rank()),
+                op->loc);
+  for (auto& i : op->indices) n.idx.push_back(index(i, "prefetch index into " + op->buffer->name, op->loc));
   return add_stmt(std::move(n));
 }
 
@@ -500,6 +532,7 @@ int32_t Compiler::stmt(const Stmt& s) {
     case StmtKind::Reduce: return collective(s);
     case StmtKind::Mma: return mma(s.as<ir::Mma>());
     case StmtKind::LdMatrix: return ldmatrix(s.as<ir::LdMatrix>());
+    case StmtKind::Prefetch: return prefetch(s.as<ir::Prefetch>());
     case StmtKind::Store:
     case StmtKind::Atomic: return store(s);
     case StmtKind::If: {

@@ -49,11 +49,11 @@ struct SNode {
   SNode(ir::StmtKind k, const ir::StmtNode* s) : kind(k), src(s) {}
   ir::StmtKind kind;
   const ir::StmtNode* src = nullptr;   // loc and the fields that need no compiling (flags, ops)
-  int32_t slot = -1;                   // For, Let: the bound variable
-  int32_t buf = -1;                    // Store, Atomic
+  int32_t slot = -1;                   // For, Let: the bound variable; Gemm: its step index
+  int32_t buf = -1;                    // Store, Atomic, Prefetch
   int32_t e0 = -1, e1 = -1;            // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
-  std::vector<int32_t> idx;            // Store, Atomic: indices
-  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel
+  std::vector<int32_t> idx;            // Store, Atomic, Prefetch: indices
+  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel; Gemm: its hints, or -1
   std::vector<int32_t> stmts;          // Seq
   std::vector<XRegion> regions;        // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
                                        // Mma: a, b, c with the lane offset as offsets[0]
@@ -181,6 +181,8 @@ class BlockExec {
   void exec_parallel(const SNode& s, Mask m, int depth);
   void exec_if(const SNode& s, Mask m, int depth);
   void exec_store(const SNode& s, Mask m, bool atomic);
+  void exec_prefetch(const SNode& s, Mask m);
+  void exec_gemm_hints(const SNode& s, Mask m, int depth);
   void exec_barrier(const SNode& s, Mask m);
   void issue_async(const SNode& s, int32_t buf, int64_t flat, int lane, Scalar v);
   void exec_async_wait(const SNode& s, Mask m);

@@ -115,6 +115,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
     case StmtKind::Barrier: exec_barrier(s, m); return;
     case StmtKind::AsyncWait: exec_async_wait(s, m); return;
     case StmtKind::LdMatrix: exec_ldmatrix(s, m); return;
+    case StmtKind::Prefetch: exec_prefetch(s, m); return;
     case StmtKind::Copy:
       begin_collective(s, m, "copy");
       exec_copy(s);
@@ -129,6 +130,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
       begin_collective(s, m, "gemm");
       exec_gemm(s);
       ++epoch_;
+      if (s.body >= 0) exec_gemm_hints(s, m, depth);
       return;
     case StmtKind::Reduce:
       begin_collective(s, m, "reduce");
@@ -219,6 +221,27 @@ void BlockExec::exec_if(const SNode& s, Mask m, int depth) {
   }
   if (nt) exec(s.body, Mask{f.a.data(), nt}, depth + 1);
   if (ne && s.orelse >= 0) exec(s.orelse, Mask{f.b.data(), ne}, depth + 1);
+}
+
+// A hint: the indices are evaluated (an error in them is still one) and nothing else happens. Any
+// address is legal, so there is no bounds check, and nothing is accessed, so no race either.
+void BlockExec::exec_prefetch(const SNode& s, Mask m) {
+  cur_ = &s;
+  for (int k = 0; k < m.n; ++k)
+    for (int32_t i : s.idx) (void)eval_int(i, m.ids[k]);
+}
+
+// The gemm's hints, once per step in order, by one thread: they are block-wide values (the
+// verifier rejects thread-dependent ones), and the gemm they interleave with has already run whole.
+void BlockExec::exec_gemm_hints(const SNode& s, Mask m, int depth) {
+  const int steps = static_cast<const ir::Gemm*>(s.src)->steps;
+  if (m.n == 0) return;
+  Mask one{m.ids, 1};
+  const std::size_t slot = std::size_t(m.ids[0]) * nslots_ + std::size_t(s.slot);
+  for (int i = 0; i < steps; ++i) {
+    env_[slot] = Scalar::of_int(i);
+    exec(s.body, one, depth + 1);
+  }
 }
 
 void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {

@@ -218,6 +218,7 @@ Stmt Parser::statement() {
       return Stmt(std::move(n));
     }
     if (t.text == "ldmatrix") return ldmatrix();
+    if (t.text == "prefetch") return prefetch();
     if (t.text == "async_wait") {
       auto w = std::make_shared<AsyncWait>(here());
       next();
@@ -417,7 +418,8 @@ Stmt Parser::fill() {
   return Stmt(std::move(f));
 }
 
-// gemm(A, B -> C, trans_a, trans_b, clear), the flags optional and in any order.
+// gemm(A, B -> C, trans_a, trans_b, clear), the flags optional and in any order, then optionally
+// the hints interleaved with its steps: interleave t in steps(42) { prefetch ... }
 Stmt Parser::gemm() {
   auto g = std::make_shared<Gemm>(here());
   next();
@@ -440,6 +442,20 @@ Stmt Parser::gemm() {
     next();
   }
   expect(")", "after gemm's operands");
+  if (!accept_word("interleave")) return Stmt(std::move(g));
+  int line = peek().line;
+  std::string n = expect_name("the step index after interleave");
+  DType t = accept(":") ? expect_dtype("of step index " + n) : i32;
+  expect_word("in", "after the step index " + n);
+  expect_word("steps", "after 'in' in gemm's interleave");
+  expect("(", "after steps");
+  g->steps = expect_small_int("the gemm's step count");
+  expect(")", "after the gemm's step count");
+  g->step = Var(n, t, SourceLoc(name_, line));
+  push_scope();
+  declare(n, Symbol{g->step, {}}, line);
+  g->each_step = block("of the gemm's interleaved hints");
+  pop_scope();
   return Stmt(std::move(g));
 }
 
@@ -479,6 +495,23 @@ Stmt Parser::store() {
   expect("=", "after " + s->buffer->name + "[...] in a store");
   s->value = expression();
   return Stmt(std::move(s));
+}
+
+// prefetch read G[i, j] locality=3
+Stmt Parser::prefetch() {
+  auto p = std::make_shared<Prefetch>(here());
+  next();
+  if (accept_word("write"))
+    p->write = true;
+  else if (!accept_word("read"))
+    fail("expected read or write after prefetch, found " + peek().describe());
+  p->buffer = expect_buffer("the buffer to prefetch from");
+  expect("[", "after the prefetch's buffer " + p->buffer->name);
+  p->indices = indices(p->buffer);
+  expect_word("locality", "after the prefetch's element");
+  expect("=", "after locality");
+  p->locality = expect_small_int("the prefetch's locality");
+  return Stmt(std::move(p));
 }
 
 // ldmatrix x4 [trans] S[i, j] -> R[base]

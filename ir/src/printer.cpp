@@ -105,6 +105,14 @@ class FreeRefs : public IRVisitor {
     ref_buffer(op->buffer.get());
     IRVisitor::visit(op);
   }
+  void visit(const Prefetch* op) override {
+    ref_buffer(op->buffer.get());
+    IRVisitor::visit(op);
+  }
+  void visit(const Gemm* op) override {
+    bind(op->step);
+    IRVisitor::visit(op);
+  }
   void visit(const Reduce* op) override {
     ref_buffer(op->src.get());
     ref_buffer(op->dst.get());
@@ -236,6 +244,7 @@ class Printer {
   void branch(const If* op);
   void let(const Let* op);
   std::string tile_op(const Stmt& s);
+  void gemm_steps(const Stmt& s);
 
   PrintOptions opt_;
   Names names_;
@@ -445,6 +454,17 @@ void Printer::let(const Let* op) {
   stmts(op->body);
 }
 
+// gemm(...) interleave t in steps(42) { hints }
+void Printer::gemm_steps(const Stmt& s) {
+  auto* g = s.as<Gemm>();
+  std::string head = tile_op(s);  // the operands first: the step index is not visible in them
+  names_.push();
+  head += " interleave " + binding(g->step);
+  block(head + " in steps(" + std::to_string(g->steps) + ")", g->each_step, g->loc);
+  line("}", {});
+  names_.pop();
+}
+
 std::string Printer::tile_op(const Stmt& s) {
   switch (s->kind) {
     case StmtKind::Copy: {
@@ -481,6 +501,11 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Barrier: return "barrier";
     case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.as<AsyncWait>()->in_flight);
+    case StmtKind::Prefetch: {
+      auto* p = s.as<Prefetch>();
+      return std::string("prefetch ") + (p->write ? "write " : "read ") + buffer_name(p->buffer.get()) + "[" +
+             list(p->indices) + "] locality=" + std::to_string(p->locality);
+    }
     case StmtKind::LdMatrix: {
       auto* l = s.as<LdMatrix>();
       return "ldmatrix x" + std::to_string(l->matrices) + (l->trans ? " trans " : " ") + buffer_name(l->src.get()) +
@@ -497,6 +522,9 @@ void Printer::stmt(const Stmt& s) {
     case StmtKind::If: return branch(s.as<If>());
     case StmtKind::Let: return let(s.as<Let>());
     case StmtKind::Seq: return stmts(s);
+    case StmtKind::Gemm:
+      if (s.as<Gemm>()->each_step) return gemm_steps(s);
+      return line(tile_op(s), s->loc);
     default: return line(tile_op(s), s->loc);
   }
 }

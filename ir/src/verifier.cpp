@@ -51,11 +51,56 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::Barrier: return "barrier";
     case StmtKind::AsyncWait: return "async_wait";
     case StmtKind::LdMatrix: return "ldmatrix";
+    case StmtKind::Prefetch: return "prefetch";
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
   }
   return "statement";
 }
+
+/// Where a gemm's interleaved hints are not hints only: a statement that is not a Prefetch (or
+/// Seq, Let, If, non-parallel For around them), or an expression that differs between threads
+/// (the hints run once for the block, as the gemm does). The message, empty when none.
+class GemmHintCheck : public IRVisitor {
+ public:
+  explicit GemmHintCheck(const std::unordered_set<const VarNode*>& tainted) : tainted_(tainted) {}
+  std::string problem;
+
+  void visit(const Kernel*) override { bad("a kernel"); }
+  void visit(const For* op) override {
+    if (op->for_kind == ForKind::Parallel) return bad("a parallel loop");
+    IRVisitor::visit(op);
+  }
+  void visit(const Copy*) override { bad("a copy"); }
+  void visit(const Fill*) override { bad("a fill"); }
+  void visit(const Gemm*) override { bad("a gemm"); }
+  void visit(const Reduce*) override { bad("a reduce"); }
+  void visit(const Store*) override { bad("a store"); }
+  void visit(const Atomic*) override { bad("an atomic"); }
+  void visit(const Barrier*) override { bad("a barrier"); }
+  void visit(const AsyncWait*) override { bad("an async_wait"); }
+  void visit(const LdMatrix*) override { bad("an ldmatrix"); }
+  void visit(const Mma*) override { bad("an mma"); }
+  void visit(const VarNode* op) override {
+    if (tainted_.count(op) && problem.empty())
+      problem = "reads the thread index (" + op->name +
+                "), but they run once for the whole block, as the gemm does";
+  }
+  void visit(const Load* op) override {
+    if (op->buffer && op->buffer->scope == Scope::Local && problem.empty())
+      problem =
+          "read the local " + op->buffer->name + ", but they run once for the whole block, as the gemm does";
+    IRVisitor::visit(op);
+  }
+
+ private:
+  void bad(const char* what) {
+    if (problem.empty())
+      problem = std::string("hold ") + what +
+                ": they are hints (prefetch statements) and must not change what the gemm computes";
+  }
+  const std::unordered_set<const VarNode*>& tainted_;
+};
 
 class Verifier : public IRVisitor {
  public:
@@ -79,6 +124,7 @@ class Verifier : public IRVisitor {
   void visit(const AsyncWait* op) override;
   void visit(const LdMatrix* op) override;
   void check_placements(const Kernel& k);
+  void visit(const Prefetch* op) override;
   void visit(const Mma* op) override;
 
  private:
@@ -105,6 +151,7 @@ class Verifier : public IRVisitor {
   void check_index_var(const Var& v, const Expr& count, const char* what);
   void check_buffer_use(const Buffer& b, const std::string& what);
   void check_collective(const std::string& what, bool is_parallel_loop = false);
+  void check_gemm_hints(const Gemm& op);
   void require_kernel(const std::string& what);
   bool thread_dependent(const Expr& e) const;
   void bind(const Var& v, const char* kind);
@@ -252,7 +299,10 @@ void Verifier::visit(const VarNode* op) {
            " is not defined here; use a parameter, a block or thread index, a loop index "
            "or a let inside its scope");
     std::string kind = it->second;
-    std::string scope = kind == "loop variable" ? "loop" : kind == "let variable" ? "let's block" : "kernel";
+    std::string scope = kind == "loop variable"     ? "loop"
+                        : kind == "let variable"    ? "let's block"
+                        : kind == "gemm step index" ? "gemm's interleaved hints"
+                                                    : "kernel";
     fail(kind + " " + op->name + " is used outside its " + scope +
          "; use it inside, or store the value in a buffer");
   }
@@ -455,9 +505,36 @@ void Verifier::visit(const Fill* op) {
 void Verifier::visit(const Gemm* op) {
   At at(loc_, op->loc);
   check_collective("gemm");
-  for (auto* r : {&op->a, &op->b, &op->c}) check_buffer_use(r->buffer, "gemm");
-  IRVisitor::visit(op);
+  for (auto* r : {&op->a, &op->b, &op->c}) {
+    check_buffer_use(r->buffer, "gemm");
+    visit_region(*r);
+  }
   check_gemm(*op);
+  check_gemm_hints(*op);
+}
+
+void Verifier::check_gemm_hints(const Gemm& op) {
+  if (!op.each_step) {
+    if (op.steps != 0 || op.step.defined())
+      fail("gemm with a step count (" + std::to_string(op.steps) +
+           ") or step index but no interleaved hints");
+    return;
+  }
+  if (op.steps < 1)
+    fail("gemm interleave in steps(" + std::to_string(op.steps) +
+         "): a gemm with hints runs in at least 1 step");
+  if (op.step.defined() && !op.step.dtype().is_int())
+    fail("the gemm's step index " + op.step.name() + " has type " + std::string(op.step.dtype().name()) +
+         "; step indices are integers");
+  if (op.step.defined() && wrap_int_to(op.step.dtype(), op.steps - 1) != op.steps - 1)
+    fail("the gemm's step index " + op.step.name() + " is " + std::string(op.step.dtype().name()) +
+         ", which cannot hold " + std::to_string(op.steps - 1) + "; give it a wider integer type (i32)");
+  GemmHintCheck hints(tainted_);
+  hints.visit_stmt(op.each_step);
+  if (!hints.problem.empty()) fail("the hints interleaved with a gemm " + hints.problem);
+  bind(op.step, "gemm step index");
+  visit_stmt(op.each_step);
+  unbind(op.step, "gemm step index");
 }
 
 void Verifier::visit(const Reduce* op) {
@@ -502,6 +579,20 @@ void Verifier::visit(const LdMatrix* op) {
   check_buffer_use(op->src, "ldmatrix");
   check_indices(op->src, op->src_indices, "ldmatrix", loc_);
   if (!op->reg_base.defined() || !op->reg_base.dtype().is_int()) fail("ldmatrix needs an integer register index");
+  IRVisitor::visit(op);
+}
+
+void Verifier::visit(const Prefetch* op) {
+  At at(loc_, op->loc);
+  require_kernel("prefetch");
+  check_buffer_use(op->buffer, "prefetch");
+  if (op->buffer->scope != Scope::Global)
+    fail("prefetch of " + describe(op->buffer) +
+         ": prefetches move lines of global tensors towards the core; the other buffers already live there");
+  check_indices(op->buffer, op->indices, "prefetch", loc_);
+  if (op->locality < 0 || op->locality > 3)
+    fail("prefetch locality=" + std::to_string(op->locality) +
+         ": the locality is 0 (none) to 3 (keep in every cache)");
   IRVisitor::visit(op);
 }
 

@@ -38,6 +38,7 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()));
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()));
     case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()));
+    case StmtKind::Prefetch: return visit(static_cast<const Prefetch*>(s.get()));
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
   }
@@ -73,12 +74,20 @@ void IRVisitor::visit(const Kernel* op) {
 void IRVisitor::visit(const For* op) { visit_expr(op->min); visit_expr(op->extent); visit_stmt(op->body); }
 void IRVisitor::visit(const Copy* op) { visit_region(op->src); visit_region(op->dst); }
 void IRVisitor::visit(const Fill* op) { visit_region(op->dst); visit_expr(op->value); }
-void IRVisitor::visit(const Gemm* op) { visit_region(op->a); visit_region(op->b); visit_region(op->c); }
+void IRVisitor::visit(const Gemm* op) {
+  visit_region(op->a);
+  visit_region(op->b);
+  visit_region(op->c);
+  visit_stmt(op->each_step);
+}
 void IRVisitor::visit(const Reduce*) {}
 void IRVisitor::visit(const Store* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
 void IRVisitor::visit(const LdMatrix* op) {
   visit_expr(op->reg_base);
   for (auto& i : op->src_indices) visit_expr(i);
+}
+void IRVisitor::visit(const Prefetch* op) {
+  for (auto& i : op->indices) visit_expr(i);
 }
 void IRVisitor::visit(const Atomic* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
 void IRVisitor::visit(const If* op) { visit_expr(op->cond); visit_stmt(op->then_body); visit_stmt(op->else_body); }
@@ -129,6 +138,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Barrier: return visit(static_cast<const Barrier*>(s.get()), s);
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()), s);
     case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()), s);
+    case StmtKind::Prefetch: return visit(static_cast<const Prefetch*>(s.get()), s);
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
   }
@@ -262,12 +272,7 @@ Stmt IRMutator::visit(const Fill* op, const Stmt& self) {
 }
 Stmt IRMutator::visit(const Gemm* op, const Stmt& self) {
   Region a = mutate_region(op->a), b = mutate_region(op->b), c = mutate_region(op->c);
-  if (same_region(a, op->a) && same_region(b, op->b) && same_region(c, op->c)) return self;
-  auto n = std::make_shared<Gemm>(*op);
-  n->a = std::move(a);
-  n->b = std::move(b);
-  n->c = std::move(c);
-  return Stmt(std::move(n));
+  return rebuilt(op, self, a, b, c, mutate(op->each_step));
 }
 Stmt IRMutator::visit(const Reduce* op, const Stmt& self) {
   Buffer s = mutate_buffer(op->src), d = mutate_buffer(op->dst);
@@ -295,6 +300,16 @@ Stmt mutate_write(IRMutator& m, const Node* op, const Stmt& self) {
 }  // namespace
 Stmt IRMutator::visit(const Store* op, const Stmt& self) { return mutate_write(*this, op, self); }
 Stmt IRMutator::visit(const Atomic* op, const Stmt& self) { return mutate_write(*this, op, self); }
+Stmt IRMutator::visit(const Prefetch* op, const Stmt& self) {
+  Buffer b = mutate_buffer(op->buffer);
+  std::vector<Expr> idx;
+  for (auto& i : op->indices) idx.push_back(mutate(i));
+  if (b.same_as(op->buffer) && same(idx, op->indices)) return self;
+  auto n = std::make_shared<Prefetch>(*op);
+  n->buffer = b;
+  n->indices = std::move(idx);
+  return Stmt(std::move(n));
+}
 Stmt IRMutator::visit(const LdMatrix* op, const Stmt& self) {
   Buffer r = mutate_buffer(op->regs), s = mutate_buffer(op->src);
   Expr base = mutate(op->reg_base);
@@ -343,6 +358,19 @@ Stmt IRMutator::rebuilt(const If* op, const Stmt& self, const Expr& cond, const 
   n->cond = cond;
   n->then_body = then_body;
   n->else_body = else_body;
+  return Stmt(std::move(n));
+}
+
+Stmt IRMutator::rebuilt(const Gemm* op, const Stmt& self, const Region& a, const Region& b, const Region& c,
+                        const Stmt& each_step) {
+  if (same_region(a, op->a) && same_region(b, op->b) && same_region(c, op->c) &&
+      each_step.same_as(op->each_step))
+    return self;
+  auto n = std::make_shared<Gemm>(*op);
+  n->a = a;
+  n->b = b;
+  n->c = c;
+  n->each_step = each_step;
   return Stmt(std::move(n));
 }
 

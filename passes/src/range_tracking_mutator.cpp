@@ -42,6 +42,18 @@ Stmt RangeTrackingMutator::visit(const If* op, const Stmt& self) {
   return rebuilt(op, self, c, t, e);
 }
 
+Stmt RangeTrackingMutator::visit(const Gemm* op, const Stmt& self) {
+  Region a = mutate_region(op->a), b = mutate_region(op->b), c = mutate_region(op->c);
+  Stmt hints = op->each_step;
+  if (hints && op->step.defined()) {
+    RangeContext::Scope s(ctx_);
+    DType t = op->step.dtype();
+    ctx_.enter_loop(op->step, make_int(0, t), make_int(op->steps, t));
+    hints = mutate(hints);
+  }
+  return rebuilt(op, self, a, b, c, hints);
+}
+
 Expr RangeTrackingMutator::visit(const Select* op, const Expr& self) {
   Expr c = mutate(op->cond);
   Expr t = mutate_assuming(op->t, c, true), f = mutate_assuming(op->f, c, false);

@@ -415,6 +415,30 @@ TEST_CASE("cli: bind_sizes is the first stage of every target's pipeline, sample
   }
 }
 
+TEST_CASE("cli: the cpu's prefetches are a stage of its pipeline, shown by ir --after") {
+  if (std::string why; !tg::find_plugin("cpu", &why)) {
+    MESSAGE("skipped cpu: ", why);
+    return;
+  }
+  // AVX2's 6×16 micro-tiles: a 32×32 tile has 5 × 2 whole ones, so the pipelined K loop's gemm
+  // gets hints in 10 steps, A's 32 next lines 4 a step.
+  const std::string gemm =
+      "ir gemm --target cpu --arch haswell --set M=64,N=64,K=64,block_M=32,block_N=32,block_K=16";
+  auto r = tilegen(gemm + " --after all");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  const std::vector<std::string> stages = stage_headers(r.out);
+  REQUIRE(!stages.empty());
+  CHECK(stages.back() == "after insert_prefetches");
+  r = tilegen(gemm + " --after insert_prefetches");
+  CHECK(r.status == 0);
+  CHECK(has(r, "gemm(A_shared, B_shared -> C_local) interleave t in steps(10) {"));
+  CHECK(has(r, "prefetch read A[by*32 + t*4, ko*16 + 16] locality=3"));
+  r = tilegen(gemm + " --after fuse_parallel_loops");
+  CHECK(r.status == 0);
+  CHECK(!has(r, "prefetch"));
+}
+
 TEST_CASE("cli: source of a .tgir file on interp and cpu") {
   const std::string gemm = cli_kernel("small_gemm.tgir");
   auto r = tilegen("source " + gemm + " --target interp");

@@ -397,6 +397,7 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::Barrier: return barrier();
     case ir::StmtKind::AsyncWait: return async_wait(s.as<ir::AsyncWait>()->in_flight);
     case ir::StmtKind::LdMatrix: return ldmatrix(*s.as<ir::LdMatrix>());
+    case ir::StmtKind::Prefetch: return;  // a hint a target may ignore: no GPU pass writes one
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();

@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "emitter.h"
+#include "insert_prefetches.h"
 #include "jit.h"
 #include "tilegen/env.h"
 #include "tilegen/host_device_context.h"
@@ -89,7 +90,8 @@ CpuTarget target_for(const TargetInfo& info, bool* is_host = nullptr) {
   return here ? host : named_target(info.arch);
 }
 
-// The params (plugin.h's ParamKey); pipeline() reads gemm, codegen() the rest. The environment
+// The params (plugin.h's ParamKey); pipeline() reads gemm (and, for insert_prefetches, the
+// emitter's, emit_options()), codegen() the emitter's. The environment
 // variables are defaults the runtime reads into the params, never read here.
 const ParamKey kAmx = ParamKey::on_off(
     "amx", true, "TILEGEN_CPU_AMX", "bf16 gemm in AMX tiles where the CPU has them (and Linux grants them)");
@@ -101,6 +103,25 @@ const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "micro
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
 const ParamKey kNumThreads = ParamKey::count(
     "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
+
+/// The emitter's options for code for CPU t (here: code to run on this machine), read from the
+/// params: what codegen emits with, and what insert_prefetches plans with (the gemm's steps).
+EmitOptions emit_options(const CpuTarget& t, bool here, const CompileOptions& opt) {
+  EmitOptions eo;
+  eo.fast_math = param_on(opt, kFastMath);
+  eo.num_threads = int(param_count(opt, kNumThreads));
+  eo.vector_bits = t.vector_bits();
+  // bf16 gemm through vdpbf16ps, on request, where the CPU has avx512_bf16. Not the default: on
+  // the Sapphire Rapids measured (PERF.md, CPU) it runs at half the f32 FMA rate, and bf16
+  // widened to f32 is 1.5x faster.
+  // Both switches are read on every CPU, so a bad value is an error even where it changes nothing.
+  const bool want_bf16_dot = param_on(opt, kBf16Dot);
+  const bool want_amx = param_on(opt, kAmx);
+  eo.bf16_dot = t.avx512bf16 && want_bf16_dot;
+  // bf16 gemm in AMX tiles where the CPU has them (and, for code to run here, Linux grants them).
+  eo.amx = t.amx_bf16 && want_amx && (!here || request_amx_state());
+  return eo;
+}
 
 /// Whether compiled code uses AMX tiles (its IR or its assembly names the tile product).
 bool uses_amx(const Artifact& a) {
@@ -280,7 +301,8 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   // default_pipeline, then tile statements to parallel loops (gemms the micro-kernel handles
-  // stay), then threads to loops (docs/passes.md lists the whole pipeline):
+  // stay), then threads to loops, then the prefetches of pipelined loops (docs/passes.md lists the
+  // whole pipeline):
   //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
   //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
   //   }
@@ -304,6 +326,12 @@ class CpuPlugin final : public TargetPlugin {
     p.push_back({"simplify", simplify});
     // A tile's copy in, element-wise updates and copy out: one pass over the tile, not three.
     p.push_back({"fuse_parallel_loops", fuse_parallel_loops});
+    // Last, on the loops codegen sees: a pipelined loop's gemms prefetch its next tile copies.
+    p.push_back({"insert_prefetches", [opt](const Function& f, const TargetInfo& info) {
+                   bool here = false;
+                   CpuTarget t = target_for(info, &here);
+                   return insert_prefetches(f, emit_options(t, here, opt));
+                 }});
     return p;
   }
 
@@ -311,19 +339,7 @@ class CpuPlugin final : public TargetPlugin {
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
     bool here = false;
     CpuTarget t = target_for(info, &here);
-    EmitOptions eo;
-    eo.fast_math = param_on(opt, kFastMath);
-    eo.num_threads = int(param_count(opt, kNumThreads));
-    eo.vector_bits = t.vector_bits();
-    // bf16 gemm through vdpbf16ps, on request, where the CPU has avx512_bf16. Not the default: on
-    // the Sapphire Rapids measured (PERF.md, CPU) it runs at half the f32 FMA rate, and bf16
-    // widened to f32 is 1.5x faster.
-    // Both switches are read on every CPU, so a bad value is an error even where it changes nothing.
-    const bool want_bf16_dot = param_on(opt, kBf16Dot);
-    const bool want_amx = param_on(opt, kAmx);
-    eo.bf16_dot = t.avx512bf16 && want_bf16_dot;
-    // bf16 gemm in AMX tiles where the CPU has them (and, for code to run here, Linux grants them).
-    eo.amx = t.amx_bf16 && want_amx && (!here || request_amx_state());
+    const EmitOptions eo = emit_options(t, here, opt);
     StageTimes times;
     llvm::LLVMContext ctx;
     // Optimisation remarks ("loop not vectorized") are not the user's concern: keep stderr clean.

@@ -80,19 +80,24 @@ class GemmEmitter {
       : e_(e), B(e.B), g_(g), entry_(&entry_block(e), entry_block(e).begin()) {
     A_ = mat(g.a), Bm_ = mat(g.b), C_ = mat(g.c);
     M_ = C_.rows, N_ = C_.cols, K_ = g.trans_a ? A_.rows : A_.cols;
-    VL_ = e.opt.vector_bits / 32;
+    const MicroTiling tiling = micro_tiling(g, e.opt.vector_bits);
+    VL_ = tiling.vl, nv_ = tiling.nv, mr_ = tiling.mr;
     f32t_ = B.getFloatTy();
     vty_ = llvm::FixedVectorType::get(f32t_, unsigned(VL_));
-    // Tile choice: as many accumulators as the register file holds (16 or 32 vector registers).
-    nv_ = VL_ >= 16 ? 4 : 2, mr_ = 6;
-    if (VL_ >= 16 && N_ % (4 * VL_) != 0) nv_ = 3, mr_ = 8;
-    NR_ = int64_t(nv_) * VL_;
-    n_main_ = N_ / NR_ * NR_, n_vec_ = N_ / VL_ * VL_, m_main_ = M_ / mr_ * mr_;
+    NR_ = tiling.nr();
+    n_main_ = tiling.n_main(), n_vec_ = N_ / VL_ * VL_, m_main_ = tiling.m_main();
     dot_ = e.opt.bf16_dot && VL_ == 16 && A_.t == bf16 && Bm_.t == bf16;
-    amx_ = e.opt.amx && VL_ == 16 && A_.t == bf16 && Bm_.t == bf16;
+    amx_ = gemm_uses_amx(g, e.opt);
   }
 
   void run() {
+    // The hints run before each step, and the steps are this kernel's whole micro-tiles.
+    const int64_t steps = gemm_steps(g_, e_.opt);
+    if (g_.each_step && g_.steps != steps)
+      throw Error("cpu: the gemm's hints are interleaved in steps(" + std::to_string(g_.steps) +
+                      ") but the micro-kernel carries this gemm out in " + std::to_string(steps) +
+                      " steps here (micro_kernel.h); run insert_prefetches for this CPU",
+                  g_.loc);
     if (amx_) {
       run_amx();
       return;
@@ -233,10 +238,9 @@ class GemmEmitter {
   void rows_of(Value* j0, int nv, const std::function<void(Value* i0, int mr)>& tile) {
     if (m_main_ > 0)
       e_.loop(i64(0), i64(m_main_ / mr_), nullptr, [&](Value* ib) {
-        // Whole micro-tiles of whole strips share out the prefetches of the next tiles.
-        if (nv == nv_)
-          e_.prefetch_next_tiles(B.CreateAdd(B.CreateMul(B.CreateUDiv(j0, i64(NR_)), i64(m_main_ / mr_)), ib),
-                                 (m_main_ / mr_) * (n_main_ / NR_));
+        // Whole micro-tiles of whole strips are the gemm's steps: its hints run before each.
+        if (nv == nv_ && g_.each_step)
+          e_.gemm_hints(g_, B.CreateAdd(B.CreateMul(B.CreateUDiv(j0, i64(NR_)), i64(m_main_ / mr_)), ib));
         tile(B.CreateMul(ib, i64(mr_)), mr_);
       });
     if (M_ > m_main_) tile(i64(m_main_), int(M_ - m_main_));
@@ -529,6 +533,26 @@ class GemmEmitter {
 };
 
 }  // namespace
+
+MicroTiling micro_tiling(const Gemm& g, int vector_bits) {
+  MicroTiling t;
+  const std::size_t n = g.c.extents.size();
+  t.m = extent(g.c.extents[n - 2]), t.n = extent(g.c.extents[n - 1]);
+  t.vl = vector_bits / 32;
+  // As many accumulators as the register file holds (16 or 32 vector registers).
+  t.nv = t.vl >= 16 ? 4 : 2, t.mr = 6;
+  if (t.vl >= 16 && t.n % (4 * t.vl) != 0) t.nv = 3, t.mr = 8;
+  return t;
+}
+
+bool gemm_uses_amx(const Gemm& g, const EmitOptions& opt) {
+  return opt.amx && opt.vector_bits / 32 == 16 && g.a.buffer->dtype == bf16 && g.b.buffer->dtype == bf16;
+}
+
+int64_t gemm_steps(const Gemm& g, const EmitOptions& opt) {
+  if (!gemm_has_microkernel(g) || gemm_uses_amx(g, opt)) return 0;
+  return micro_tiling(g, opt.vector_bits).whole_tiles();
+}
 
 /// Whether the micro-kernel handles this gemm (f32 C, float A and B, constant extents);
 /// the pipeline lowers the others to loops (lower_tile_ops' keep_gemm).

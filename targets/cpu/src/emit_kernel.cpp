@@ -243,6 +243,7 @@ void Emitter::stmt(const Stmt& s) {
       return;
     }
     case StmtKind::Gemm: emit_gemm(*s.as<Gemm>()); return;
+    case StmtKind::Prefetch: prefetch(*s.as<Prefetch>()); return;
     case StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
     case StmtKind::Kernel: throw Error("cpu: a kernel inside a kernel", s->loc);
     default:
@@ -262,17 +263,12 @@ void Emitter::emit_for(const For& f) {
   llvm::MDNode* md = f.for_kind == ForKind::Serial || f.for_kind == ForKind::Pipelined
                          ? nullptr
                          : loop_metadata(f.for_kind, group);
-  // A pipelined loop's gemm prefetches what the next iteration copies (emit_prefetch.cpp).
-  std::vector<NextTileCopy> next = next_tile_copies(f), outer_copies = next_copies_;
-  Var outer_var = next_loop_var_;
-  if (!next.empty()) next_copies_ = std::move(next), next_loop_var_ = f.var;
   loop(lo, n, md, [&](Value* iv) {
     vars_[f.var.node()] = iv;
     if (group) access_groups_.push_back(group);
     stmt(f.body);
     if (group) access_groups_.pop_back();
   });
-  next_copies_ = std::move(outer_copies), next_loop_var_ = outer_var;
 }
 
 void Emitter::emit_if(const If& i) {

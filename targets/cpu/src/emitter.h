@@ -30,40 +30,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "micro_kernel.h"
 #include "tilegen/ir/function.h"
 #include "tilegen/ir/kernel_names.h"
 
 namespace tg::cpu {
-
-struct EmitOptions {
-  bool fast_math = false;        // CompileOptions.params["fast_math"] == "1"
-  int num_threads = 0;           // CompileOptions.params["num_threads"]
-  int vector_bits = 256;         // 512 with AVX-512
-  bool gemm_microkernel = true;  // false: a plain i-k-j loop nest for every gemm
-  bool bf16_dot = false;         // bf16 gemm through vdpbf16ps (avx512_bf16 CPUs, on request; emit_gemm.cpp)
-  bool amx = false;              // bf16 gemm in AMX tiles (amx-bf16 CPUs whose OS grants the tile state)
-};
 
 /// Names the host side and the JIT agree on: kernel i is ir::kernel_entry_names(f)[i] ("gemm_k0"),
 /// the others its stem plus a suffix. The kernels themselves are ir::kernels_of(f).
 std::string kernel_symbol(const Function& f, int index);
 std::string scratch_symbol(const Function& f, int index);
 std::string threads_symbol(const Function& f);
-
-/// Whether emit_gemm's micro-kernel handles this gemm (f32 C, f32/f16/bf16 A and B, constant
-/// extents, no Global operand); the pipeline lowers the other gemms to loops.
-bool gemm_has_microkernel(const ir::Gemm& g);
-
-/// A lowered tile copy Shared[...] = ... Global[...] ... over rows × cols (emit_prefetch.cpp).
-struct NextTileCopy {
-  Var row_var, col_var;  // the copy's outer and inner parallel loop variables
-  int64_t rows = 0, cols = 0;
-  const ir::Load* src = nullptr;  // the Global load, its indices in row_var, col_var, the loop's var
-};
-
-/// The tile copies of a pipelined loop whose body also runs a gemm: what its next iteration
-/// will copy, for the gemm to prefetch; empty for any other loop.
-std::vector<NextTileCopy> next_tile_copies(const ir::For& loop);
 
 /// Lower a function to a module. Throws tg::Error for what the cpu target cannot run.
 std::unique_ptr<llvm::Module> emit_module(const Function& f, llvm::LLVMContext& ctx, const EmitOptions& opt);
@@ -99,8 +76,10 @@ class Emitter {
   // ---- Statements (emit_kernel.cpp) and gemm (emit_gemm.cpp)
   void stmt(const Stmt& s);
   void emit_gemm(const ir::Gemm& g);
-  /// Prefetch micro-tile `tile`'s share (of `tiles`) of the next iteration's tile copies.
-  void prefetch_next_tiles(llvm::Value* tile, int64_t tiles);
+  /// The gemm's interleaved hints before its step `step` (an i64 value; emit_prefetch.cpp).
+  void gemm_hints(const ir::Gemm& g, llvm::Value* step);
+  /// llvm.prefetch of the element's address (emit_prefetch.cpp).
+  void prefetch(const ir::Prefetch& p);
 
   /// for iv in [lo, lo + n): body(iv). Returns after positioning the builder at the exit.
   template <typename Body>
@@ -139,8 +118,6 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, std::vector<int64_t>> strides_;
   std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row
   int64_t row_pad(const Buffer& b) const;
-  std::vector<NextTileCopy> next_copies_;  // of the innermost pipelined loop being emitted
-  Var next_loop_var_;
   std::vector<llvm::MDNode*> access_groups_;               // of the enclosing parallel loops
   std::vector<std::pair<llvm::Value*, int64_t>> scratch_;  // pointer, bytes: cleared per block
 };

@@ -42,9 +42,12 @@ const char* name_of(AtomicOp k);
 
 namespace ir {
 
+// clang-format off
 enum class StmtKind : uint8_t {
-  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix
+  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix,
+  Prefetch
 };
+// clang-format on
 
 struct StmtNode {
   StmtKind kind;
@@ -98,10 +101,21 @@ struct Fill : StmtNode {
 /// C (M×N) = (clear_c ? 0 : C) + op(A) · op(B), op = transpose when trans_*; A is M×K (K×M when
 /// trans_a), B is K×N (N×K when trans_b). The K-sum of one gemm is exact (double)
 /// and rounded into C's dtype once per element; hardware may round more often (tolerances allow it).
+///
+/// Optional hints interleaved with the gemm's work (`gemm(...) interleave t in steps(42) { ... }`,
+/// written by the cpu pass insert_prefetches): the target carries the gemm out in `steps` steps of
+/// its own, in order (the cpu micro-kernel: its whole micro-tiles of whole column strips), and runs
+/// `each_step` just before step `step` = 0, 1, ..., steps - 1. `each_step` holds only Prefetch
+/// statements, under Seq, Let, If and non-parallel For, so the gemm computes what it computes
+/// without them; the interpreter runs it once per step (evaluating its indices, nothing more).
+/// A pass that turns the gemm into other statements may drop the hints.
 struct Gemm : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Gemm;
   Region a, b, c;
   bool trans_a = false, trans_b = false, clear_c = false;
+  Var step;        // each_step's step index (i32 unless written otherwise)
+  int steps = 0;   // ≥ 1 when each_step is set, else 0
+  Stmt each_step;  // null: no hints
   Gemm(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
@@ -207,6 +221,22 @@ struct LdMatrix : StmtNode {
   Buffer src;
   std::vector<Expr> src_indices;
   LdMatrix(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `prefetch read G[i, j] locality=3`: a hint that the cache line holding element G[i, j] of the
+/// global buffer G will soon be read (`write`: written); the target may move it towards the core
+/// (llvm.prefetch on the cpu) or ignore the hint. `locality` is llvm.prefetch's: 0 (none, use it
+/// once) to 3 (keep it in every cache level). It never faults, whatever the indices (outside the
+/// buffer is legal: hardware prefetch of any address is harmless), and changes no memory; the
+/// interpreter evaluates the indices, so an error in their expressions is still reported, and
+/// does nothing else (no bounds check, no access for race detection).
+struct Prefetch : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Prefetch;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  bool write = false;
+  int locality = 3;
+  Prefetch(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 }  // namespace ir

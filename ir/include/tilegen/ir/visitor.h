@@ -44,6 +44,7 @@ class IRVisitor {
   virtual void visit(const ir::Barrier*) {}
   virtual void visit(const ir::AsyncWait*) {}
   virtual void visit(const ir::LdMatrix* op);
+  virtual void visit(const ir::Prefetch* op);
   virtual void visit(const ir::Seq* op);
   virtual void visit(const ir::Mma* op);
 };
@@ -84,6 +85,7 @@ class IRMutator {
   virtual Stmt visit(const ir::Barrier* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::AsyncWait* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::LdMatrix* op, const Stmt& self);
+  virtual Stmt visit(const ir::Prefetch* op, const Stmt& self);
   virtual Stmt visit(const ir::Seq* op, const Stmt& self);
   virtual Stmt visit(const ir::Mma* op, const Stmt& self);
 
@@ -95,6 +97,8 @@ class IRMutator {
   static Stmt rebuilt(const ir::Let* op, const Stmt& self, const Expr& value, const Stmt& body);
   static Stmt rebuilt(const ir::If* op, const Stmt& self, const Expr& cond, const Stmt& then_body,
                       const Stmt& else_body);
+  static Stmt rebuilt(const ir::Gemm* op, const Stmt& self, const Region& a, const Region& b, const Region& c,
+                      const Stmt& each_step);
 
  private:
   // Buffers already mutated, so one buffer maps to one new node everywhere.

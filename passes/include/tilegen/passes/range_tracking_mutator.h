@@ -22,12 +22,13 @@ class RangeTrackingMutator : public IRMutator {
  public:
   explicit RangeTrackingMutator(RangeContext ctx) : ctx_(std::move(ctx)) {}
 
-  // Scopes: a kernel's block and thread ranges, a loop's variable, a let's definition, an if's
-  // (or select's) condition holding in one branch and failing in the other.
+  // Scopes: a kernel's block and thread ranges, a loop's variable (and a gemm's step index), a
+  // let's definition, an if's (or select's) condition holding in one branch and failing in the other.
   Stmt visit(const ir::Kernel* op, const Stmt& self) override;
   Stmt visit(const ir::For* op, const Stmt& self) override;
   Stmt visit(const ir::Let* op, const Stmt& self) override;
   Stmt visit(const ir::If* op, const Stmt& self) override;
+  Stmt visit(const ir::Gemm* op, const Stmt& self) override;  // its hints: step in [0, steps)
   Expr visit(const ir::Select* op, const Expr& self) override;
   using IRMutator::visit;
 

@@ -234,6 +234,7 @@ void KernelLowering::stmt(const Stmt& s) {
     case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
     case ir::StmtKind::Barrier: return barrier(spv::ScopeWorkgroup);
     case ir::StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
+    case ir::StmtKind::Prefetch: return;   // a hint a target may ignore: no vulkan pass writes one
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
     case ir::StmtKind::For: return loop(*s.as<ir::For>());
     case ir::StmtKind::If: {
