@@ -67,10 +67,12 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
   exec(k.body, Mask{all_lanes_.data(), T_}, 0);
   // A copy still in flight when the kernel ends may land after it: the program forgot a wait.
   for (int lane = 0; lane < T_; ++lane) {
-    const PendingWrite* w = !async_open_[std::size_t(lane)].empty() ? &async_open_[std::size_t(lane)].front()
-                            : !async_groups_[std::size_t(lane)].empty()
-                                ? &async_groups_[std::size_t(lane)].front().front()
-                                : nullptr;
+    // The oldest copy in flight: committed groups first (a group may be empty: a wait with no
+    // copies since the last commits one), then the copies not yet committed.
+    const PendingWrite* w = nullptr;
+    for (const auto& g : async_groups_[std::size_t(lane)])
+      if (!w && !g.empty()) w = &g.front();
+    if (!w && !async_open_[std::size_t(lane)].empty()) w = &async_open_[std::size_t(lane)].front();
     if (!w) continue;
     cur_ = &P.stmts[std::size_t(w->site)];
     fail("the async copy into " + element_name(w->buf, w->flat) + " by thread " + std::to_string(lane) +
