@@ -45,7 +45,11 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
         m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpCompositeExtract, M.t_u32, {wg, uint32_t(d)})});
   values_[k_.thread_var.node()] =
       m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpLoad, M.t_u32, {M.local_index_var})});
-  for (auto& [var, member] : M.push_members) {
+  for (const Param& p : M.f.params) {  // in parameter order, not by address
+    if (p.kind == Param::Kind::Tensor) continue;
+    auto found = M.push_members.find(p.var.node());
+    if (found == M.push_members.end()) continue;
+    const auto& [var, member] = *found;
     uint32_t type = M.value_type(member.second, k_.loc);
     uint32_t ptr = m.op(spv::OpAccessChain, m.type_pointer(spv::SCPushConstant, type),
                         {M.push_var, c_i32(member.first)});
