@@ -54,6 +54,11 @@ void BufferAccessVisitor::visit(const Mma* op) {
   IRVisitor::visit(op);
 }
 
+void BufferAccessVisitor::visit(const Hold* op) {
+  access(op->buffer, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
 namespace {
 class CallbackAccess : public BufferAccessVisitor {
  public:

@@ -91,6 +91,7 @@ class Parser {
   Stmt store();
   Stmt atomic();
   Stmt ldmatrix();
+  Stmt hold();
   Stmt mma();
   Region region(const std::string& what);
   std::vector<Expr> indices(const Buffer& b);

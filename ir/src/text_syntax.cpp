@@ -20,7 +20,7 @@ constexpr std::array kReserved = {
     "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
     "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
     // clang-format off
-    "access_check", "from_fragment", "async", "async_wait", "ldmatrix",
+    "access_check", "from_fragment", "async", "async_wait", "ldmatrix", "hold",
     // clang-format on
 };
 }  // namespace

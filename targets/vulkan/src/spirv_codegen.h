@@ -81,10 +81,10 @@ struct SpirvOutput {
 };
 
 /// The code generator's fast paths, each on unless switched off to measure it alone (the vulkan
-/// target's CompileOptions params vector_copies, pad_rows, prefetch, double_buffer).
+/// target's CompileOptions params vector_copies, prefetch, double_buffer; pad_rows switches the
+/// pass pad_shared_rows, vulkan_pipeline.h).
 struct FastPaths {
   bool vector_copies = true;  // 16-byte global → shared copies
-  bool pad_rows = true;       // shared rows padded against bank conflicts
   bool prefetch = true;       // the next tile's global loads issued before this tile's gemm
   bool double_buffer = true;  // prefetched tiles in two shared slots, one barrier a step
 };

@@ -43,7 +43,7 @@ const char* name_of(AtomicOp k);
 namespace ir {
 
 enum class StmtKind : uint8_t {
-  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix
+  Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix, Hold
 };
 
 struct StmtNode {
@@ -207,6 +207,21 @@ struct LdMatrix : StmtNode {
   Buffer src;
   std::vector<Expr> src_indices;
   LdMatrix(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `hold C as "unit" { body }`: while body runs, each group of the unit's group_size
+/// consecutive threads keeps the Local accumulator C in the unit's own registers, which the lanes
+/// cannot address (SPIR-V cooperative matrices): unit tile t is elements [t·c_regs, (t+1)·c_regs)
+/// of every lane of the group. The elements move in when the group enters and back when it
+/// leaves, unchanged (C's dtype is the unit's C type). Inside body, C is only the C operand of
+/// Mmas of `unit`, at offsets that are multiples of c_regs. Collective over each group: its
+/// lanes enter and leave together.
+struct Hold : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Hold;
+  Buffer buffer;
+  std::string unit;
+  Stmt body;
+  Hold(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 }  // namespace ir

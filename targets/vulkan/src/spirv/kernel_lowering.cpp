@@ -56,7 +56,6 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   if (const Param* record = find_access_record(f)) scan.written.insert(record->buffer.get());
   written_tensors = scan.written;
   vector_copies = paths.vector_copies;
-  pad_rows = paths.pad_rows;
   prefetch = paths.prefetch;
   double_buffer = paths.double_buffer;
   declare_tensors();

@@ -74,7 +74,7 @@ class ModuleLowering {
   bool coopmat_used = false;
   std::set<const ir::BufferNode*> written_tensors;  // tensors some statement stores to
   /// The fast paths, switched off one by one to measure them (FastPaths, from CompileOptions params).
-  bool vector_copies = true, pad_rows = true, prefetch = true, double_buffer = true;
+  bool vector_copies = true, prefetch = true, double_buffer = true;
 
   /// The tensor's binding as a runtime array of uvec4 (an aliasing variable at the same set and
   /// binding), for 16-byte loads; its id, declared on first use.

@@ -24,6 +24,7 @@
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
+#include "tile_storage.h"
 #include "tilegen/ir/buffer_access.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
@@ -32,30 +33,7 @@ namespace tg::vulkan {
 
 namespace {
 
-constexpr int kGroup = 8;             // 16-bit elements in 16 bytes
 constexpr int64_t kMaxPrefetch = 16;  // uvec4 registers a copy nest may hold per thread
-
-// e with the lets substituted, innermost first (a let's value may use the ones outside it).
-Expr through_lets(Expr e, const std::vector<std::pair<Var, Expr>>& lets) {
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = substitute(e, {{it->first, it->second}});
-  return e;
-}
-
-// Indices of element v (lets substituted) contiguous in v from element 0, 16-byte aligned.
-bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNode& b) {
-  auto last = b.shape.back().as_int();
-  if (index.empty() || index.size() != b.shape.size() || !last || *last % kGroup != 0) return false;
-  for (std::size_t d = 0; d < index.size(); ++d) {
-    Expr at0 = simplify_expr(substitute(index[d], {{v, Expr(0)}}));
-    for (int k = 1; k < kGroup; ++k) {
-      Expr at = simplify_expr(substitute(index[d], {{v, Expr(k)}}));
-      LinearForm diff = linear_difference(at, at0, d + 1 == index.size() ? -k : 0);
-      if (!diff.is_constant() || diff.constant != 0) return false;
-    }
-    if (d + 1 == index.size() && !is_multiple_of(at0, kGroup)) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -86,51 +64,18 @@ uint32_t ModuleLowering::vector_view(BufferStorage& t) {
   return t.vector_variable;  // each entry point using it lists it (KernelLowering::vector_views_)
 }
 
-std::optional<KernelLowering::GroupCopy> KernelLowering::match_group_copy(const ir::For& op) const {
-  if (!M.vector_copies || op.for_kind != ForKind::Vectorized || !op.min.as_int() || *op.min.as_int() != 0 ||
-      !op.extent.as_int() || *op.extent.as_int() != kGroup)
-    return std::nullopt;
-  std::vector<std::pair<Var, Expr>> lets;
-  Stmt s = op.body;
-  while (const auto* l = s.as<ir::Let>()) lets.push_back({l->var, l->value}), s = l->body;
-  const auto* st = s.as<ir::Store>();
-  const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
-  if (!ld || st->buffer->scope != Scope::Shared || ld->buffer->scope != Scope::Global ||
-      st->buffer->dtype != ld->buffer->dtype || st->buffer->dtype.bits() != 16 ||
-      st->buffer->dtype.is_packed())
-    return std::nullopt;
-  auto t = M.tensors.find(ld->buffer.get());
+// A group copy (tile_storage.h) the emitter moves as one uvec4: with vector copies on, from a
+// tensor of the Narrow form.
+std::optional<GroupCopy> KernelLowering::group_copy(const ir::For& op) const {
+  if (!M.vector_copies) return std::nullopt;
+  std::optional<GroupCopy> g = match_group_copy(op);
+  auto t = g ? M.tensors.find(g->src) : M.tensors.end();
   if (t == M.tensors.end() || t->second.form != BufferStorage::Form::Narrow) return std::nullopt;
-  GroupCopy g{st->buffer.get(), ld->buffer.get(), {}, {}};
-  std::vector<Expr> di, si;
-  for (const Expr& e : st->indices) di.push_back(through_lets(e, lets));
-  for (const Expr& e : ld->indices) si.push_back(through_lets(e, lets));
-  if (!contiguous(di, op.var, *g.dst) || !contiguous(si, op.var, *g.src)) return std::nullopt;
-  for (const Expr& e : di) g.dst_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
-  for (const Expr& e : si) g.src_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
   return g;
 }
 
 std::set<const ir::BufferNode*> KernelLowering::plan_vector_tiles() const {
-  // Buffers filled by group copies, and buffers written any other way (outside such copies).
-  struct Scan : BufferAccessVisitor {
-    const KernelLowering* self;
-    std::set<const ir::BufferNode*> grouped, other;
-    using BufferAccessVisitor::visit;
-    void visit(const ir::For* op) override {
-      if (auto g = self->match_group_copy(*op)) return void(grouped.insert(g->dst));
-      BufferAccessVisitor::visit(op);
-    }
-    void access(const Buffer& b, BufferAccess how) override {
-      if (is_write(how)) other.insert(b.get());
-    }
-  } scan;
-  scan.self = this;
-  scan.visit_stmt(k_.body);
-  std::set<const ir::BufferNode*> out;
-  for (const ir::BufferNode* b : scan.grouped)
-    if (!scan.other.count(b)) out.insert(b);
-  return out;
+  return M.vector_copies ? vector_tiles(k_.body) : std::set<const ir::BufferNode*>{};
 }
 
 uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset) {
@@ -169,7 +114,7 @@ uint32_t KernelLowering::vector_element(const BufferStorage& b, uint32_t flat) {
 }
 
 bool KernelLowering::vector_copy(const ir::For& op) {
-  std::optional<GroupCopy> g = match_group_copy(op);
+  std::optional<GroupCopy> g = group_copy(op);
   if (!g) return false;
   const BufferStorage& dst = storage_of(g->dst, op.loc);
   if (dst.form != BufferStorage::Form::Vector) return false;
@@ -202,7 +147,7 @@ std::optional<KernelLowering::PrefetchPlan> KernelLowering::match_prefetch(const
     Stmt s = f->body;
     while (const auto* l = s.as<ir::Let>()) nest.lets.push_back({l->var, l->value}), s = l->body;
     const auto* inner = s.as<ir::For>();
-    std::optional<GroupCopy> g = inner ? match_group_copy(*inner) : std::nullopt;
+    std::optional<GroupCopy> g = inner ? group_copy(*inner) : std::nullopt;
     if (!g || M.written_tensors.count(g->src)) return std::nullopt;
     nest.copy = *g;
     plan.nests.push_back(std::move(nest));
@@ -263,8 +208,7 @@ bool KernelLowering::prefetch_loop(const ir::For& op) {
     // the source indices may use the loops' variables and values bound before the K loop only
     for (const Expr& e : nest.copy.src_index) {
       for (const ir::VarNode* v : vars_in(through_lets(e, nest.lets)))
-        if (v != op.var.node() && v != nest.outer->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
-            !const_vars_.count(v))
+        if (v != op.var.node() && v != nest.outer->var.node() && !values_.count(v) && !loop_vars_.count(v))
           return false;
     }
   }
