@@ -366,6 +366,9 @@ void Verifier::visit(const Kernel* op) {
       fail("the kernel allocates global " + b->name + "; global buffers are function parameters");
     if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
     check_shape(b, describe(b));
+    if (b->layout.kind == Layout::Kind::Padded && (b->scope != Scope::Shared || b->layout.param < 1))
+      fail("layout=padded(" + std::to_string(b->layout.param) + ") on " + describe(b) +
+           ": padding is a number of elements (at least 1) added to each row of a shared tile");
   }
   for (std::size_t d = 0; d < op->block_vars.size(); ++d)
     check_index_var(op->block_vars[d], op->grid[d], "block index");

@@ -19,6 +19,15 @@ using tg::test::contains;
 
 namespace {
 
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 int count(const std::string& text, const std::string& what) {
   int n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -114,6 +123,23 @@ TEST_CASE("pad_shared_rows: the vulkan pipeline runs it unless pad_rows=0 or vec
   CHECK(!contains(names(no_vector), "pad_shared_rows"));
   CHECK(contains(names({}), "hold_accumulators"));
   CHECK(!contains(names(no_coopmat), "hold_accumulators"));
+  // the whole list on a lavapipe-like device pads the tile; with pad_rows=0 it does not
+  Function f = parse_function(copied_tile(32));
+  const TargetInfo info = target_info(test::lavapipe_features(), "test", false);
+  CHECK(contains(print(PassManager(vulkan_pipeline({})).run(f, info)), "layout=padded(8)"));
+  CHECK(!contains(print(PassManager(vulkan_pipeline(no_pad)).run(f, info)), "layout=padded"));
+}
+
+TEST_CASE("ir layout=padded: on shared tiles only, of at least one element") {
+  auto error = [](const std::string& decl) {
+    return error_of([&] {
+      verify(parse_function("func p(X: f32[4] global) {\n  kernel grid(1) threads(4) -> (bx; tx) {\n    " +
+                            decl + "\n    X[tx] = 0.0\n  }\n}\n"));
+    });
+  };
+  CHECK(error("shared S: f32[4, 4] layout=padded(4)").empty());
+  CHECK(contains(error("local L: f32[4, 4] layout=padded(4)"), "layout=padded(4) on local L"));
+  CHECK(contains(error("shared S: f32[4, 4] layout=padded(0)"), "at least 1"));
 }
 
 TEST_CASE("hold_accumulators: the gemm accumulator is held across the K loop, its mma nest unrolled") {
@@ -212,15 +238,6 @@ func h(A: f16[16, 16] global, B: f16[16, 16] global, C: f32[16, 16] global) {
     }
   }
 })";
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
