@@ -7,10 +7,12 @@
 #include "gpu_pass_test_util.h"
 #include "passes/hold_accumulators.h"
 #include "passes/pad_shared_rows.h"
+#include "passes/prefetch_tiles.h"
 #include "test_vulkan_spirv_util.h"
 #include "tile_storage.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/simplify.h"
 #include "vulkan_pipeline.h"
 
 using namespace tg;
@@ -203,6 +205,101 @@ func h(A: f16[16, 16] global, B: f16[16, 16] global, C: f32[16, 16] global) {
   }
 })");
   CHECK(print(hold_accumulators(g, test::h200_features())) == print(g));
+}
+
+namespace {
+
+// The K loop of the test gemm as prefetch_tiles leaves it (lavapipe-like: no matrix units).
+Function prefetched_gemm() {
+  return prefetch_tiles(lowered_gemm(test::lavapipe_features()), test::lavapipe_features());
+}
+
+// Every store into the two-slot tiles inside the K loop made to fill the slot being read.
+struct FillTheReadSlot : IRMutator {
+  Stmt visit(const ir::Store* op, const Stmt& self) override {
+    if (op->buffer->scope != Scope::Shared || op->indices.size() != 3 || op->indices[0].as_int()) return self;
+    auto n = std::make_shared<ir::Store>(*op);
+    n->indices[0] = simplify_expr(n->indices[0] + 1) % 2;  // (ko + 1) % 2 → (ko + 2) % 2
+    return Stmt(std::move(n));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("prefetch_tiles: the K loop's next tiles are loaded into registers before the compute") {
+  Function f = lowered_gemm(test::lavapipe_features());
+  Function g = prefetch_tiles(f, test::lavapipe_features());
+  std::string text = print(g);
+  INFO(text);
+  // 64×32 and 32×64 f16 tiles, 128 threads: 2 group copies a thread each, 16 registers
+  CHECK(contains(text, "local As_prefetch: f16[16]"));
+  CHECK(contains(text, "local Bs_prefetch: f16[16]"));
+  CHECK(contains(text, "let ko_next: i32 = min(ko + 1, 1)"));
+  // 4 loads before the loop, 4 stores and 4 loads in it
+  CHECK(count(text, "_prefetch[") == 12);
+  CHECK(count(text, "] = A[") == 2 * 2);
+  CHECK(vector_registers(g.body.as<ir::Kernel>()->body).size() == 2);
+  CHECK(vector_tiles(g.body.as<ir::Kernel>()->body).size() == 2);
+  verify(g);
+  CHECK(print(parse_function(text)) == text);
+  test::check_same_results(f, g);
+  // the emitter moves every group copy as a uvec4, the registers as Function variables
+  SpirvOutput out = emit_spirv(g, test::lavapipe_features());
+  test::check_valid(out);
+}
+
+TEST_CASE("prefetch_tiles: tensors the function writes, long nests and loops without the barriers stay") {
+  Function f = lowered_gemm(test::lavapipe_features());
+  // a function that writes A may not read it early: the loop keeps its copies as they were
+  test::GemmKernel g;
+  g.m = 64, g.n = 64, g.k = 64, g.k_tile = 32, g.threads = 128, g.in = "f16", g.out = "f32";
+  g.epilogue = "    fill A[0 +: 1, 0 +: 8] = 0.0\n";
+  Function writes_a =
+      PassManager(gpu_pipeline())
+          .run(parse_function(g.text()), target_info(test::lavapipe_features(), "test", false));
+  std::string text = print(prefetch_tiles(writes_a, test::lavapipe_features()));
+  CHECK(!contains(text, "_prefetch"));
+  // 8 threads: 32 group copies a thread for As (64 × 32 / 8 / 8), more registers than the 16 allowed
+  test::GemmKernel few;
+  few.m = 64, few.n = 64, few.k = 64, few.k_tile = 32, few.threads = 8, few.in = "f16", few.out = "f32";
+  Function eight =
+      PassManager(gpu_pipeline())
+          .run(parse_function(few.text()), target_info(test::lavapipe_features(), "test", false));
+  CHECK(print(prefetch_tiles(eight, test::lavapipe_features())) == print(eight));
+}
+
+TEST_CASE("double_buffer_tiles: the prefetched tiles get two slots and the loop one barrier a step") {
+  Function f = prefetched_gemm();
+  Function g = double_buffer_tiles(f, test::lavapipe_features());
+  std::string text = print(g);
+  INFO(text);
+  CHECK(contains(text, "shared As: f16[2, 64, 32]"));
+  CHECK(contains(text, "shared Bs: f16[2, 32, 64]"));
+  CHECK(contains(text, "As[(ko + 1) % 2, "));
+  CHECK(contains(text, "As[ko % 2, "));
+  CHECK(contains(text, "As[0, "));
+  CHECK(contains(text, "let ko_next: i32 = min(ko + 2, 1)"));
+  const std::string loop = text.substr(text.find("for ko in serial"));
+  CHECK(count(loop, "barrier") == 1);  // the one after the reads; none before or after the stores
+  verify(g);
+  CHECK(print(parse_function(text)) == text);
+  test::check_same_results(f, g);
+  SpirvOutput out = emit_spirv(g, test::lavapipe_features());
+  test::check_valid(out);
+  // the race detector checks the schedule: filling the slot being read is reported
+  Function wrong = g;
+  wrong.body = FillTheReadSlot().mutate(g.body);
+  CHECK(contains(error_of([&] { test::run_on_random(wrong, 3); }), "race"));
+}
+
+TEST_CASE("double_buffer_tiles: every loop of a kernel or none, within the Workgroup memory") {
+  Function f = prefetched_gemm();
+  Features small = test::lavapipe_features();
+  small.max_shared_bytes = 8192 + 1024;  // the single tiles (4096 bytes each), not twice
+  CHECK(print(double_buffer_tiles(f, small)) == print(f));
+  // a loop that is not as prefetch_tiles writes it is left alone
+  Function plain = lowered_gemm(test::lavapipe_features());
+  CHECK(print(double_buffer_tiles(plain, test::lavapipe_features())) == print(plain));
 }
 
 namespace {

@@ -45,10 +45,15 @@ std::optional<GroupCopy> match_group_copy(const ir::For& op) {
   while (const auto* l = s.as<ir::Let>()) lets.push_back({l->var, l->value}), s = l->body;
   const auto* st = s.as<ir::Store>();
   const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
-  if (!ld || st->async || st->buffer->scope != Scope::Shared || ld->buffer->scope != Scope::Global ||
-      st->buffer->dtype != ld->buffer->dtype || st->buffer->dtype.bits() != 16 ||
+  if (!ld || st->async || st->buffer->dtype != ld->buffer->dtype || st->buffer->dtype.bits() != 16 ||
       st->buffer->dtype.is_packed())
     return std::nullopt;
+  const Scope from = ld->buffer->scope, to = st->buffer->scope;
+  if (!((from == Scope::Global && (to == Scope::Shared || to == Scope::Local)) ||
+        (from == Scope::Local && to == Scope::Shared)))
+    return std::nullopt;
+  for (const ir::BufferNode* b : {ld->buffer.get(), st->buffer.get()})
+    if (b->scope == Scope::Local && b->shape.size() != 1) return std::nullopt;
   GroupCopy g{st->buffer.get(), ld->buffer.get(), {}, {}};
   std::vector<Expr> di, si;
   for (const Expr& e : st->indices) di.push_back(through_lets(e, lets));
@@ -85,7 +90,10 @@ std::set<const ir::BufferNode*> vector_tiles(const Stmt& kernel_body) {
     std::set<const ir::BufferNode*> grouped, other;
     using BufferAccessVisitor::visit;
     void visit(const ir::For* op) override {
-      if (auto g = match_group_copy(*op)) return void(grouped.insert(g->dst));
+      if (auto g = match_group_copy(*op)) {
+        if (g->dst->scope == Scope::Shared) grouped.insert(g->dst);
+        return;
+      }
       BufferAccessVisitor::visit(op);
     }
     void access(const Buffer& b, BufferAccess how) override {
@@ -99,15 +107,35 @@ std::set<const ir::BufferNode*> vector_tiles(const Stmt& kernel_body) {
   return out;
 }
 
+std::set<const ir::BufferNode*> vector_registers(const Stmt& kernel_body) {
+  struct Scan : BufferAccessVisitor {
+    std::set<const ir::BufferNode*> grouped, other;
+    using BufferAccessVisitor::visit;
+    void visit(const ir::For* op) override {
+      if (auto g = match_group_copy(*op)) {
+        for (const ir::BufferNode* b : {g->src, g->dst})
+          if (b->scope == Scope::Local) grouped.insert(b);
+        return;
+      }
+      BufferAccessVisitor::visit(op);
+    }
+    void access(const Buffer& b, BufferAccess) override { other.insert(b.get()); }
+  } scan;
+  scan.visit_stmt(kernel_body);
+  std::set<const ir::BufferNode*> out;
+  for (const ir::BufferNode* b : scan.grouped)
+    if (!scan.other.count(b)) out.insert(b);
+  return out;
+}
+
 int64_t workgroup_bytes(const ir::Kernel& k, const Features& f,
-                        const std::set<const ir::BufferNode*>& vector_tiles,
-                        const std::set<const ir::BufferNode*>& two_slots) {
+                        const std::set<const ir::BufferNode*>& vector_tiles) {
   int64_t total = 0;
   for (const Buffer& b : k.buffers) {
     if (b->scope != Scope::Shared) continue;
     const int64_t elements = stored_elements(*b.get());
     if (vector_tiles.count(b.get())) {
-      total += elements * 2 * (two_slots.count(b.get()) ? 2 : 1);
+      total += elements * 2;
       continue;
     }
     const bool narrow = b->dtype.bits() < 32 && shared_at_width(f);

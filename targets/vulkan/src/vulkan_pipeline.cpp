@@ -3,6 +3,7 @@
 
 #include "passes/hold_accumulators.h"
 #include "passes/pad_shared_rows.h"
+#include "passes/prefetch_tiles.h"
 #include "tilegen/passes/gpu_pipeline.h"
 
 namespace tg::vulkan {
@@ -19,10 +20,12 @@ const ParamKey kVectorCopies =
 const ParamKey kPadRows =
     ParamKey::on_off("pad_rows", true, "TILEGEN_VULKAN_PAD",
                      "shared rows padded against bank conflicts (the pass pad_shared_rows)");
-const ParamKey kPrefetch = ParamKey::on_off("prefetch", true, "TILEGEN_VULKAN_PREFETCH",
-                                            "the next tile's loads issued before the gemm");
-const ParamKey kDoubleBuffer = ParamKey::on_off("double_buffer", true, "TILEGEN_VULKAN_DOUBLE",
-                                                "prefetched tiles in two shared slots, one barrier a step");
+const ParamKey kPrefetch =
+    ParamKey::on_off("prefetch", true, "TILEGEN_VULKAN_PREFETCH",
+                     "the next tile's loads issued before the gemm (the pass prefetch_tiles)");
+const ParamKey kDoubleBuffer = ParamKey::on_off(
+    "double_buffer", true, "TILEGEN_VULKAN_DOUBLE",
+    "prefetched tiles in two shared slots, one barrier a step (the pass double_buffer_tiles)");
 
 // A pass of this target, run with the device's features as the params leave them.
 PassEntry device_pass(const std::string& name, Function (*pass)(const Function&, const Features&),
@@ -47,17 +50,23 @@ Features device_features(const TargetInfo& info, const CompileOptions& opt) {
 FastPaths fast_paths(const CompileOptions& opt) {
   FastPaths p;
   p.vector_copies = param_on(opt, kVectorCopies);
-  p.prefetch = param_on(opt, kPrefetch);
-  p.double_buffer = param_on(opt, kDoubleBuffer);
   return p;
 }
 
 std::vector<PassEntry> vulkan_pipeline(const CompileOptions& opt) {
   std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
-  // pad_shared_rows pads the tiles the emitter holds as uvec4s, which it does with vector copies only
-  if (param_on(opt, kVectorCopies) && param_on(opt, kPadRows))
+  // The copy passes work on the tiles the emitter holds as uvec4s, which it does with vector
+  // copies only. The accumulators are held before prefetch_tiles adds its prologue, so the
+  // prologue's loads overlap the moves into the matrices.
+  const bool vector = param_on(opt, kVectorCopies);
+  if (vector && param_on(opt, kPadRows))
     passes.push_back(device_pass("pad_shared_rows", pad_shared_rows, opt));
   if (param_on(opt, kCoopmat)) passes.push_back(device_pass("hold_accumulators", hold_accumulators, opt));
+  if (vector && param_on(opt, kPrefetch)) {
+    passes.push_back(device_pass("prefetch_tiles", prefetch_tiles, opt));
+    if (param_on(opt, kDoubleBuffer))
+      passes.push_back(device_pass("double_buffer_tiles", double_buffer_tiles, opt));
+  }
   if (!param_on(opt, kCoopmat))  // every pass sees the device without its units, as codegen does
     for (PassEntry& p : passes)
       p.run = [run = std::move(p.run)](const Function& f, const TargetInfo& info) {

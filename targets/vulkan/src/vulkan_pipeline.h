@@ -3,8 +3,11 @@
 // the plugin. docs/passes.md shows the list (tests/unit/test_pipeline_docs.cpp checks it):
 //
 //   gpu_pipeline(...)          the shared GPU lowering, down to per-thread code
-//   → pad_shared_rows          vector tiles' rows padded by 16 bytes where they fit (pad_rows=1)
-//   → hold_accumulators        coopmat accumulators kept in the unit's registers across a loop
+//   → pad_shared_rows          vector tiles' rows padded by 16 bytes where they fit (pad_rows)
+//   → hold_accumulators        coopmat accumulators kept in the unit's registers across a loop (coopmat)
+//   → prefetch_tiles           the K loop's next tiles loaded into registers before the compute (prefetch)
+//   → double_buffer_tiles      its tiles in two shared slots, one barrier a step (double_buffer)
+// The copy passes need vector_copies=1: they act on tiles the emitter holds as uvec4s.
 //
 // With coopmat=0 every pass sees the device without its matrix units (the plain path).
 #pragma once
@@ -22,7 +25,7 @@ std::vector<ParamKey> vulkan_param_keys();
 /// without cooperative matrices where the param coopmat is 0.
 Features device_features(const TargetInfo& info, const CompileOptions& opt);
 
-/// The fast paths the code generator takes (the params vector_copies, prefetch, double_buffer).
+/// The fast paths the code generator takes (the param vector_copies).
 FastPaths fast_paths(const CompileOptions& opt);
 
 /// The whole lowering, from bind_sizes (opt.sizes) on, for a TargetInfo the plugin made.

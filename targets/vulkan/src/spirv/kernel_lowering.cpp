@@ -56,8 +56,6 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   if (const Param* record = find_access_record(f)) scan.written.insert(record->buffer.get());
   written_tensors = scan.written;
   vector_copies = paths.vector_copies;
-  prefetch = paths.prefetch;
-  double_buffer = paths.double_buffer;
   declare_tensors();
   for (const Param& p : f.params)  // in parameter order: the module's words never depend on addresses
     if (p.kind == Param::Kind::Tensor && !scan.written.count(p.buffer.get()))

@@ -40,35 +40,19 @@ class KernelLowering {
   uint32_t c_i32(int64_t v) { return m.constant_int(M.t_i32, v); }
   uint32_t c_f32(double v) { return m.constant_float(M.t_f32, v); }
 
-  // ---- 16-byte copies and register prefetch (vector_copy.cpp)
-  /// A group copy (tile_storage.h) from a Narrow tensor, where vector copies are on.
-  std::optional<GroupCopy> group_copy(const ir::For& op) const;
-  /// The Shared tiles to hold in the Vector form: 16-bit, stored only by group copies.
+  // ---- 16-byte copies (vector_copy.cpp)
+  /// The Shared tiles and Local registers to hold in the Vector form (tile_storage.h), where
+  /// vector copies are on.
   std::set<const ir::BufferNode*> plan_vector_tiles() const;
-  /// Emits a group copy into a Vector-form tile as one uvec4 load and store; false otherwise.
+  /// Whether every group copy names the Local registers b by a constant index.
+  bool constant_registers(const ir::BufferNode* b) const;
+  /// Emits a group copy between a Narrow tensor and Vector-form buffers as one uvec4 load and
+  /// store; false, emitting nothing, otherwise.
   bool vector_copy(const ir::For& op);
-  /// One copy nest of a prefetched K loop: for it { let ... { <group copy> } }.
-  struct PrefetchNest {
-    const ir::For* outer = nullptr;
-    std::vector<std::pair<Var, Expr>> lets;
-    GroupCopy copy;
-    std::vector<uint32_t> regs;  // a uvec4 Function variable per iteration of `outer`
-  };
-  struct PrefetchPlan {
-    std::vector<PrefetchNest> nests;
-    std::size_t second_barrier = 0;  // index in the body of the barrier after the copy nests
-  };
-  std::optional<PrefetchPlan> match_prefetch(const ir::For& op) const;
-  /// The Vector-form tiles of prefetched K loops that can be held in two slots.
-  std::set<const ir::BufferNode*> plan_double_buffers(
-      const std::set<const ir::BufferNode*>& vector_tiles) const;
-  /// Emits a K loop whose leading copies are group copies with their next tile's loads issued
-  /// before the rest of the body (register prefetch), and with tiles in two slots one barrier an
-  /// iteration; false, emitting nothing, otherwise.
-  bool prefetch_loop(const ir::For& op);
-  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8), in a
-  /// two-slot tile plus `offset` uvec4s (the slot filled) or else b.slot_offset (the slot read).
-  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset = 0);
+  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8).
+  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat);
+  /// The uvec4 at element 0's indices of a group copy's side: a register variable, or a pointer.
+  uint32_t vector_pointer_at(const BufferStorage& b, const std::vector<Expr>& index);
   uint32_t vector_element(const BufferStorage& b, uint32_t flat);
 
   // ---- structured control flow helpers (kernel_lowering.cpp)
@@ -161,6 +145,8 @@ class KernelLowering {
 
 /// An Mma's C offset as a constant, where it simplifies to one.
 std::optional<int64_t> constant_offset(const Expr& offset);
+/// The flat element index of b[indices] in its storage, as an expression (lower_access.cpp).
+Expr flat_expr(const BufferStorage& b, const std::vector<Expr>& indices);
 
 template <typename Then, typename Else>
 void KernelLowering::if_else(uint32_t cond, Then then_fn, Else else_fn, bool has_else) {

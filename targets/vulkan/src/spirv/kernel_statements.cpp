@@ -83,11 +83,6 @@ void KernelLowering::declare_buffers() {
                   b->loc);
   }
   check_local_bytes();
-  // Tiles of prefetched K loops get two slots (vector_copy.cpp) where they fit; their rows are
-  // row_pitch() apart (the pass pad_shared_rows may have padded them).
-  const std::set<const ir::BufferNode*> two_slots = plan_double_buffers(vector_tiles);
-  const bool doubled =
-      workgroup_bytes(k_, M.features, vector_tiles, two_slots) <= int64_t(M.features.max_shared_bytes);
   int64_t declared_bytes = 0;
   std::string shared_names, fragment_names;  // "A_s (8192 bytes)", by origin
   for (const Buffer& b : k_.buffers) {
@@ -99,9 +94,8 @@ void KernelLowering::declare_buffers() {
     if (M.float_bits_buffers.count(b.get()))
       s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
     int64_t elements = b->scope == Scope::Shared ? stored_elements(*b.get()) : *n;
-    if (vector_tiles.count(b.get())) {
+    if (vector_tiles.count(b.get())) {  // rows row_pitch() apart (pad_shared_rows may pad them)
       elements /= 8;
-      if (doubled && two_slots.count(b.get())) s.slot_vec4s = uint32_t(elements), elements *= 2;
       s.form = BufferStorage::Form::Vector;
       s.element_type = m.type_vector(M.t_u32, 4);
     } else if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) {
@@ -109,6 +103,14 @@ void KernelLowering::declare_buffers() {
     }
     s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
     s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
+    if (b->scope == Scope::Local && s.form == BufferStorage::Form::Vector && constant_registers(b.get())) {
+      for (int64_t r = 0; r < elements; ++r) {  // registers: one variable each, never indexed
+        s.registers.push_back(m.function_variable(s.element_ptr));
+        m.name(s.registers.back(), b->name + "_" + std::to_string(r));
+      }
+      buffers_[b.get()] = s;
+      continue;
+    }
     uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(elements)));
     if (b->scope == Scope::Shared) {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
@@ -255,7 +257,7 @@ void KernelLowering::statement(const Stmt& s) {
 }
 
 void KernelLowering::loop(const ir::For& op) {
-  if (prefetch_loop(op) || vector_copy(op)) return;
+  if (vector_copy(op)) return;
   counted_loop(op, [&] { stmt(op.body); });
 }
 
