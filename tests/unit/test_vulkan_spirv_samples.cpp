@@ -1,10 +1,10 @@
 // Every sample through the vulkan target's whole pipeline (vulkan_pipeline(): gpu_pipeline, then
-// pad_shared_rows and hold_accumulators) and emit_spirv, for a lavapipe-like device (subgroup 8,
-// plain path), an H200-like one (subgroup 32, cooperative matrices) and a minimal one, at every
-// unit-test shape (ragged ones included). Plain-path modules pass spirv-val; coopmat modules
-// (which SPIRV-Tools 2023.1 cannot read) are checked structurally. The lowered IR of every
-// device is executed by the interpreter, its race detector on, against the samples' references:
-// what the emitter translates is what the interpreter checked.
+// pad_shared_rows, hold_accumulators, prefetch_tiles, double_buffer_tiles) and emit_spirv, for a
+// lavapipe-like device (subgroup 8, plain path), an H200-like one (subgroup 32, cooperative
+// matrices) and a minimal one, at every unit-test shape (ragged ones included). Plain-path
+// modules pass spirv-val; coopmat modules (which SPIRV-Tools 2023.1 cannot read) are checked
+// structurally. The lowered IR of every device is executed by the interpreter, its race detector
+// on, against the samples' references: what the emitter translates is what the interpreter checked.
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
 

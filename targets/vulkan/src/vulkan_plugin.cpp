@@ -1,5 +1,6 @@
-// The `vulkan` target: the shared GPU pipeline, SPIR-V words from the project's own module
-// builder (spirv/), and Vulkan 1.3 compute through the loader opened by dlopen (runtime/).
+// The `vulkan` target: the shared GPU pipeline and the target's own passes (vulkan_pipeline.h,
+// passes/), SPIR-V words from the project's own module builder (spirv/), and Vulkan 1.3 compute
+// through the loader opened by dlopen (runtime/).
 // Built from the interp target's model (api/src/interp_target.cpp), hook by hook.
 #include <cstring>
 #include <mutex>
