@@ -13,7 +13,8 @@
 //   TILEGEN_BENCH_GEMM_CONFIGS="bm,bn,bk,stages,threads;..."  the GEMM configurations to try
 //   (instead of the built-in list); TILEGEN_VULKAN_VECTOR / _PAD / _PREFETCH / _DOUBLE=0 (the
 //   defaults of the params vector_copies, pad_rows, prefetch, double_buffer) switch the code
-//   generator's 16-byte copies, row padding, register prefetch and double buffering off, one by one.
+//   generator's 16-byte copies and the passes pad_shared_rows, prefetch_tiles, double_buffer_tiles
+//   off, one by one.
 #include <dlfcn.h>
 
 #include <algorithm>

@@ -60,6 +60,11 @@ void BufferAccessVisitor::visit(const LdMatrix* op) {
   IRVisitor::visit(op);
 }
 
+void BufferAccessVisitor::visit(const Hold* op) {
+  access(op->buffer, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
 namespace {
 class CallbackAccess : public BufferAccessVisitor {
  public:

@@ -55,6 +55,7 @@ class Compiler {
   int32_t ldmatrix(const ir::LdMatrix* op);
   int32_t prefetch(const ir::Prefetch* op);
   void gemm_hints(const ir::Gemm* op, SNode& n);
+  int32_t hold(const ir::Hold* op);
   int32_t store(const Stmt& s);
   int32_t let(const Let* op);
   void need_kernel(const StmtNode* op, const char* what) const;
@@ -463,6 +464,24 @@ int32_t Compiler::ldmatrix(const ir::LdMatrix* op) {
   return add_stmt(std::move(n));
 }
 
+// buf: the held accumulator; body: the statements that see it held.
+int32_t Compiler::hold(const ir::Hold* op) {
+  need_kernel(op, "hold");
+  no_parallel(op, "hold");
+  SNode n(StmtKind::Hold, op);
+  n.unit = find_matrix_unit(op->unit);
+  if (!n.unit) throw Error("hold uses unknown matrix unit \"" + op->unit + "\"", op->loc);
+  if (op->buffer->scope != Scope::Local || op->buffer->dtype != n.unit->c_type)
+    throw Error("hold keeps a local accumulator of " + op->unit + "'s C type (" +
+                    std::string(n.unit->c_type.name()) + "); " + op->buffer->name + " is a " +
+                    name_of(op->buffer->scope) + " " + std::string(op->buffer->dtype.name()) + " buffer",
+                op->loc);
+  n.buf = buffer(op->buffer, op->loc);
+  if (!op->body) throw Error("hold without a body", op->loc);
+  n.body = stmt(op->body);
+  return add_stmt(std::move(n));
+}
+
 int32_t Compiler::mma(const ir::Mma* op) {
   need_kernel(op, "mma");
   no_parallel(op, "mma");
@@ -533,6 +552,7 @@ int32_t Compiler::stmt(const Stmt& s) {
     case StmtKind::Mma: return mma(s.as<ir::Mma>());
     case StmtKind::LdMatrix: return ldmatrix(s.as<ir::LdMatrix>());
     case StmtKind::Prefetch: return prefetch(s.as<ir::Prefetch>());
+    case StmtKind::Hold: return hold(s.as<ir::Hold>());
     case StmtKind::Store:
     case StmtKind::Atomic: return store(s);
     case StmtKind::If: {

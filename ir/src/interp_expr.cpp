@@ -194,6 +194,7 @@ Scalar BlockExec::eval_access_check(const XNode& x, int lane) {
 }
 
 Scalar BlockExec::eval_load(const XNode& x, int lane) {
+  check_not_held(x.a, lane, "a load from");
   int64_t flat = element_index(x.a, &P.lists[x.b], x.c, lane, "load from");
   Scalar v = read(x.a, flat, lane);
   if (!races_[x.a].empty()) note_read(x.a, flat, lane);

@@ -50,16 +50,16 @@ struct SNode {
   ir::StmtKind kind;
   const ir::StmtNode* src = nullptr;   // loc and the fields that need no compiling (flags, ops)
   int32_t slot = -1;                   // For, Let: the bound variable; Gemm: its step index
-  int32_t buf = -1;                    // Store, Atomic, Prefetch
+  int32_t buf = -1;                    // Store, Atomic, Prefetch; Hold: the held accumulator
   int32_t e0 = -1, e1 = -1;            // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
   std::vector<int32_t> idx;            // Store, Atomic, Prefetch: indices
-  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel; Gemm: its hints, or -1
+  int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel, Hold; Gemm: its hints, or -1
   std::vector<int32_t> stmts;          // Seq
   std::vector<XRegion> regions;        // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
                                        // Mma: a, b, c with the lane offset as offsets[0]
   std::vector<int32_t> operands;       // collective: every expr that must agree across threads
   std::vector<int32_t> uniform_slots;  // Parallel For: outer variables the body reads
-  const MatrixUnit* unit = nullptr;    // Mma
+  const MatrixUnit* unit = nullptr;    // Mma, Hold
   int kernel = -1;                     // Kernel: index into Program::kernels
 };
 
@@ -166,6 +166,13 @@ class BlockExec {
   // ---- interp_mma.cpp
   void exec_mma(const SNode& s, Mask m);
   void exec_ldmatrix(const SNode& s, Mask m);
+  void exec_hold(const SNode& s, Mask m, int depth);
+  /// Fails where `lane` is inside a hold of buf: its registers are the unit's, not the lane's.
+  void check_not_held(int32_t buf, int lane, const char* what) const {
+    if (!held_[std::size_t(buf)].empty() && held_[std::size_t(buf)][std::size_t(lane)])
+      held_access(buf, what);
+  }
+  [[noreturn]] void held_access(int32_t buf, const char* what) const;
 
  private:
   struct Frame {  // per nesting depth scratch, so control flow allocates nothing per step
@@ -215,6 +222,9 @@ class BlockExec {
   };
   std::vector<Overlap> overlap_;
   uint64_t clock_ = 0;
+  // Per buffer id: the lanes inside a hold of it (1 each), or empty where no lane is.
+  std::vector<std::vector<uint8_t>> held_;
+  std::vector<const SNode*> held_stmt_;  // per buffer id: the innermost hold of it running
   // Per lane: async stores since its last AsyncWait, and its committed groups, oldest first.
   std::vector<std::vector<PendingWrite>> async_open_;
   std::vector<std::deque<std::vector<PendingWrite>>> async_groups_;

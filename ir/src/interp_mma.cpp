@@ -57,6 +57,11 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
                                   std::vector<double>(std::size_t(u.k * u.n)),
                                   std::vector<double>(std::size_t(u.m * u.n))};
   std::vector<int64_t> offsets(std::size_t(G) * 3);
+  const int32_t c_buf = s.regions[2].buf;
+  for (int k = 0; k < m.n; ++k) {  // a held accumulator is only the C operand of its own unit
+    check_not_held(ops[0].buf, m.ids[k], "mma operand A from");
+    check_not_held(ops[1].buf, m.ids[k], "mma operand B from");
+  }
   for (int g = 0; g < T_ / G; ++g) {
     int n = active[std::size_t(g)];
     if (n == 0) continue;  // a group that does not reach the mma (warp specialisation) skips it
@@ -65,6 +70,11 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
            std::to_string(g) + " (threads " + std::to_string(g * G) + ".." + std::to_string(g * G + G - 1) +
            "): a warp/wave/subgroup executes a matrix instruction together; move it out of the divergent "
            "code");
+    const bool held = !held_[std::size_t(c_buf)].empty() && held_[std::size_t(c_buf)][std::size_t(g * G)];
+    if (held && static_cast<const ir::Hold*>(held_stmt_[std::size_t(c_buf)]->src)->unit != u.name)
+      fail("mma with " + u.name + " accumulates into " + P.bufs[c_buf].node->name +
+           ", which a hold keeps in the " + "registers of " +
+           static_cast<const ir::Hold*>(held_stmt_[std::size_t(c_buf)]->src)->unit + "; use that unit");
     for (int oi = 0; oi < 3; ++oi) {  // gather each operand tile from the lanes' registers
       const Operand& o = ops[oi];
       int64_t numel = L.shapes[o.buf].numel;
@@ -75,6 +85,10 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
           fail("mma operand " + std::string(o.name) + ": thread " + std::to_string(lane) + " reads " +
                P.bufs[o.buf].node->name + "[" + std::to_string(off) + " .. " +
                std::to_string(off + o.regs - 1) + "], outside its " + std::to_string(numel) + " elements");
+        if (held && oi == 2 && off % o.regs != 0)
+          fail("mma on the held " + P.bufs[o.buf].node->name + ": thread " + std::to_string(lane) +
+               " names element " + std::to_string(off) +
+               ", which is not the start of a unit tile (a multiple of " + std::to_string(o.regs) + ")");
         offsets[std::size_t(l * 3 + oi)] = off;
         for (int r = 0; r < o.regs; ++r) {
           auto [row, col] = (*o.layout)[std::size_t(l * o.regs + r)];
@@ -107,6 +121,7 @@ void BlockExec::exec_ldmatrix(const SNode& s, Mask m) {
   if (T_ % G != 0)
     fail("ldmatrix needs the block's thread count (" + std::to_string(T_) + ") to be a multiple of 32");
   const int32_t regs = s.regions[0].buf;
+  for (int k = 0; k < m.n; ++k) check_not_held(regs, m.ids[k], "ldmatrix into");
   const int64_t reg_numel = L.shapes[regs].numel;
   const BufShape& sh = L.shapes[s.buf];
   const int rank = int(s.idx.size());
@@ -145,6 +160,49 @@ void BlockExec::exec_ldmatrix(const SNode& s, Mask m) {
         }
     }
   }
+}
+
+// ir::Hold: each group's lanes enter together; while they are inside, their elements of the
+// accumulator belong to the unit's registers (the values stay in place: the round trip is exact),
+// so any access to them but an mma of that unit as C is an error.
+void BlockExec::exec_hold(const SNode& s, Mask m, int depth) {
+  cur_ = &s;
+  const MatrixUnit& u = *s.unit;
+  const int G = u.group_size;
+  const std::string& name = P.bufs[s.buf].node->name;
+  if (single_lane_) fail("hold inside a parallel loop; move it out of the loop");
+  if (T_ % G != 0)
+    fail("hold with " + u.name + " needs the block's thread count (" + std::to_string(T_) +
+         ") to be a multiple of " + std::to_string(G));
+  if (L.shapes[s.buf].numel % u.c_regs() != 0)
+    fail("hold " + name + ": its " + std::to_string(L.shapes[s.buf].numel) +
+         " elements are not whole unit tiles of " + std::to_string(u.c_regs()));
+  std::vector<int> active(std::size_t(T_ / G), 0);
+  for (int k = 0; k < m.n; ++k) ++active[std::size_t(m.ids[k] / G)];
+  for (int g = 0; g < T_ / G; ++g)
+    if (active[std::size_t(g)] != 0 && active[std::size_t(g)] != G)
+      fail("hold of " + name + " reached by " + std::to_string(active[std::size_t(g)]) + " of the " +
+           std::to_string(G) + " lanes of group " + std::to_string(g) +
+           ": a group moves its accumulators into the unit's registers together; move it out of the "
+           "divergent code");
+  std::vector<uint8_t>& lanes = held_[std::size_t(s.buf)];
+  if (lanes.empty()) lanes.assign(std::size_t(T_) + 1, 0);
+  for (int k = 0; k < m.n; ++k) {
+    if (lanes[std::size_t(m.ids[k])]) fail("hold of " + name + " inside a hold of " + name);
+    lanes[std::size_t(m.ids[k])] = 1;
+  }
+  const SNode* outer = held_stmt_[std::size_t(s.buf)];
+  held_stmt_[std::size_t(s.buf)] = &s;
+  exec(s.body, m, depth);
+  held_stmt_[std::size_t(s.buf)] = outer;
+  for (int k = 0; k < m.n; ++k) lanes[std::size_t(m.ids[k])] = 0;
+}
+
+void BlockExec::held_access(int32_t buf, const char* what) const {
+  fail(std::string(what) + " " + P.bufs[buf].node->name +
+       " inside a hold of it: its elements are in the registers of " +
+       static_cast<const ir::Hold*>(held_stmt_[std::size_t(buf)]->src)->unit +
+       ", which lanes cannot address; only that unit's mmas may use it, as C");
 }
 
 }  // namespace tg::interp

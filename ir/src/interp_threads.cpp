@@ -20,6 +20,8 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
     std::copy(L.host_env.begin(), L.host_env.end(), env_.begin() + std::ptrdiff_t(lane) * nslots_);
   storage_.resize(P.bufs.size());
   races_.resize(P.bufs.size());
+  held_.resize(P.bufs.size());
+  held_stmt_.assign(P.bufs.size(), nullptr);
   if (kernel >= 0) {
     for (int32_t b : P.kernels[kernel].local_bufs) {
       const ir::BufferNode* node = P.bufs[b].node;
@@ -118,6 +120,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
     case StmtKind::AsyncWait: exec_async_wait(s, m); return;
     case StmtKind::LdMatrix: exec_ldmatrix(s, m); return;
     case StmtKind::Prefetch: exec_prefetch(s, m); return;
+    case StmtKind::Hold: exec_hold(s, m, depth); return;
     case StmtKind::Copy:
       begin_collective(s, m, "copy");
       exec_copy(s);
@@ -254,6 +257,7 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
   int rank = int(s.idx.size());
   for (int k = 0; k < m.n; ++k) {
     int lane = m.ids[k];
+    check_not_held(s.buf, lane, atomic ? "an atomic on" : "a store to");
     int64_t flat = element_index(s.buf, s.idx.data(), rank, lane, atomic ? "atomic on" : "store to");
     Scalar v = convert_scalar(from, to, eval(s.e0, lane));
     if (!atomic && static_cast<const ir::Store*>(s.src)->async) {

@@ -219,6 +219,7 @@ Stmt Parser::statement() {
     }
     if (t.text == "ldmatrix") return ldmatrix();
     if (t.text == "prefetch") return prefetch();
+    if (t.text == "hold") return hold();
     if (t.text == "async_wait") {
       auto w = std::make_shared<AsyncWait>(here());
       next();
@@ -574,6 +575,19 @@ Stmt Parser::mma() {
     expect("]", std::string("after the offset of mma operand ") + names[i]);
   }
   return Stmt(std::move(m));
+}
+
+// hold C_l as "coopmat_16x16x16_f16_f32" { ... }
+Stmt Parser::hold() {
+  auto h = std::make_shared<Hold>(here());
+  next();
+  h->buffer = expect_buffer("the held accumulator after hold");
+  expect_word("as", "after the held accumulator " + h->buffer->name);
+  if (peek().kind != TokKind::String)
+    fail("expected the matrix unit's name as a string after hold ... as, found " + peek().describe());
+  h->unit = next().text;
+  h->body = block("after hold " + h->buffer->name + " as \"" + h->unit + "\"");
+  return Stmt(std::move(h));
 }
 
 // ---- Functions

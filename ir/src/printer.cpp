@@ -121,6 +121,10 @@ class FreeRefs : public IRVisitor {
     for (auto* o : {&op->a, &op->b, &op->c}) ref_buffer(o->buffer.get());
     IRVisitor::visit(op);
   }
+  void visit(const Hold* op) override {
+    ref_buffer(op->buffer.get());
+    IRVisitor::visit(op);
+  }
 
  private:
   void ref(const void* p, const std::string& name) {
@@ -525,6 +529,13 @@ void Printer::stmt(const Stmt& s) {
     case StmtKind::Gemm:
       if (s.as<Gemm>()->each_step) return gemm_steps(s);
       return line(tile_op(s), s->loc);
+    case StmtKind::Hold: {
+      auto* h = s.as<Hold>();
+      names_.push();
+      block("hold " + buffer_name(h->buffer.get()) + " as " + text::quote(h->unit), h->body, h->loc);
+      names_.pop();
+      return line("}", {});
+    }
     default: return line(tile_op(s), s->loc);
   }
 }

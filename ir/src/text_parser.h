@@ -92,6 +92,7 @@ class Parser {
   Stmt atomic();
   Stmt ldmatrix();
   Stmt prefetch();
+  Stmt hold();
   Stmt mma();
   Region region(const std::string& what);
   std::vector<Expr> indices(const Buffer& b);

@@ -9,7 +9,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "text_syntax.h"
 #include "tilegen/ir/access_check.h"
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/visitor.h"
 #include "verifier_internal.h"
 
@@ -52,6 +54,7 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::AsyncWait: return "async_wait";
     case StmtKind::LdMatrix: return "ldmatrix";
     case StmtKind::Prefetch: return "prefetch";
+    case StmtKind::Hold: return "hold";
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
   }
@@ -126,6 +129,7 @@ class Verifier : public IRVisitor {
   void check_placements(const Kernel& k);
   void visit(const Prefetch* op) override;
   void visit(const Mma* op) override;
+  void visit(const Hold* op) override;
 
  private:
   /// Errors point at the innermost statement with a known call site.
@@ -169,6 +173,8 @@ class Verifier : public IRVisitor {
   std::unordered_set<const VarNode*> tainted_;
   std::vector<Divergence> divergent_;
   int parallel_depth_ = 0;
+  /// The accumulators held by the enclosing Holds, and their units.
+  std::unordered_map<const BufferNode*, std::string> held_;
   bool in_param_shapes_ = false;
 };
 
@@ -328,6 +334,9 @@ void Verifier::check_buffer_use(const Buffer& b, const std::string& what) {
     fail(describe(b) +
          " is used outside its kernel (this kernel does not allocate it); allocate it inside the "
          "body of the kernel that uses it");
+  if (held_.count(b.get()))
+    fail(what + " of " + b->name + ", which a hold keeps in the registers of " + held_.at(b.get()) +
+         ", where lanes cannot address it; inside the hold it is only the C operand of that unit's mmas");
   if (b->scope == Scope::Local && parallel_depth_ > 0)
     fail("local " + b->name +
          " is used inside a parallel loop; locals are per thread, so use a fragment for a "
@@ -435,6 +444,9 @@ void Verifier::visit(const Kernel* op) {
       fail("the kernel allocates global " + b->name + "; global buffers are function parameters");
     if (!kernel_buffers_.insert(b.get()).second) fail(describe(b) + " is allocated twice by one kernel");
     check_shape(b, describe(b));
+    if (b->layout.kind == Layout::Kind::Padded && (b->scope != Scope::Shared || b->layout.param < 1))
+      fail("layout=padded(" + std::to_string(b->layout.param) + ") on " + describe(b) +
+           ": padding is a number of elements (at least 1) added to each row of a shared tile");
   }
   check_placements(*op);
   for (std::size_t d = 0; d < op->block_vars.size(); ++d)
@@ -663,8 +675,41 @@ void Verifier::visit(const Mma* op) {
   require_kernel("mma");
   if (parallel_depth_ > 0) fail("mma inside a parallel loop; matrix-unit operations are per-warp code");
   check_mma(*op);
-  for (auto* o : {&op->a, &op->b, &op->c}) check_buffer_use(o->buffer, "mma");
+  for (auto* o : {&op->a, &op->b}) check_buffer_use(o->buffer, "mma");
+  if (auto held = held_.find(op->c.buffer.get()); held != held_.end()) {
+    if (held->second != op->unit)
+      fail("mma " + text::quote(op->unit) + " accumulates into " + op->c.buffer->name +
+           ", which a hold keeps in " + "the registers of " + held->second +
+           "; use that unit, or end the hold before");
+    if (auto offset = op->c.offset.as_int(); offset && *offset % find_matrix_unit(op->unit)->c_regs() != 0)
+      fail("mma on the held " + op->c.buffer->name + " at offset " + std::to_string(*offset) +
+           ", which is not the start of a unit tile (a multiple of " +
+           std::to_string(find_matrix_unit(op->unit)->c_regs()) + ")");
+  } else {
+    check_buffer_use(op->c.buffer, "mma");
+  }
   IRVisitor::visit(op);
+}
+
+void Verifier::visit(const Hold* op) {
+  At at(loc_, op->loc);
+  require_kernel("hold");
+  if (parallel_depth_ > 0) fail("hold inside a parallel loop; it is per-warp code");
+  check_buffer_use(op->buffer, "hold");
+  const MatrixUnit* u = find_matrix_unit(op->unit);
+  if (!u)
+    fail("hold: no matrix unit named " + text::quote(op->unit) +
+         "; use a registered one (matrix_unit_names())");
+  if (op->buffer->scope != Scope::Local || op->buffer->dtype != u->c_type)
+    fail("hold keeps a local accumulator of " + op->unit + "'s C type (" + std::string(u->c_type.name()) +
+         ") in its registers; " + describe(op->buffer) + " is not one");
+  if (auto n = op->buffer.const_numel(); n && *n % u->c_regs() != 0)
+    fail("hold " + op->buffer->name + ": its " + std::to_string(*n) +
+         " elements are not whole unit tiles of " + std::to_string(u->c_regs()) + " registers");
+  if (!op->body) fail("hold " + op->buffer->name + " has no body");
+  held_[op->buffer.get()] = op->unit;
+  visit_stmt(op->body);
+  held_.erase(op->buffer.get());
 }
 
 }  // namespace

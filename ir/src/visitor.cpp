@@ -39,6 +39,7 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()));
     case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()));
     case StmtKind::Prefetch: return visit(static_cast<const Prefetch*>(s.get()));
+    case StmtKind::Hold: return visit(static_cast<const Hold*>(s.get()));
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
   }
@@ -89,6 +90,7 @@ void IRVisitor::visit(const LdMatrix* op) {
 void IRVisitor::visit(const Prefetch* op) {
   for (auto& i : op->indices) visit_expr(i);
 }
+void IRVisitor::visit(const Hold* op) { visit_stmt(op->body); }
 void IRVisitor::visit(const Atomic* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
 void IRVisitor::visit(const If* op) { visit_expr(op->cond); visit_stmt(op->then_body); visit_stmt(op->else_body); }
 void IRVisitor::visit(const Let* op) { visit_expr(op->value); visit_stmt(op->body); }
@@ -139,6 +141,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::AsyncWait: return visit(static_cast<const AsyncWait*>(s.get()), s);
     case StmtKind::LdMatrix: return visit(static_cast<const LdMatrix*>(s.get()), s);
     case StmtKind::Prefetch: return visit(static_cast<const Prefetch*>(s.get()), s);
+    case StmtKind::Hold: return visit(static_cast<const Hold*>(s.get()), s);
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
   }
@@ -319,6 +322,14 @@ Stmt IRMutator::visit(const LdMatrix* op, const Stmt& self) {
     return self;
   auto n = std::make_shared<LdMatrix>(*op);
   n->regs = r, n->src = s, n->reg_base = base, n->src_indices = std::move(idx);
+  return Stmt(std::move(n));
+}
+Stmt IRMutator::visit(const Hold* op, const Stmt& self) {
+  Buffer b = mutate_buffer(op->buffer);
+  Stmt body = mutate(op->body);
+  if (b.same_as(op->buffer) && body.same_as(op->body)) return self;
+  auto n = std::make_shared<Hold>(*op);
+  n->buffer = b, n->body = body;
   return Stmt(std::move(n));
 }
 Stmt IRMutator::visit(const If* op, const Stmt& self) {

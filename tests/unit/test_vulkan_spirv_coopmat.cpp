@@ -10,8 +10,8 @@
 
 #include "test_vulkan_spirv_util.h"
 #include "tilegen/passes/bind_sizes.h"
-#include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/samples.h"
+#include "vulkan_pipeline.h"
 
 using namespace tg;
 using namespace tg::vulkan;
@@ -29,7 +29,7 @@ SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
   samples::Params p = samples::resolve(*s, extra);
   Function f = s->build(p, f16).function();
   Function b = bind_sizes(f, infer_sizes(f, {{size, size}, {size, size}, {size, size}}));
-  PassManager pm(gpu_pipeline());
+  PassManager pm(vulkan_pipeline({}));
   Function lowered = pm.run(b, target_info(test::h200_features(), "test", false));
   return emit_spirv(lowered, test::h200_features());
 }

@@ -153,6 +153,46 @@ func atom(X: f32[128] global, M: f32[4] global, N: f32[4] global, S: i32[4] glob
                             1e-6);
 }
 
+TEST_CASE("vulkan execution: shared tiles with padded rows, by hand and by pad_shared_rows") {
+  if (!vulkan_device()) return;
+  // f32 rows of 20 padded by 3 (a Value-form tile, rows 23 apart), read back transposed
+  check_same_as_interpreter(R"(
+func pad(X: f32[16, 20] global, Y: f32[16, 20] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared S: f32[16, 20] layout=padded(3)
+    for i in serial(0 +: 5) {
+      let e: i32 = i*64 + tx
+      S[e / 20, e % 20] = X[e / 20, e % 20]
+    }
+    barrier
+    for i in serial(0 +: 5) {
+      let e: i32 = i*64 + tx
+      Y[e / 20, e % 20] = S[15 - e / 20, 19 - e % 20]
+    }
+  }
+})");
+  // f16 rows of 32 filled by 16-byte copies: the pass pads them by 8 (uvec4 rows 5 apart)
+  check_same_as_interpreter(R"(
+func vec(A: f16[64, 32] global, B: f16[64, 32] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared S: f16[64, 32]
+    for it in serial(0 +: 4) {
+      let flat: i32 = it*64 + tx
+      for v in vectorized(0 +: 8) {
+        S[flat / 4, flat % 4 * 8 + v] = A[flat / 4, flat % 4 * 8 + v]
+      }
+    }
+    barrier
+    for it in serial(0 +: 4) {
+      let flat: i32 = it*64 + tx
+      for v in serial(0 +: 8) {
+        B[flat / 4, flat % 4 * 8 + v] = S[63 - flat / 4, flat % 4 * 8 + 7 - v]
+      }
+    }
+  }
+})");
+}
+
 TEST_CASE("vulkan execution: f32 → i64 saturates to INT64_MAX and INT64_MIN as the interpreter does") {
   if (!vulkan_device()) return;
   // X is in [-300, 300], so the products reach ±3e19: beyond ±2^63 (9.2e18) at both ends.

@@ -1,8 +1,10 @@
-// Every sample through gpu_pipeline() with the vulkan target's TargetInfo and emit_spirv, for a
-// lavapipe-like device (subgroup 8, plain path) and an H200-like one (subgroup 32, cooperative
-// matrices), at every unit-test shape (ragged ones included). Plain-path modules pass spirv-val;
-// coopmat modules (which SPIRV-Tools 2023.1 cannot read) are checked structurally, and their
-// lowered IR is executed by the interpreter against the samples' references.
+// Every sample through the vulkan target's whole pipeline (vulkan_pipeline(): gpu_pipeline, then
+// pad_shared_rows, hold_accumulators, prefetch_tiles, double_buffer_tiles) and emit_spirv, for a
+// lavapipe-like device (subgroup 8, plain path), an H200-like one (subgroup 32, cooperative
+// matrices) and a minimal one, at every unit-test shape (ragged ones included). Plain-path
+// modules pass spirv-val; coopmat modules (which SPIRV-Tools 2023.1 cannot read) are checked
+// structurally. The lowered IR of every device is executed by the interpreter, its race detector
+// on, against the samples' references: what the emitter translates is what the interpreter checked.
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
 
@@ -10,8 +12,8 @@
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
-#include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/samples.h"
+#include "vulkan_pipeline.h"
 
 using namespace tg;
 using namespace tg::samples;
@@ -33,9 +35,18 @@ Function lowered_sample(const Sample& s, std::size_t shape, DType t, const vulka
   Params p = resolve(s, s.test_shapes[shape]);
   Function f = s.build(p, t).function();
   *pr = s.make_problem(p, t, rng);
-  PassManager pm(gpu_pipeline());
+  PassManager pm(vulkan::vulkan_pipeline({}));
   return pm.run(bind_sizes(f, infer_sizes(f, shapes_of(f, *pr))), vulkan::target_info(feat, "test", false));
 }
+
+// lavapipe-like, H200-like, and a minimal Vulkan 1.3 device (no shaderFloat16, no 64-bit
+// integers: f16 tiles widened to f32 in Workgroup memory, 32-bit indices)
+vulkan::Features device_features(int device) {
+  vulkan::Features feat = device == 1 ? test::h200_features() : test::lavapipe_features();
+  if (device == 2) feat.float16_arith = false, feat.int64 = false, feat.subgroup_size = 16;
+  return feat;
+}
+const char* device_name(int device) { return device == 0 ? " lavapipe" : device == 1 ? " h200" : " minimal"; }
 
 void check_coopmat_structure(const vulkan::SpirvOutput& out) {
   using namespace tg::vulkan;
@@ -58,15 +69,9 @@ void check_sample_modules(const Sample& s, DType t) {
   for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only) continue;
     for (int device = 0; device < 3; ++device) {
-      // lavapipe-like, H200-like, and a minimal Vulkan 1.3 device (no shaderFloat16, no 64-bit
-      // integers: f16 tiles widened to f32 in Workgroup memory, 32-bit indices)
       const bool h200 = device == 1;
-      vulkan::Features feat = h200 ? test::h200_features() : test::lavapipe_features();
-      if (device == 2) feat.float16_arith = false, feat.int64 = false, feat.subgroup_size = 16;
-      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name()
-                  << (device == 0   ? " lavapipe"
-                      : device == 1 ? " h200"
-                                    : " minimal"));
+      vulkan::Features feat = device_features(device);
+      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name() << device_name(device));
       Problem pr;
       Function lowered = lowered_sample(s, i, t, feat, &pr);
       INFO(print(lowered));
@@ -82,24 +87,28 @@ void check_sample_modules(const Sample& s, DType t) {
   }
 }
 
-// The interpreter on the lowered IR for the coopmat TargetInfo: the model layout of the
-// registry's coopmat units (which the staging tiles make true on the device) reproduces the
-// references.
+// The interpreter, races detected, on the lowered IR of each device: on the coopmat one, the model
+// layout of the registry's coopmat units (which the staging tiles make true on the device) and the
+// holds of accumulators reproduce the references.
 void check_sample_interpreted(const Sample& s, DType t) {
   for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only) continue;
-    INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name());
-    Problem pr;
-    Params p = resolve(s, s.test_shapes[i]);
-    Function lowered = lowered_sample(s, i, t, test::h200_features(), &pr);
-    INFO(print(lowered));
-    interpret(lowered, host_args(lowered, pr));
-    std::size_t out = 0;
-    for (const HostArray& a : pr.args) {
-      if (!a.is_output) continue;
-      Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
-      INFO("output " << a.name << ": max |error| " << c.max_abs_error);
-      CHECK(c.mismatches == 0);
+    for (int device = 0; device < 3; ++device) {
+      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name() << device_name(device));
+      Problem pr;
+      Params p = resolve(s, s.test_shapes[i]);
+      Function lowered = lowered_sample(s, i, t, device_features(device), &pr);
+      INFO(print(lowered));
+      InterpretOptions races;
+      races.detect_races = true;
+      interpret(lowered, host_args(lowered, pr), races);
+      std::size_t out = 0;
+      for (const HostArray& a : pr.args) {
+        if (!a.is_output) continue;
+        Comparison c = compare(a, pr.expected.at(out++), s.tolerance(p, t));
+        INFO("output " << a.name << ": max |error| " << c.max_abs_error);
+        CHECK(c.mismatches == 0);
+      }
     }
   }
 }
@@ -113,7 +122,8 @@ TEST_CASE("vulkan spirv: every sample, dtype and shape emits a module (plain one
     }
 }
 
-TEST_CASE("vulkan coopmat lowering: the interpreter reproduces every sample's reference") {
+TEST_CASE(
+    "vulkan pipeline: the interpreter, races detected, reproduces every sample's reference on every device") {
   for (const Sample& s : all())
     for (DType t : s.dtypes) {
       SUBCASE((s.name + " " + std::string(t.name())).c_str()) { check_sample_interpreted(s, t); }

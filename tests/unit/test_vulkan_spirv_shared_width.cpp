@@ -13,15 +13,15 @@
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
-#include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/samples.h"
+#include "vulkan_pipeline.h"
 
 using namespace tg;
 using namespace tg::vulkan;
 
 namespace {
 
-SpirvOutput gemm_module(const Features& features, DType dtype, const FastPaths& paths = {}) {
+SpirvOutput gemm_module(const Features& features, DType dtype, const CompileOptions& opt = {}) {
   const samples::Sample* s = nullptr;
   for (const samples::Sample& x : samples::all())
     if (x.name == "gemm") s = &x;
@@ -30,8 +30,8 @@ SpirvOutput gemm_module(const Features& features, DType dtype, const FastPaths& 
   samples::Params p = samples::resolve(*s, {{"M", n}, {"N", n}, {"K", n}, {"block_M", 32}, {"block_N", 32}});
   Function f = s->build(p, dtype).function();
   Function b = bind_sizes(f, infer_sizes(f, {{n, n}, {n, n}, {n, n}}));
-  PassManager pm(gpu_pipeline());
-  return emit_spirv(pm.run(b, target_info(features, "test", false)), features, paths);
+  PassManager pm(vulkan_pipeline(opt));
+  return emit_spirv(pm.run(b, target_info(features, "test", false)), features, fast_paths(opt));
 }
 
 // The element type of the Workgroup variable called `name`: {width, signedness}, or {0, 0}.
@@ -76,8 +76,8 @@ TEST_CASE("vulkan shared width: tiles filled by 16-byte copies are uvec4 arrays"
 }
 
 TEST_CASE("vulkan shared width: a bf16 tile is a 16-bit Workgroup array with shaderInt16") {
-  FastPaths scalar_copies;
-  scalar_copies.vector_copies = false;
+  CompileOptions scalar_copies;
+  scalar_copies.params["vector_copies"] = "0";
   Features f = test::lavapipe_features();
   SpirvOutput bf = gemm_module(f, bf16, scalar_copies);
   test::check_valid(bf);
@@ -115,7 +115,8 @@ TEST_CASE(
   });
   Features big = test::lavapipe_features();
   big.max_shared_bytes = 1 << 20;
-  Function lowered = PassManager(gpu_pipeline()).run(k.build().function(), target_info(big, "test", false));
+  Function lowered =
+      PassManager(vulkan_pipeline({})).run(k.build().function(), target_info(big, "test", false));
   CHECK(print(lowered).find("shared F: f32[64, 64] from_fragment") != std::string::npos);
   CHECK(print(parse_function(print(lowered))) == print(lowered));
   Features small = test::lavapipe_features();  // 32 KiB: S and F need 16 KiB each, the rest more

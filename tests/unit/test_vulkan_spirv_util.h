@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_pass_test_util.h"  // contains(), and IR helpers
 #include "spirv/spirv_defs.h"
 #include "spirv_codegen.h"
 
@@ -69,10 +70,6 @@ inline std::vector<uint32_t> opcodes(const std::vector<uint32_t>& words) {
 inline int count_opcode(const std::vector<uint32_t>& words, uint32_t op) {
   auto ops = opcodes(words);
   return int(std::count(ops.begin(), ops.end(), op));
-}
-
-inline bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// spirv-val (Vulkan 1.3 rules) accepts the module; prints the disassembly when it does not.

@@ -11,9 +11,9 @@
 
 #include "test_vulkan_spirv_util.h"
 #include "tilegen/passes/bind_sizes.h"
-#include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
+#include "vulkan_pipeline.h"
 
 using namespace tg;
 using namespace tg::vulkan;
@@ -33,7 +33,7 @@ SpirvOutput gemm_module(const Features& features, int64_t n, samples::Params ext
   samples::Params p = samples::resolve(gemm_sample(), extra);
   Function f = gemm_sample().build(p, f16).function();
   Function b = bind_sizes(f, infer_sizes(f, {{n, n}, {n, n}, {n, n}}));
-  PassManager pm(gpu_pipeline());
+  PassManager pm(vulkan_pipeline({}));
   return emit_spirv(pm.run(b, target_info(features, "test", false)), features);
 }
 

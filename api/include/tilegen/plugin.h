@@ -26,7 +26,7 @@ namespace tg {
 // 5: CompileOptions::sizes, and pipeline() begins with bind_sizes_pass(opt.sizes).
 // 6: param_keys() returns ParamKeys (values, default, environment variable), not names.
 // 7: ir::BufferNode gained placed_offset/placed_bytes (place_shared_memory); ir::Prefetch, and
-//    ir::Gemm gained its per-step hints (insert_prefetches).
+//    ir::Gemm gained its per-step hints (insert_prefetches); ir::Hold (hold_accumulators).
 inline constexpr uint32_t kPluginAbiVersion = 7;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of

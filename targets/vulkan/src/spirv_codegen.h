@@ -80,13 +80,11 @@ struct SpirvOutput {
   bool uses_coopmat = false;
 };
 
-/// The code generator's fast paths, each on unless switched off to measure it alone (the vulkan
-/// target's CompileOptions params vector_copies, pad_rows, prefetch, double_buffer).
+/// The code generator's fast paths, on unless switched off to measure them alone (the vulkan
+/// target's CompileOptions param vector_copies; pad_rows, prefetch and double_buffer switch
+/// passes, vulkan_pipeline.h).
 struct FastPaths {
-  bool vector_copies = true;  // 16-byte global → shared copies
-  bool pad_rows = true;       // shared rows padded against bank conflicts
-  bool prefetch = true;       // the next tile's global loads issued before this tile's gemm
-  bool double_buffer = true;  // prefetched tiles in two shared slots, one barrier a step
+  bool vector_copies = true;  // 16-byte copies between tensors, shared tiles and registers
 };
 
 /// The lowered Function (gpu_pipeline() output for target_info(f)) → one SPIR-V module (1.6,

@@ -1,5 +1,6 @@
-// The `vulkan` target: the shared GPU pipeline, SPIR-V words from the project's own module
-// builder (spirv/), and Vulkan 1.3 compute through the loader opened by dlopen (runtime/).
+// The `vulkan` target: the shared GPU pipeline and the target's own passes (vulkan_pipeline.h,
+// passes/), SPIR-V words from the project's own module builder (spirv/), and Vulkan 1.3 compute
+// through the loader opened by dlopen (runtime/).
 // Built from the interp target's model (api/src/interp_target.cpp), hook by hook.
 #include <cstring>
 #include <mutex>
@@ -7,36 +8,12 @@
 #include "runtime/vk_context.h"
 #include "runtime/vk_physical_device.h"
 #include "spirv_codegen.h"
-#include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/plugin.h"
+#include "vulkan_pipeline.h"
 
 namespace tg::vulkan {
 
 namespace {
-
-// The params (plugin.h's ParamKey): the cooperative-matrix path, and the code generator's fast
-// paths one by one, for measuring each (FastPaths). The environment variables are defaults the
-// runtime reads into the params, never read here.
-const ParamKey kCoopmat =
-    ParamKey::on_off("coopmat", true, "TILEGEN_VULKAN_COOPMAT",
-                     "cooperative-matrix gemm where the device has it; 0: the plain path");
-const ParamKey kVectorCopies =
-    ParamKey::on_off("vector_copies", true, "TILEGEN_VULKAN_VECTOR", "16-byte global-to-shared copies");
-const ParamKey kPadRows =
-    ParamKey::on_off("pad_rows", true, "TILEGEN_VULKAN_PAD", "shared rows padded against bank conflicts");
-const ParamKey kPrefetch = ParamKey::on_off("prefetch", true, "TILEGEN_VULKAN_PREFETCH",
-                                            "the next tile's loads issued before the gemm");
-const ParamKey kDoubleBuffer = ParamKey::on_off("double_buffer", true, "TILEGEN_VULKAN_DOUBLE",
-                                                "prefetched tiles in two shared slots, one barrier a step");
-
-FastPaths fast_paths(const CompileOptions& opt) {
-  FastPaths p;
-  p.vector_copies = param_on(opt, kVectorCopies);
-  p.pad_rows = param_on(opt, kPadRows);
-  p.prefetch = param_on(opt, kPrefetch);
-  p.double_buffer = param_on(opt, kDoubleBuffer);
-  return p;
-}
 
 class VulkanPlugin final : public TargetPlugin {
  public:
@@ -52,23 +29,14 @@ class VulkanPlugin final : public TargetPlugin {
     return probe_devices(&devices_);
   }
 
-  std::vector<ParamKey> param_keys() const override {
-    return {kCoopmat, kVectorCopies, kPadRows, kPrefetch, kDoubleBuffer};
-  }
+  // coopmat, vector_copies, pad_rows, prefetch, double_buffer (vulkan_pipeline.h).
+  std::vector<ParamKey> param_keys() const override { return vulkan_param_keys(); }
 
-  // The shared GPU pipeline (docs/passes.md lists it); TargetInfo: warp_size = subgroup size,
-  // matrix_units = coopmat shapes. With coopmat=0 every pass sees the device without them, as
-  // codegen does: gemms lower to the plain path.
+  // The shared GPU pipeline, then this target's passes (vulkan_pipeline.h; docs/passes.md lists
+  // it); TargetInfo: warp_size = subgroup size, matrix_units = coopmat shapes. With coopmat=0
+  // every pass sees the device without them, as codegen does: gemms lower to the plain path.
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
-    std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
-    if (!param_on(opt, kCoopmat))
-      for (PassEntry& p : passes)
-        p.run = [run = std::move(p.run)](const Function& f, const TargetInfo& info) {
-          TargetInfo plain = info;
-          plain.matrix_units.clear();
-          return run(f, plain);
-        };
-    return passes;
+    return vulkan_pipeline(opt);
   }
 
   // Lowered IR → SPIR-V words (binary) and their disassembly (source); entry lists the entry
@@ -76,9 +44,7 @@ class VulkanPlugin final : public TargetPlugin {
   //   kernel grid(4, 4) threads(128) { ... }  →  OpEntryPoint GLCompute %main "gemm_k0" ...
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
     TargetInfo target = opt.arch.empty() ? info : info_for_arch(opt.arch);
-    Features features = parse_arch(target.arch);
-    if (!param_on(opt, kCoopmat)) features.coopmat_units.clear();
-    SpirvOutput out = emit_spirv(lowered, features, fast_paths(opt));
+    SpirvOutput out = emit_spirv(lowered, device_features(target, opt), fast_paths(opt));
     Artifact a;
     a.source = std::move(out.text);
     a.binary.resize(out.words.size() * 4);

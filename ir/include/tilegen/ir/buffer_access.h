@@ -24,7 +24,8 @@ inline bool is_write(BufferAccess a) { return a != BufferAccess::Read; }
 /// and Copy's destination: Write. Copy's source, Gemm's and Mma's A and B, Reduce's source:
 /// Read. Atomic, Gemm's C, Mma's C and Reduce's destination: ReadWrite — the last two also
 /// when they clear first, since a target may lower the clear as a write followed by the
-/// accumulation. A subclass may override other visits too (to track loops), calling these.
+/// accumulation. Hold: ReadWrite of its buffer (moved into the unit's registers and back),
+/// then its body. A subclass may override other visits too (to track loops), calling these.
 class BufferAccessVisitor : public IRVisitor {
  public:
   virtual void access(const Buffer& b, BufferAccess how) = 0;
@@ -39,6 +40,7 @@ class BufferAccessVisitor : public IRVisitor {
   void visit(const ir::Reduce* op) override;
   void visit(const ir::Mma* op) override;
   void visit(const ir::LdMatrix* op) override;  // reads src's rows, writes the registers
+  void visit(const ir::Hold* op) override;
 
  private:
   void multiply_accumulate(const Buffer& a, const Buffer& b, const Buffer& c);

@@ -45,7 +45,7 @@ namespace ir {
 // clang-format off
 enum class StmtKind : uint8_t {
   Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix,
-  Prefetch
+  Prefetch, Hold
 };
 // clang-format on
 
@@ -237,6 +237,21 @@ struct Prefetch : StmtNode {
   bool write = false;
   int locality = 3;
   Prefetch(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `hold C as "unit" { body }`: while body runs, each group of the unit's group_size
+/// consecutive threads keeps the Local accumulator C in the unit's own registers, which the lanes
+/// cannot address (SPIR-V cooperative matrices): unit tile t is elements [t·c_regs, (t+1)·c_regs)
+/// of every lane of the group. The elements move in when the group enters and back when it
+/// leaves, unchanged (C's dtype is the unit's C type). Inside body, C is only the C operand of
+/// Mmas of `unit`, at offsets that are multiples of c_regs. Collective over each group: its
+/// lanes enter and leave together.
+struct Hold : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::Hold;
+  Buffer buffer;
+  std::string unit;
+  Stmt body;
+  Hold(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 }  // namespace ir

@@ -45,6 +45,7 @@ class IRVisitor {
   virtual void visit(const ir::AsyncWait*) {}
   virtual void visit(const ir::LdMatrix* op);
   virtual void visit(const ir::Prefetch* op);
+  virtual void visit(const ir::Hold* op);
   virtual void visit(const ir::Seq* op);
   virtual void visit(const ir::Mma* op);
 };
@@ -86,6 +87,7 @@ class IRMutator {
   virtual Stmt visit(const ir::AsyncWait* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::LdMatrix* op, const Stmt& self);
   virtual Stmt visit(const ir::Prefetch* op, const Stmt& self);
+  virtual Stmt visit(const ir::Hold* op, const Stmt& self);
   virtual Stmt visit(const ir::Seq* op, const Stmt& self);
   virtual Stmt visit(const ir::Mma* op, const Stmt& self);
 

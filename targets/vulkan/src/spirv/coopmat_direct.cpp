@@ -63,9 +63,12 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
   const auto* st = s.as<ir::Store>();
   if (loops.empty() || !st || st->buffer.get() != regs || st->indices.size() != 1) return std::nullopt;
   const auto* ld = st->value.as<ir::Load>();
-  if (!ld || ld->buffer->scope != Scope::Shared || ld->buffer->shape.size() != 2 ||
-      ld->buffer->dtype != type || regs->dtype != type || ld->indices.size() != 2)
+  if (!ld || ld->buffer->scope != Scope::Shared || ld->buffer->shape.size() < 2 ||
+      ld->buffer->dtype != type || regs->dtype != type || ld->indices.size() != ld->buffer->shape.size())
     return std::nullopt;
+  // rows and columns are the last two dimensions; leading ones (a double-buffered tile's slot)
+  // must be the same for every lane and register
+  const std::size_t rank = ld->indices.size(), row_dim = rank - 2, col_dim = rank - 1;
   // store index = Σ coeff·var over the nest, a mixed radix covering regs exactly
   LinearForm idx = linear_form(simplify_expr(st->indices[0]));
   if (idx.constant != 0 || idx.terms.size() != loops.size()) return std::nullopt;
@@ -88,14 +91,15 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
     radix *= d.extent;
     boundary = boundary || radix == unit_regs;
   }
-  std::optional<int64_t> n = ld->buffer->shape[0].as_int(), row_len = ld->buffer->shape[1].as_int();
+  std::optional<int64_t> n = ld->buffer->shape[row_dim].as_int(),
+                         row_len = ld->buffer->shape[col_dim].as_int();
   auto numel = regs->shape.size() == 1 ? regs->shape[0].as_int() : std::nullopt;
   if (!boundary || !numel || radix != *numel || !n || !row_len) return std::nullopt;
   // the lane and the values uniform over the subgroup: warp = tx / 32, loop and block variables
   const ir::VarNode* tx = k_.thread_var.node();
   const ir::VarNode* lane = nullptr;
-  std::set<const ir::VarNode*> vars = vars_in(ld->indices[0]);
-  vars.merge(vars_in(ld->indices[1]));
+  std::set<const ir::VarNode*> vars;
+  for (const Expr& e : ld->indices) vars.merge(vars_in(e));
   for (const ir::VarNode* v : vars) {
     bool nest_var =
         std::any_of(digits.begin(), digits.end(), [&](const Digit& d) { return d.var.node() == v; });
@@ -117,20 +121,27 @@ std::optional<KernelLowering::DirectTile> KernelLowering::prove_direct(const Stm
     if (lane_const) map.push_back({lets_.at(lane).first, Expr(int(L))});
     return simplify_expr(substitute(e, map));
   };
-  Expr row0 = element(ld->indices[0], 0, 0, true), col0 = element(ld->indices[1], 0, 0, true);
+  std::vector<Expr> first;  // lane 0's register 0
+  for (const Expr& e : ld->indices) first.push_back(element(e, 0, 0, true));
+  const Expr& row0 = first[row_dim];
+  const Expr& col0 = first[col_dim];
   for (int64_t L = 0; L < 32; ++L)
     for (int64_t r = 0; r < unit_regs; ++r) {
       int64_t e = L * unit_regs + r;
-      LinearForm dr = linear_difference(element(ld->indices[0], L, r, true), row0, -(e / cols));
-      LinearForm dc = linear_difference(element(ld->indices[1], L, r, true), col0, -(e % cols));
-      if (!dr.is_constant() || dr.constant != 0 || !dc.is_constant() || dc.constant != 0) return std::nullopt;
+      for (std::size_t d = 0; d < rank; ++d) {
+        const int64_t k = d == row_dim ? -(e / cols) : d == col_dim ? -(e % cols) : 0;
+        LinearForm diff = linear_difference(element(ld->indices[d], L, r, true), first[d], k);
+        if (!diff.is_constant() || diff.constant != 0) return std::nullopt;
+      }
     }
   // 16-byte alignment of the tile's start and rows (the Vulkan rule for coopmat loads), in the
   // tile's storage: its rows may be padded (declare_buffers)
   const int64_t per16 = 16 / std::max(1, type.bits() / 8);
-  std::optional<int64_t> pitch = storage_of(ld->buffer.get(), ld->loc).strides[0].as_int();
+  const std::vector<Expr>& strides = storage_of(ld->buffer.get(), ld->loc).strides;
+  std::optional<int64_t> pitch = strides[row_dim].as_int();
   if (!pitch || *pitch < *row_len) return std::nullopt;
   Expr flat = row0 * Expr(int(*pitch)) + col0;
+  for (std::size_t d = 0; d < row_dim; ++d) flat = flat + first[d] * strides[d];
   if (*pitch % per16 != 0 || !is_multiple_of(flat, per16)) return std::nullopt;
   return DirectTile{ld->buffer.get(), flat, uint32_t(*pitch)};
 }

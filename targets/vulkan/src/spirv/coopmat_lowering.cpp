@@ -135,12 +135,10 @@ void KernelLowering::mma(const ir::Mma& op) {
   uint32_t mats[3];
   uint32_t resident_ptr = 0;
   if (resident && !resident->tiles.empty()) {  // a variable per tile: the offset is constant here
-    std::optional<int64_t> c = constant_value(op.c.offset);
+    std::optional<int64_t> c = constant_offset(op.c.offset);
     if (!c || *c < 0 || *c / resident->regs >= resident->units)
-      throw Error(
-          "internal: the accumulator offset of this mma is not a constant tile once unrolled; "
-          "report this kernel",
-          op.loc);
+      throw Error("internal: the accumulator offset of this mma is not a constant tile; report this kernel",
+                  op.loc);
     resident_ptr = resident->tiles[size_t(*c / resident->regs)];
     mats[2] = m.op(spv::OpLoad, resident->type, {resident_ptr});
   } else if (resident) {  // C[offset .. offset+regs) is unit tile offset / regs of the accumulator
@@ -151,13 +149,11 @@ void KernelLowering::mma(const ir::Mma& op) {
   for (int i = 0; i < staged; ++i) {
     Operand& o = ops[i];
     uint32_t type = m.type_cooperative_matrix(o.component, spv::ScopeSubgroup, o.rows, o.cols, o.use);
-    if (direct[i]) {  // inside an unrolled nest, each tile is loaded once
-      std::string key = unroll_depth_ > 0
-                            ? std::string(role[i]) +
-                                  std::to_string(reinterpret_cast<uintptr_t>(direct[i]->shared)) + ":" +
-                                  print(unrolled(direct[i]->flat))
-                            : "";
-      if (auto c = coopmat_loads_.find(key); !key.empty() && c != coopmat_loads_.end()) {
+    if (direct[i]) {  // in a run of consecutive Mmas, each tile is loaded once
+      const std::string key = op.unit + ":" + role[i] + ":" +
+                              std::to_string(reinterpret_cast<uintptr_t>(direct[i]->shared)) + ":" +
+                              print(direct[i]->flat);
+      if (auto c = coopmat_loads_.find(key); c != coopmat_loads_.end()) {
         mats[i] = c->second;
         continue;
       }
@@ -167,7 +163,7 @@ void KernelLowering::mma(const ir::Mma& op) {
       mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,
                      {vector ? vector_pointer(sh, flat) : element_pointer(sh, flat), m.u32(spv::RowMajorKHR),
                       m.u32(vector ? direct[i]->stride / 8 : direct[i]->stride), nonprivate});
-      if (!key.empty()) coopmat_loads_[key] = mats[i];
+      coopmat_loads_[key] = mats[i];
       continue;
     }
     mats[i] = m.op(spv::OpCooperativeMatrixLoadKHR, type,

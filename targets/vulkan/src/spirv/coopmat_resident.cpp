@@ -1,154 +1,89 @@
-// Accumulators that stay cooperative matrices across a region (the K loop of a gemm): a Local
-// buffer C_local whose every access inside a statement S is the C operand of an Mma on one
-// coopmat unit is held, while S runs, as an array of OpTypeCooperativeMatrixKHR Function
-// variables, one per unit tile (C_local[u·regs .. u·regs+regs) ↔ tile u):
+// Accumulators held as cooperative matrices (ir::Hold, made by the pass hold_accumulators): a
+// Local buffer C_local is, while the hold's body runs, an array of OpTypeCooperativeMatrixKHR
+// Function variables, one per unit tile (C_local[u·regs .. u·regs+regs) ↔ tile u):
 //
-//   for mi, ni, r: C_local[mi*32 + ni*8 + r] = 0.0        ; per lane, as before
-//   for ko in serial(0 +: 8) { ...                         ; S: only Mma C operands of C_local
-//     mma "coopmat_16x16x16_f16_f32" a=..., b=..., c=C_local[mi*32 + ni*8] }
-//   C[...] = cast<f16>(C_local[...])                       ; per lane, as before
+//   hold C_local as "coopmat_16x16x16_f16_f32" {
+//     for ko in serial(0 +: 8) { ... mma "coopmat_16x16x16_f16_f32" a=..., b=..., c=C_local[0] ... }
+//   }
 // becomes
-//   (per lane) C_local = 0
 //   for u < 16: stage C_local[u*8 .. u*8+8) in the model layout; acc[u] = OpCooperativeMatrixLoadKHR
-//   loop ko { ... acc[(mi*32 + ni*8) / 8] = OpCooperativeMatrixMulAddKHR a b acc[...] }
+//   loop ko { ... acc[0] = OpCooperativeMatrixMulAddKHR a b acc[0] ... }
 //   for u < 16: OpCooperativeMatrixStoreKHR acc[u] to the staging tile; lanes read C_local[u*8 + r]
-// So the staging of C happens once a region instead of once an Mma, and the model layout holds
-// wherever lanes touch elements. Buffers or statements that do not fit keep the per-Mma form.
-// Where every C offset is constant once the loop nest around its Mma is unrolled (constant
-// bounds, ≤ kMaxUnrolled iterations), acc is not an array but one variable per tile
-// (acc_0 .. acc_15) and the nest is unrolled, so no matrix is ever indexed dynamically (which
+// So the staging of C happens once a hold instead of once an Mma. Where every Mma's C offset in
+// the buffer's holds is a constant (the pass unrolled the loops around them), acc is not an array
+// but one variable per tile (acc_0 .. acc_15), so no matrix is ever indexed dynamically (which
 // would put the accumulators in local memory on NVIDIA).
 #include <algorithm>
-#include <set>
 
 #include "spirv/kernel_lowering_internal.h"
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 
 namespace tg::vulkan {
 
 namespace {
 
-// Per buffer: Mma C operand uses, and every other reference (loads, stores, atomics, A/B).
-struct Uses : IRVisitor {
-  std::map<const ir::BufferNode*, int> mma_c, other;
-  std::map<const ir::BufferNode*, std::vector<const ir::Mma*>> mmas;
-  void visit(const ir::Load* op) override {
-    other[op->buffer.get()]++;
+// Per held buffer: whether every Mma accumulating into it inside its holds has a constant offset.
+struct HeldOffsets : IRVisitor {
+  std::map<const ir::BufferNode*, bool> constant;
+  std::map<const ir::BufferNode*, int> held;
+  void visit(const ir::Hold* op) override {
+    constant.emplace(op->buffer.get(), true);
+    ++held[op->buffer.get()];
     IRVisitor::visit(op);
-  }
-  void visit(const ir::Store* op) override {
-    other[op->buffer.get()]++;
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Atomic* op) override {
-    other[op->buffer.get()]++;
-    IRVisitor::visit(op);
+    --held[op->buffer.get()];
   }
   void visit(const ir::Mma* op) override {
-    other[op->a.buffer.get()]++;
-    other[op->b.buffer.get()]++;
-    mma_c[op->c.buffer.get()]++;
-    mmas[op->c.buffer.get()].push_back(op);
-    visit_expr(op->a.offset);
-    visit_expr(op->b.offset);
-    visit_expr(op->c.offset);
+    if (held[op->c.buffer.get()] && !constant_offset(op->c.offset)) constant[op->c.buffer.get()] = false;
   }
 };
-
-// Unrolling a nest of more iterations than this is not worth the code size.
-constexpr int64_t kMaxUnrolled = 64;
-
-// Whether every Mma on b has a C offset that depends only on the variables of the loops
-// directly around it (each loop's body the next loop or the Mma), of constant bounds and at
-// most kMaxUnrolled iterations in all: then unrolling that nest makes every index constant.
-//   for mi in unrolled(0 +: 4) { for ni in unrolled(0 +: 4) { mma ... c=C_local[mi*32 + ni*8] } }
-struct ConstantNests : IRVisitor {
-  explicit ConstantNests(const ir::BufferNode* buffer) : b(buffer) {}
-  const ir::BufferNode* b;
-  bool ok = true;
-  std::vector<const ir::For*> stack;
-  void visit(const ir::For* op) override {
-    stack.push_back(op);
-    IRVisitor::visit(op);
-    stack.pop_back();
-  }
-  void visit(const ir::Mma* op) override {
-    if (op->c.buffer.get() != b) return;
-    std::set<const ir::VarNode*> chain;
-    int64_t trips = 1;
-    const ir::StmtNode* child = op;
-    for (auto it = stack.rbegin(); it != stack.rend() && (*it)->body.get() == child; ++it) {
-      std::optional<int64_t> n = (*it)->extent.as_int();
-      if (!(*it)->min.as_int() || !n || (*it)->for_kind == ForKind::Parallel) break;
-      trips *= std::max<int64_t>(*n, 1);
-      chain.insert((*it)->var.node());
-      child = *it;
-    }
-    for (const ir::VarNode* v : vars_in(op->c.offset)) ok = ok && chain.count(v);
-    ok = ok && trips <= kMaxUnrolled;
-  }
-};
-
-// The outermost statements under s (through Seq, Let and For bodies) that use b only as Mma C
-// operands: loops, or several Mmas.
-void find_regions(const Stmt& s, const ir::BufferNode* b,
-                  std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>>* regions) {
-  if (!s) return;
-  Uses u;
-  u.visit_stmt(s);
-  if (!u.mma_c[b]) return;
-  if (!u.other[b]) {  // a lone Mma gains nothing from the round trip: keep the per-Mma form
-    if (u.mma_c[b] > 1 || s.as<ir::For>()) (*regions)[s.get()].push_back(b);
-    return;
-  }
-  if (const auto* seq = s.as<ir::Seq>())
-    for (const Stmt& x : seq->stmts) find_regions(x, b, regions);
-  else if (const auto* let = s.as<ir::Let>())
-    find_regions(let->body, b, regions);
-  else if (const auto* loop = s.as<ir::For>())
-    find_regions(loop->body, b, regions);
-}
 
 }  // namespace
 
-// A Local buffer qualifies when every Mma with it as C uses one device coopmat unit whose C type
-// is the buffer's dtype (so the round trip through the matrix is exact), at offsets that are
-// multiples of the unit's registers a lane, and the buffer is whole unit tiles.
-void KernelLowering::plan_resident_accumulators() {
-  if (M.features.subgroup_size != 32 || k_.threads % 32 != 0) return;
-  Uses all;
-  all.visit_stmt(k_.body);
-  const auto& device_units = M.features.coopmat_units;
+std::optional<int64_t> constant_offset(const Expr& offset) { return simplify_expr(offset).as_int(); }
+
+// Function variables for each held buffer: one per unit tile where every offset is constant,
+// else an array of matrices.
+void KernelLowering::plan_holds() {
+  HeldOffsets scan;
+  scan.visit_stmt(k_.body);
   for (const Buffer& buf : k_.buffers) {
+    auto found = scan.constant.find(buf.get());
+    if (found == scan.constant.end()) continue;
     const ir::BufferNode* node = buf.get();
-    auto found = all.mmas.find(node);
-    if (node->scope != Scope::Local || found == all.mmas.end() || node->shape.size() != 1) continue;
-    const std::vector<const ir::Mma*>& mmas = found->second;
-    const MatrixUnit* u = find_matrix_unit(mmas.front()->unit);
-    if (!u || u->family != "coopmat" || node->dtype != u->c_type ||
-        std::find(device_units.begin(), device_units.end(), u->name) == device_units.end())
-      continue;
-    const int64_t regs = u->c_regs();
-    bool ok = regs > 0 && buffers_.at(node).form == BufferStorage::Form::Value;
-    for (const ir::Mma* op : mmas) ok = ok && op->unit == u->name && is_multiple_of(op->c.offset, regs);
-    std::optional<int64_t> n = buf.const_numel();
-    if (!ok || !n || *n % regs != 0) continue;
-    std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> regions;
-    find_regions(k_.body, node, &regions);
-    if (regions.empty()) continue;
+    // the unit of the buffer's holds (the verifier requires one per buffer's Mmas inside each)
+    struct FirstHold : IRVisitor {
+      const ir::BufferNode* b;
+      const ir::Hold* found = nullptr;
+      void visit(const ir::Hold* op) override {
+        if (op->buffer.get() == b && !found) found = op;
+        IRVisitor::visit(op);
+      }
+    } first;
+    first.b = node;
+    first.visit_stmt(k_.body);
+    const MatrixUnit* u = find_matrix_unit(first.found->unit);
+    const auto& units = M.features.coopmat_units;
+    if (!u || u->family != "coopmat" || M.features.subgroup_size != 32 || k_.threads % 32 != 0 ||
+        std::find(units.begin(), units.end(), u->name) == units.end())
+      throw Error(
+          "hold " + node->name + " as " + first.found->unit +
+              ": this Vulkan device has no such cooperative matrix at subgroup size 32 (or the kernel's "
+              "threads are not whole subgroups); run hold_accumulators with the device's own features",
+          first.found->loc);
+    if (buffers_.at(node).form != BufferStorage::Form::Value)
+      throw Error(
+          "internal: the held accumulator " + node->name + " is not stored as values; report this kernel",
+          first.found->loc);
     Resident r;
     r.unit = u;
-    r.regs = uint32_t(regs);
-    r.units = uint32_t(*n / regs);
+    r.regs = uint32_t(u->c_regs());
+    r.units = uint32_t(*buf.const_numel() / u->c_regs());
     r.component = coopmat_component(u->c_type, k_.loc);
     r.type = m.type_cooperative_matrix(r.component, spv::ScopeSubgroup, uint32_t(u->m), uint32_t(u->n),
                                        spv::MatrixAccumulator);
     r.element_ptr = m.type_pointer(spv::SCFunction, r.type);
-    ConstantNests nests(node);
-    nests.visit_stmt(k_.body);
-    if (nests.ok) {
+    if (found->second) {
       for (uint32_t t = 0; t < r.units; ++t) {
         r.tiles.push_back(m.function_variable(r.element_ptr));
         m.name(r.tiles.back(), node->name + "_coopmat_" + std::to_string(t));
@@ -158,8 +93,6 @@ void KernelLowering::plan_resident_accumulators() {
       m.name(r.var, node->name + "_coopmat");
     }
     resident_[node] = r;
-    for (auto& [stmt_node, bufs] : regions)
-      resident_regions_[stmt_node].insert(resident_regions_[stmt_node].end(), bufs.begin(), bufs.end());
   }
 }
 
@@ -217,56 +150,15 @@ uint32_t KernelLowering::resident_tile(const Resident& r, uint32_t t) {
   return r.tiles.empty() ? m.op(spv::OpAccessChain, r.element_ptr, {r.var, c_i32(t)}) : r.tiles.at(t);
 }
 
-Expr KernelLowering::unrolled(const Expr& e) const {
-  std::vector<std::pair<Var, Expr>> map;
-  for (const auto& [node, v] : const_vars_) map.push_back({v.first, Expr(int(v.second))});
-  return simplify_expr(map.empty() ? e : substitute(e, map));
-}
-
-std::optional<int64_t> KernelLowering::constant_value(const Expr& e) const { return unrolled(e).as_int(); }
-
-// A loop nest around one Mma whose accumulator has a variable per unit tile, emitted once per
-// iteration with the loop variables constant, so that each Mma names its tile's variable:
-//   for mi in unrolled(0 +: 4) { for ni in unrolled(0 +: 4) { mma ... c=C_local[mi*32 + ni*8] } }
-// becomes 16 Mmas on C_local_coopmat_0 .. C_local_coopmat_15. A and B tiles loaded straight
-// from Shared are loaded once in the nest and reused (nothing in the nest writes Shared).
-bool KernelLowering::unroll_mma_nest(const ir::For& op) {
-  int64_t trips = 1;
-  const ir::For* f = &op;
-  for (;;) {
-    std::optional<int64_t> n = f->extent.as_int();
-    if (!f->min.as_int() || !n || f->for_kind == ForKind::Parallel) return false;
-    trips *= std::max<int64_t>(*n, 1);
-    const auto* inner = f->body.as<ir::For>();
-    if (!inner) break;
-    f = inner;
-  }
-  const auto* mma_op = f->body.as<ir::Mma>();
-  if (!mma_op || trips > kMaxUnrolled) return false;
-  auto it = resident_.find(mma_op->c.buffer.get());
-  if (it == resident_.end() || !it->second.active || it->second.tiles.empty()) return false;
-  ++unroll_depth_;
-  const int64_t lo = *op.min.as_int();
-  for (int64_t i = lo; i < lo + *op.extent.as_int(); ++i) {
-    const_vars_[op.var.node()] = {op.var, i};
-    stmt(op.body);
-  }
-  const_vars_.erase(op.var.node());
-  if (--unroll_depth_ == 0) coopmat_loads_.clear();
-  return true;
-}
-
-// S with its accumulators held as matrices: loaded before, stored back after.
-void KernelLowering::resident_region(const Stmt& s, const std::vector<const ir::BufferNode*>& bufs) {
-  for (const ir::BufferNode* b : bufs) {
-    sync_resident(b, resident_.at(b), true, s->loc);
-    resident_.at(b).active = true;
-  }
-  stmt(s);
-  for (const ir::BufferNode* b : bufs) {
-    resident_.at(b).active = false;
-    sync_resident(b, resident_.at(b), false, s->loc);
-  }
+// The hold's body with its accumulator held as matrices: loaded before, stored back after.
+void KernelLowering::hold(const ir::Hold& op) {
+  Resident& r = resident_.at(op.buffer.get());
+  if (r.active) throw Error("hold of " + op.buffer->name + " inside a hold of " + op.buffer->name, op.loc);
+  sync_resident(op.buffer.get(), r, true, op.loc);
+  r.active = true;
+  stmt(op.body);
+  r.active = false;
+  sync_resident(op.buffer.get(), r, false, op.loc);
 }
 
 }  // namespace tg::vulkan

@@ -56,12 +56,10 @@ ModuleLowering::ModuleLowering(ModuleBuilder& mb, const Function& fn, const Feat
   if (const Param* record = find_access_record(f)) scan.written.insert(record->buffer.get());
   written_tensors = scan.written;
   vector_copies = paths.vector_copies;
-  pad_rows = paths.pad_rows;
-  prefetch = paths.prefetch;
-  double_buffer = paths.double_buffer;
   declare_tensors();
-  for (auto& [node, b] : tensors)
-    if (!scan.written.count(node)) m.decorate(b.variable, spv::DecNonWritable);
+  for (const Param& p : f.params)  // in parameter order: the module's words never depend on addresses
+    if (p.kind == Param::Kind::Tensor && !scan.written.count(p.buffer.get()))
+      m.decorate(tensors.at(p.buffer.get()).variable, spv::DecNonWritable);
   declare_push_constants();
   uint32_t v3 = m.type_vector(t_u32, 3);
   workgroup_id_var = m.global_variable(m.type_pointer(spv::SCInput, v3), spv::SCInput);

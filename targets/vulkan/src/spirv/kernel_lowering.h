@@ -36,7 +36,7 @@ struct BufferStorage {
     Narrow,     // a 16- or 8-bit format in a tensor (f16, bf16 bits, i16, i8, u8, fp8 bits, bool bytes)
     FloatBits,  // f32 held as its int32 bits, so compare-and-swap loops can update it
     Packed,     // two 4-bit elements a byte (int4, uint4, fp4)
-    Vector,     // 16-bit elements 8 a uvec4: tiles stored only by 16-byte copies (vector_copy.cpp)
+    Vector,     // 16-bit elements 8 a uvec4: buffers only 16-byte copies store (vector_copy.cpp)
   };
   uint32_t variable = 0;
   uint32_t storage_class = 0;
@@ -47,8 +47,7 @@ struct BufferStorage {
   bool tensor = false;           // a Block struct around a runtime array: access chains start with 0
   std::vector<Expr> strides;     // element strides, row-major (Shared tiles: rows may be padded)
   uint32_t vector_variable = 0;  // tensors: the same binding seen as uvec4s, made on first use
-  uint32_t slot_vec4s = 0;       // a Vector-form tile in two slots: uvec4s a slot (else 0)
-  uint32_t slot_offset = 0;      // ... and the i32 value of the slot being read, in uvec4s
+  std::vector<uint32_t> registers;  // Vector-form Local registers: one uvec4 Function variable each
   bool wide_index = false;       // 64-bit element indices (2^31 elements or more)
 };
 
@@ -74,7 +73,7 @@ class ModuleLowering {
   bool coopmat_used = false;
   std::set<const ir::BufferNode*> written_tensors;  // tensors some statement stores to
   /// The fast paths, switched off one by one to measure them (FastPaths, from CompileOptions params).
-  bool vector_copies = true, pad_rows = true, prefetch = true, double_buffer = true;
+  bool vector_copies = true;
 
   /// The tensor's binding as a runtime array of uvec4 (an aliasing variable at the same set and
   /// binding), for 16-byte loads; its id, declared on first use.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "spirv/kernel_lowering.h"
+#include "tile_storage.h"
 #include "tilegen/ir/matrix_unit.h"
 
 namespace tg::vulkan {
@@ -39,41 +40,19 @@ class KernelLowering {
   uint32_t c_i32(int64_t v) { return m.constant_int(M.t_i32, v); }
   uint32_t c_f32(double v) { return m.constant_float(M.t_f32, v); }
 
-  // ---- 16-byte copies and register prefetch (vector_copy.cpp)
-  /// A vectorized loop of 8 elements copying a Global 16-bit tensor to a Shared tile bit for bit,
-  /// both sides contiguous and 16-byte aligned; the indices are those of element 0.
-  struct GroupCopy {
-    const ir::BufferNode* dst = nullptr;
-    const ir::BufferNode* src = nullptr;
-    std::vector<Expr> dst_index, src_index;
-  };
-  std::optional<GroupCopy> match_group_copy(const ir::For& op) const;
-  /// The Shared tiles to hold in the Vector form: 16-bit, stored only by group copies.
+  // ---- 16-byte copies (vector_copy.cpp)
+  /// The Shared tiles and Local registers to hold in the Vector form (tile_storage.h), where
+  /// vector copies are on.
   std::set<const ir::BufferNode*> plan_vector_tiles() const;
-  /// Emits a group copy into a Vector-form tile as one uvec4 load and store; false otherwise.
+  /// Whether every group copy names the Local registers b by a constant index.
+  bool constant_registers(const ir::BufferNode* b) const;
+  /// Emits a group copy between a Narrow tensor and Vector-form buffers as one uvec4 load and
+  /// store; false, emitting nothing, otherwise.
   bool vector_copy(const ir::For& op);
-  /// One copy nest of a prefetched K loop: for it { let ... { <group copy> } }.
-  struct PrefetchNest {
-    const ir::For* outer = nullptr;
-    std::vector<std::pair<Var, Expr>> lets;
-    GroupCopy copy;
-    std::vector<uint32_t> regs;  // a uvec4 Function variable per iteration of `outer`
-  };
-  struct PrefetchPlan {
-    std::vector<PrefetchNest> nests;
-    std::size_t second_barrier = 0;  // index in the body of the barrier after the copy nests
-  };
-  std::optional<PrefetchPlan> match_prefetch(const ir::For& op) const;
-  /// The Vector-form tiles of prefetched K loops that can be held in two slots.
-  std::set<const ir::BufferNode*> plan_double_buffers(
-      const std::set<const ir::BufferNode*>& vector_tiles) const;
-  /// Emits a K loop whose leading copies are group copies with their next tile's loads issued
-  /// before the rest of the body (register prefetch), and with tiles in two slots one barrier an
-  /// iteration; false, emitting nothing, otherwise.
-  bool prefetch_loop(const ir::For& op);
-  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8), in a
-  /// two-slot tile plus `offset` uvec4s (the slot filled) or else b.slot_offset (the slot read).
-  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset = 0);
+  /// &b[flat / 8] as a pointer to uvec4 (flat: an i32 or i64 value, a multiple of 8).
+  uint32_t vector_pointer(const BufferStorage& b, uint32_t flat);
+  /// The uvec4 at element 0's indices of a group copy's side: a register variable, or a pointer.
+  uint32_t vector_pointer_at(const BufferStorage& b, const std::vector<Expr>& index);
   uint32_t vector_element(const BufferStorage& b, uint32_t flat);
 
   // ---- structured control flow helpers (kernel_lowering.cpp)
@@ -84,8 +63,9 @@ class KernelLowering {
 
   // ---- cooperative matrices (coopmat_lowering.cpp, coopmat_resident.cpp)
   void mma(const ir::Mma& op);
-  /// Finds the Local accumulators that can stay cooperative matrices across a region.
-  void plan_resident_accumulators();
+  /// The matrix variables of the accumulators that holds keep (ir::Hold).
+  void plan_holds();
+  void hold(const ir::Hold& op);
 
   ModuleLowering& M;
   ModuleBuilder& m;
@@ -102,6 +82,7 @@ class KernelLowering {
   uint32_t erf(uint32_t x);
 
   void stmt(const Stmt& s);
+  void statement(const Stmt& s);  // any but Mma
   void store(const ir::Store& op);
   void atomic(const ir::Atomic& op);
   void cas_loop(const BufferStorage& b, uint32_t ptr, uint32_t scope, AtomicOp op, uint32_t value);
@@ -115,27 +96,18 @@ class KernelLowering {
                            const std::string& fragment_names) const;
   void narrow_shared(DType t, BufferStorage* s);
   uint32_t scratch_base(const std::string& which, uint32_t component, uint32_t elements, uint32_t* ptr_type);
-  /// A Local accumulator held as one cooperative matrix per unit tile inside its regions.
+  /// A Local accumulator held as one cooperative matrix per unit tile inside its holds.
   struct Resident {
     const MatrixUnit* unit = nullptr;
     uint32_t var = 0, element_ptr = 0, type = 0, component = 0, units = 0, regs = 0;
-    bool active = false;  // lowering is inside one of its regions
+    bool active = false;  // lowering is inside one of its holds
     /// One Function variable per unit tile (instead of the array `var`) when every Mma's C
-    /// offset is constant once its loop nest is unrolled: no dynamic index, so registers.
+    /// offset in the holds is constant: no dynamic index, so registers.
     std::vector<uint32_t> tiles;
   };
   /// Pointer to unit tile t of a resident accumulator.
   uint32_t resident_tile(const Resident& r, uint32_t t);
-  /// Emits op, a loop nest around one Mma on a split accumulator, once per iteration with the
-  /// loop variables constant (coopmat_resident.cpp); false, emitting nothing, otherwise.
-  bool unroll_mma_nest(const ir::For& op);
-  /// e with the unrolled loop variables replaced and simplified, if that is a constant.
-  std::optional<int64_t> constant_value(const Expr& e) const;
-  /// e with the unrolled loop variables replaced, simplified.
-  Expr unrolled(const Expr& e) const;
-  std::map<const ir::VarNode*, std::pair<Var, int64_t>> const_vars_;  // unrolled loop variables
-  int unroll_depth_ = 0;
-  /// Direct A/B matrices already loaded in the unrolled nest being emitted, by tile.
+  /// Direct A/B matrices already loaded by the run of consecutive Mmas being emitted, by tile.
   std::map<std::string, uint32_t> coopmat_loads_;
   uint32_t coopmat_component(DType t, const SourceLoc& loc);
   /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
@@ -152,7 +124,6 @@ class KernelLowering {
   std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
   std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
   void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);
-  void resident_region(const Stmt& s, const std::vector<const ir::BufferNode*>& bufs);
 
   const ir::Kernel& k_;
   std::map<const ir::VarNode*, uint32_t> values_;           // lets, thread/block indices, scalars
@@ -165,13 +136,17 @@ class KernelLowering {
   };
   std::map<std::string, Scratch> scratch_;  // coopmat staging tiles by role and type
   std::map<const ir::BufferNode*, Resident> resident_;
-  std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>> resident_regions_;
   /// Iterations of the unrolled and vectorized loops around the statement being emitted, all
   /// multiplied: the copies of a body the driver will make (counted_loop bounds it).
   int64_t unrolled_copies_ = 1;
 
   friend class CoopmatLowering;
 };
+
+/// An Mma's C offset as a constant, where it simplifies to one.
+std::optional<int64_t> constant_offset(const Expr& offset);
+/// The flat element index of b[indices] in its storage, as an expression (lower_access.cpp).
+Expr flat_expr(const BufferStorage& b, const std::vector<Expr>& indices);
 
 template <typename Then, typename Else>
 void KernelLowering::if_else(uint32_t cond, Then then_fn, Else else_fn, bool has_else) {

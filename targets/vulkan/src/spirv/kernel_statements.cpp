@@ -45,7 +45,11 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
         m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpCompositeExtract, M.t_u32, {wg, uint32_t(d)})});
   values_[k_.thread_var.node()] =
       m.op(spv::OpBitcast, M.t_i32, {m.op(spv::OpLoad, M.t_u32, {M.local_index_var})});
-  for (auto& [var, member] : M.push_members) {
+  for (const Param& p : M.f.params) {  // in parameter order, not by address
+    if (p.kind == Param::Kind::Tensor) continue;
+    auto found = M.push_members.find(p.var.node());
+    if (found == M.push_members.end()) continue;
+    const auto& [var, member] = *found;
     uint32_t type = M.value_type(member.second, k_.loc);
     uint32_t ptr = m.op(spv::OpAccessChain, m.type_pointer(spv::SCPushConstant, type),
                         {M.push_var, c_i32(member.first)});
@@ -53,7 +57,7 @@ uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* in
     values_[var] = convert(v, member.second, var->dtype, var->loc);
   }
   declare_buffers();
-  plan_resident_accumulators();
+  plan_holds();
   stmt(k_.body);
   m.inst(spv::OpReturn, {});
   m.end_function();
@@ -79,53 +83,19 @@ void KernelLowering::declare_buffers() {
                   b->loc);
   }
   check_local_bytes();
-  // Rows of 16-byte-copied tiles padded by 16 bytes where a row is a multiple of 64 bytes: the
-  // rows a cooperative-matrix load reads together then start in different banks. Tiles of
-  // prefetched K loops get two slots (vector_copy.cpp). Either is dropped where it does not fit:
-  // first the second slots, then the padding.
-  const std::set<const ir::BufferNode*> two_slots = plan_double_buffers(vector_tiles);
-  std::map<const ir::BufferNode*, int64_t> pitch;
-  auto bytes_of = [&](bool padded, bool doubled) {
-    int64_t total = 0;
-    for (const Buffer& b : k_.buffers) {
-      if (b->scope != Scope::Shared) continue;
-      int64_t n = *b.const_numel(), last = *b->shape.back().as_int();
-      if (vector_tiles.count(b.get())) {
-        int64_t p = padded && M.pad_rows && b->shape.size() >= 2 && last * 2 % 64 == 0 ? last + 8 : last;
-        pitch[b.get()] = p;
-        total += n / last * p * 2 * (doubled && two_slots.count(b.get()) ? 2 : 1);
-        continue;
-      }
-      const bool narrow =
-          b->dtype.bits() < 32 && shared_at_width(M.features) && !M.float_bits_buffers.count(b.get());
-      total += *b.const_numel() * (narrow ? std::max(1, b->dtype.bits() / 8) : b->dtype.bits() > 32 ? 8 : 4);
-    }
-    // the per-subgroup staging tiles of cooperative matrices (coopmat_lowering.cpp)
-    if (!M.features.coopmat_units.empty()) total += k_.threads / 32 * 256 * 4;
-    return total;
-  };
-  const int64_t budget = M.features.max_shared_bytes;
-  bool doubled = bytes_of(true, true) <= budget;
-  if (!doubled && bytes_of(true, false) > budget) bytes_of(false, false);
-  int64_t workgroup_bytes = 0;
+  int64_t declared_bytes = 0;
   std::string shared_names, fragment_names;  // "A_s (8192 bytes)", by origin
   for (const Buffer& b : k_.buffers) {
     std::optional<int64_t> n = b.const_numel();
     BufferStorage s;
     s.dtype = b->dtype;
-    s.strides = row_major_strides(*b.get());
+    s.strides = b->scope == Scope::Shared ? stored_strides(*b.get()) : row_major_strides(*b.get());
     s.element_type = M.value_type(b->dtype, b->loc);
     if (M.float_bits_buffers.count(b.get()))
       s.element_type = M.t_i32, s.form = BufferStorage::Form::FloatBits;
-    int64_t elements = *n;
-    if (vector_tiles.count(b.get())) {
-      const int64_t p = pitch.at(b.get()), last = *b->shape.back().as_int();
-      if (b->shape.size() >= 2) {
-        s.strides[b->shape.size() - 2] = Expr(p);
-        for (std::size_t d = b->shape.size() - 2; d-- > 0;) s.strides[d] = s.strides[d + 1] * b->shape[d + 1];
-      }
-      elements = *n / last * p / 8;
-      if (doubled && two_slots.count(b.get())) s.slot_vec4s = uint32_t(elements), elements *= 2;
+    int64_t elements = b->scope == Scope::Shared ? stored_elements(*b.get()) : *n;
+    if (vector_tiles.count(b.get())) {  // rows row_pitch() apart (pad_shared_rows may pad them)
+      elements /= 8;
       s.form = BufferStorage::Form::Vector;
       s.element_type = m.type_vector(M.t_u32, 4);
     } else if (b->scope == Scope::Shared && s.form == BufferStorage::Form::Value) {
@@ -133,6 +103,14 @@ void KernelLowering::declare_buffers() {
     }
     s.storage_class = b->scope == Scope::Shared ? spv::SCWorkgroup : spv::SCFunction;
     s.element_ptr = m.type_pointer(s.storage_class, s.element_type);
+    if (b->scope == Scope::Local && s.form == BufferStorage::Form::Vector && constant_registers(b.get())) {
+      for (int64_t r = 0; r < elements; ++r) {  // registers: one variable each, never indexed
+        s.registers.push_back(m.function_variable(s.element_ptr));
+        m.name(s.registers.back(), b->name + "_" + std::to_string(r));
+      }
+      buffers_[b.get()] = s;
+      continue;
+    }
     uint32_t arr = m.type_pointer(s.storage_class, m.type_array(s.element_type, uint32_t(elements)));
     if (b->scope == Scope::Shared) {
       s.variable = m.global_variable(arr, spv::SCWorkgroup);
@@ -141,7 +119,7 @@ void KernelLowering::declare_buffers() {
                             : s.form == BufferStorage::Form::Narrow ? std::max(1, b->dtype.bits() / 8)
                             : b->dtype.bits() > 32                  ? 8
                                                                     : 4;
-      workgroup_bytes += elements * width;
+      declared_bytes += elements * width;
       std::string& names = b->from_fragment ? fragment_names : shared_names;
       names += (names.empty() ? "" : ", ") + b->name + " (" + std::to_string(elements * width) + " bytes)";
     } else {
@@ -150,8 +128,8 @@ void KernelLowering::declare_buffers() {
     m.name(s.variable, b->name);
     buffers_[b.get()] = s;
   }
-  if (workgroup_bytes > int64_t(M.features.max_shared_bytes))
-    throw workgroup_overflow(workgroup_bytes, shared_names, fragment_names);
+  if (declared_bytes > int64_t(M.features.max_shared_bytes))
+    throw workgroup_overflow(declared_bytes, shared_names, fragment_names);
 }
 
 // Which tiles fill Workgroup memory, and why a fragment is among them.
@@ -219,9 +197,15 @@ void KernelLowering::barrier(uint32_t scope) {
 }
 
 void KernelLowering::stmt(const Stmt& s) {
-  if (auto it = resident_regions_.find(s.get());
-      it != resident_regions_.end() && !resident_.at(it->second.front()).active)
-    return resident_region(s, it->second);
+  if (s->kind == ir::StmtKind::Mma) return mma(*s.as<ir::Mma>());
+  // A and B matrices loaded straight from Shared are reused by the next Mmas of a run only:
+  // anything else may write the tiles, or leave the block the loads are in.
+  coopmat_loads_.clear();
+  statement(s);
+  coopmat_loads_.clear();
+}
+
+void KernelLowering::statement(const Stmt& s) {
   switch (s->kind) {
     case ir::StmtKind::Seq: {
       const auto* seq = s.as<ir::Seq>();
@@ -235,7 +219,7 @@ void KernelLowering::stmt(const Stmt& s) {
     case ir::StmtKind::Barrier: return barrier(spv::ScopeWorkgroup);
     case ir::StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
     case ir::StmtKind::Prefetch: return;   // a hint a target may ignore: no vulkan pass writes one
-    case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
+    case ir::StmtKind::Hold: return hold(*s.as<ir::Hold>());
     case ir::StmtKind::For: return loop(*s.as<ir::For>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();
@@ -274,7 +258,7 @@ void KernelLowering::stmt(const Stmt& s) {
 }
 
 void KernelLowering::loop(const ir::For& op) {
-  if (unroll_mma_nest(op) || prefetch_loop(op) || vector_copy(op)) return;
+  if (vector_copy(op)) return;
   counted_loop(op, [&] { stmt(op.body); });
 }
 

@@ -138,7 +138,7 @@ uint32_t KernelLowering::memory_operand(const BufferStorage& b) const {
 }
 
 // sum of index × stride, in i64 where the buffer needs 64-bit indices.
-static Expr flat_expr(const BufferStorage& b, const std::vector<Expr>& indices) {
+Expr flat_expr(const BufferStorage& b, const std::vector<Expr>& indices) {
   Expr flat;
   for (std::size_t d = 0; d < indices.size(); ++d) {
     Expr idx = b.wide_index ? make_cast(i64, indices[d]) : indices[d];

@@ -80,8 +80,6 @@ uint32_t KernelLowering::expr(const Expr& e) {
     }
     case ir::ExprKind::Var: {
       const auto* v = e.as<ir::VarNode>();
-      if (auto it = const_vars_.find(v); it != const_vars_.end())
-        return m.constant_int(M.value_type(v->dtype, loc), it->second.second);
       if (auto it = loop_vars_.find(v); it != loop_vars_.end())
         return m.op(spv::OpLoad, M.value_type(v->dtype, loc), {it->second});
       if (auto it = values_.find(v); it != values_.end()) return it->second;

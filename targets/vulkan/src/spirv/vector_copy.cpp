@@ -1,8 +1,8 @@
-// 16-byte copies from global memory into Shared tiles, and the register prefetch of a K loop.
+// 16-byte copies between tensors, Shared tiles and Local registers (group copies, tile_storage.h).
 //
 // partition_threads groups a copy's innermost loop by the vector width (8 elements of f16):
-//   for v in vectorized(0 +: 8) { let c1 = flat % 4 * 8 + v { A_shared[c0, c1] = A[by*128 + c0, ko*32 + c1] }
-//   }
+//   for v in vectorized(0 +: 8) { let c1: i32 = flat % 4 * 8 + v  A_shared[c0, c1] = A[by*128 + c0, ko*32 +
+//   c1] }
 // Where both sides are contiguous in v and 16-byte aligned at v = 0 (proven on the indices: the
 // last index is e + v with e a multiple of 8, the others free of v, the last dimension a
 // multiple of 8), that is one uvec4 load from the tensor (its binding seen as a runtime array of
@@ -11,53 +11,18 @@
 //   OpStore (OpAccessChain %A_shared (flat(A_shared, element 0) >> 3)) %v
 // A tile every store of which is such a copy is held as uvec4s (BufferStorage::Form::Vector):
 // single elements are read by extracting their half of a word, cooperative matrices are loaded
-// through a uvec4 pointer, and rows a multiple of 64 bytes long are padded by 16 bytes so the 8
-// rows a matrix load reads at once fall in different banks (declare_buffers).
-//
-// A K loop that starts with such copies, fenced by barriers,
-//   for ko { barrier; for it { let .. { <group copy> } }; barrier; <compute on the tiles> }
-// is emitted with the copies' global loads one iteration ahead, in registers:
-//   r[it] = A[.. ko = 0 ..]                                  (before the loop)
-//   for ko { barrier; A_shared[..it..] = r[it]; barrier; r[it] = A[.. min(ko + 1, n - 1) ..]; <compute> }
-// so the loads' latency overlaps the compute. The tensors read are never written by the kernel,
-// so reading them earlier reads the same values; the stores stay where they were.
+// through a uvec4 pointer, rows row_pitch() apart (pad_shared_rows pads them in the IR). Local
+// registers only group copies touch (what prefetch_tiles writes) are uvec4s as well: one
+// Function variable each where every copy names them by a constant index, so they stay in
+// registers.
 #include <algorithm>
 
 #include "spirv/kernel_lowering_internal.h"
-#include "tilegen/ir/buffer_access.h"
-#include "tilegen/passes/range_analysis.h"
+#include "tile_storage.h"
+#include "tilegen/ir/visitor.h"
 #include "tilegen/passes/simplify.h"
 
 namespace tg::vulkan {
-
-namespace {
-
-constexpr int kGroup = 8;             // 16-bit elements in 16 bytes
-constexpr int64_t kMaxPrefetch = 16;  // uvec4 registers a copy nest may hold per thread
-
-// e with the lets substituted, innermost first (a let's value may use the ones outside it).
-Expr through_lets(Expr e, const std::vector<std::pair<Var, Expr>>& lets) {
-  for (auto it = lets.rbegin(); it != lets.rend(); ++it) e = substitute(e, {{it->first, it->second}});
-  return e;
-}
-
-// Indices of element v (lets substituted) contiguous in v from element 0, 16-byte aligned.
-bool contiguous(const std::vector<Expr>& index, const Var& v, const ir::BufferNode& b) {
-  auto last = b.shape.back().as_int();
-  if (index.empty() || index.size() != b.shape.size() || !last || *last % kGroup != 0) return false;
-  for (std::size_t d = 0; d < index.size(); ++d) {
-    Expr at0 = simplify_expr(substitute(index[d], {{v, Expr(0)}}));
-    for (int k = 1; k < kGroup; ++k) {
-      Expr at = simplify_expr(substitute(index[d], {{v, Expr(k)}}));
-      LinearForm diff = linear_difference(at, at0, d + 1 == index.size() ? -k : 0);
-      if (!diff.is_constant() || diff.constant != 0) return false;
-    }
-    if (d + 1 == index.size() && !is_multiple_of(at0, kGroup)) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 uint32_t ModuleLowering::vector_view(BufferStorage& t) {
   if (t.vector_variable) return t.vector_variable;
@@ -86,59 +51,38 @@ uint32_t ModuleLowering::vector_view(BufferStorage& t) {
   return t.vector_variable;  // each entry point using it lists it (KernelLowering::vector_views_)
 }
 
-std::optional<KernelLowering::GroupCopy> KernelLowering::match_group_copy(const ir::For& op) const {
-  if (!M.vector_copies || op.for_kind != ForKind::Vectorized || !op.min.as_int() || *op.min.as_int() != 0 ||
-      !op.extent.as_int() || *op.extent.as_int() != kGroup)
-    return std::nullopt;
-  std::vector<std::pair<Var, Expr>> lets;
-  Stmt s = op.body;
-  while (const auto* l = s.as<ir::Let>()) lets.push_back({l->var, l->value}), s = l->body;
-  const auto* st = s.as<ir::Store>();
-  const auto* ld = st ? st->value.as<ir::Load>() : nullptr;
-  if (!ld || st->buffer->scope != Scope::Shared || ld->buffer->scope != Scope::Global ||
-      st->buffer->dtype != ld->buffer->dtype || st->buffer->dtype.bits() != 16 ||
-      st->buffer->dtype.is_packed())
-    return std::nullopt;
-  auto t = M.tensors.find(ld->buffer.get());
-  if (t == M.tensors.end() || t->second.form != BufferStorage::Form::Narrow) return std::nullopt;
-  GroupCopy g{st->buffer.get(), ld->buffer.get(), {}, {}};
-  std::vector<Expr> di, si;
-  for (const Expr& e : st->indices) di.push_back(through_lets(e, lets));
-  for (const Expr& e : ld->indices) si.push_back(through_lets(e, lets));
-  if (!contiguous(di, op.var, *g.dst) || !contiguous(si, op.var, *g.src)) return std::nullopt;
-  for (const Expr& e : di) g.dst_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
-  for (const Expr& e : si) g.src_index.push_back(simplify_expr(substitute(e, {{op.var, Expr(0)}})));
-  return g;
-}
-
 std::set<const ir::BufferNode*> KernelLowering::plan_vector_tiles() const {
-  // Buffers filled by group copies, and buffers written any other way (outside such copies).
-  struct Scan : BufferAccessVisitor {
-    const KernelLowering* self;
-    std::set<const ir::BufferNode*> grouped, other;
-    using BufferAccessVisitor::visit;
-    void visit(const ir::For* op) override {
-      if (auto g = self->match_group_copy(*op)) return void(grouped.insert(g->dst));
-      BufferAccessVisitor::visit(op);
-    }
-    void access(const Buffer& b, BufferAccess how) override {
-      if (is_write(how)) other.insert(b.get());
-    }
-  } scan;
-  scan.self = this;
-  scan.visit_stmt(k_.body);
-  std::set<const ir::BufferNode*> out;
-  for (const ir::BufferNode* b : scan.grouped)
-    if (!scan.other.count(b)) out.insert(b);
+  if (!M.vector_copies) return {};
+  std::set<const ir::BufferNode*> out = vector_tiles(k_.body), regs = vector_registers(k_.body);
+  out.insert(regs.begin(), regs.end());
   return out;
 }
 
-uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat, uint32_t offset) {
+// Local registers whose every group copy names them by a constant index.
+bool KernelLowering::constant_registers(const ir::BufferNode* b) const {
+  struct Scan : IRVisitor {
+    const ir::BufferNode* b;
+    bool constant = true;
+    void visit(const ir::For* op) override {
+      if (auto g = match_group_copy(*op)) {
+        for (auto [buf, index] : {std::pair{g->src, &g->src_index}, std::pair{g->dst, &g->dst_index}})
+          if (buf == b) constant = constant && simplify_expr(index->at(0)).as_int().has_value();
+        return;
+      }
+      IRVisitor::visit(op);
+    }
+  } scan;
+  scan.b = b;
+  scan.visit_stmt(k_.body);
+  return scan.constant;
+}
+
+uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat) {
+  if (!b.registers.empty())
+    throw Error("internal: uvec4 registers indexed by a computed index; report this kernel", k_.loc);
   uint32_t v4 = m.type_vector(M.t_u32, 4);
   uint32_t index_type = b.wide_index ? m.type_int(64, true) : M.t_i32;
   uint32_t q = m.op(spv::OpShiftRightArithmetic, index_type, {flat, m.constant_int(index_type, 3)});
-  if (!b.tensor && (offset || b.slot_offset))  // a two-slot tile: the slot being filled, or the one read
-    q = m.op(spv::OpIAdd, index_type, {q, offset ? offset : b.slot_offset});
   if (b.tensor) {
     auto& t = M.tensors.at(
         std::find_if(M.tensors.begin(), M.tensors.end(), [&](auto& kv) { return &kv.second == &b; })->first);
@@ -148,6 +92,16 @@ uint32_t KernelLowering::vector_pointer(const BufferStorage& b, uint32_t flat, u
     return m.op(spv::OpAccessChain, m.type_pointer(spv::SCStorageBuffer, v4), {var, c_i32(0), q});
   }
   return m.op(spv::OpAccessChain, b.element_ptr, {b.variable, q});
+}
+
+// The uvec4 of a group copy's side at element 0's indices: a register variable, or a pointer.
+uint32_t KernelLowering::vector_pointer_at(const BufferStorage& b, const std::vector<Expr>& index) {
+  if (b.registers.empty()) return vector_pointer(b, flat_index(b, index));
+  std::optional<int64_t> flat = simplify_expr(flat_expr(b, index)).as_int();
+  if (!flat || *flat < 0 || *flat % 8 != 0 || std::size_t(*flat / 8) >= b.registers.size())
+    throw Error("internal: a group copy names uvec4 registers by a computed index; report this kernel",
+                k_.loc);
+  return b.registers[std::size_t(*flat / 8)];
 }
 
 // Element `flat` of a tile held as uvec4s: its word, then its half.
@@ -168,176 +122,25 @@ uint32_t KernelLowering::vector_element(const BufferStorage& b, uint32_t flat) {
               {glsl(m.type_vector(M.t_f32, 2), spv::GlslUnpackHalf2x16, {bits}), 0});
 }
 
+// A group copy whose sides are a Narrow tensor or uvec4s: one uvec4 load and store.
 bool KernelLowering::vector_copy(const ir::For& op) {
+  if (!M.vector_copies) return false;
   std::optional<GroupCopy> g = match_group_copy(op);
   if (!g) return false;
   const BufferStorage& dst = storage_of(g->dst, op.loc);
-  if (dst.form != BufferStorage::Form::Vector) return false;
   const BufferStorage& src = storage_of(g->src, op.loc);
-  uint32_t v4 = m.type_vector(M.t_u32, 4);
-  uint32_t v =
-      m.op(spv::OpLoad, v4,
-           {vector_pointer(src, flat_index(src, g->src_index)), uint32_t(spv::MemNonPrivatePointer)});
-  m.inst(spv::OpStore,
-         {vector_pointer(dst, flat_index(dst, g->dst_index)), v, uint32_t(spv::MemNonPrivatePointer)});
-  return true;
-}
-
-// The static shape of a prefetchable K loop (see the file comment): the copy nests, and the
-// index of the barrier after them; nothing where op is not one.
-std::optional<KernelLowering::PrefetchPlan> KernelLowering::match_prefetch(const ir::For& op) const {
-  const auto* seq = op.body.as<ir::Seq>();
-  if (!M.prefetch || op.for_kind != ForKind::Serial || !op.min.as_int() || !op.extent.as_int() ||
-      *op.extent.as_int() < 1 || !seq || seq->stmts.size() < 3 || !seq->stmts[0].as<ir::Barrier>())
-    return std::nullopt;
-  PrefetchPlan plan;
-  std::size_t i = 1;
-  for (; i < seq->stmts.size(); ++i) {
-    const auto* f = seq->stmts[i].as<ir::For>();
-    if (!f) break;
-    std::optional<int64_t> lo = f->min.as_int(), n = f->extent.as_int();
-    if (f->for_kind == ForKind::Parallel || !lo || !n || *n < 1 || *n > kMaxPrefetch) return std::nullopt;
-    PrefetchNest nest;
-    nest.outer = f;
-    Stmt s = f->body;
-    while (const auto* l = s.as<ir::Let>()) nest.lets.push_back({l->var, l->value}), s = l->body;
-    const auto* inner = s.as<ir::For>();
-    std::optional<GroupCopy> g = inner ? match_group_copy(*inner) : std::nullopt;
-    if (!g || M.written_tensors.count(g->src)) return std::nullopt;
-    nest.copy = *g;
-    plan.nests.push_back(std::move(nest));
-  }
-  if (plan.nests.empty() || i + 1 >= seq->stmts.size() || !seq->stmts[i].as<ir::Barrier>())
-    return std::nullopt;
-  plan.second_barrier = i;
-  return plan;
-}
-
-// Tiles of prefetched K loops that can have two slots (read slot (ko - min) % 2, fill the
-// other): the loop body ends with a barrier and nothing outside the loop touches the tile.
-std::set<const ir::BufferNode*> KernelLowering::plan_double_buffers(
-    const std::set<const ir::BufferNode*>& vector_tiles) const {
-  std::set<const ir::BufferNode*> out;
-  if (!M.double_buffer) return out;
-  struct Loops : IRVisitor {
-    const KernelLowering* self;
-    std::vector<std::pair<const ir::For*, PrefetchPlan>> found;
-    void visit(const ir::For* op) override {
-      if (auto p = self->match_prefetch(*op)) found.push_back({op, *p});
-      IRVisitor::visit(op);
-    }
-  } loops;
-  loops.self = this;
-  loops.visit_stmt(k_.body);
-  for (auto& [loop, plan] : loops.found) {
-    const auto& stmts = loop->body.as<ir::Seq>()->stmts;
-    if (!stmts.back().as<ir::Barrier>()) continue;
-    struct Outside : BufferAccessVisitor {  // buffers referenced outside `loop`
-      const ir::For* loop;
-      std::set<const ir::BufferNode*> used;
-      using BufferAccessVisitor::visit;
-      void visit(const ir::For* op) override {
-        if (op != loop) BufferAccessVisitor::visit(op);
-      }
-      void access(const Buffer& b, BufferAccess) override { used.insert(b.get()); }
-    } outside;
-    outside.loop = loop;
-    outside.visit_stmt(k_.body);
-    bool ok = true;
-    for (const PrefetchNest& n : plan.nests)
-      ok = ok && vector_tiles.count(n.copy.dst) && !outside.used.count(n.copy.dst);
-    if (ok)
-      for (const PrefetchNest& n : plan.nests) out.insert(n.copy.dst);
-  }
-  return out;
-}
-
-bool KernelLowering::prefetch_loop(const ir::For& op) {
-  std::optional<PrefetchPlan> plan = match_prefetch(op);
-  if (!plan) return false;
-  std::vector<PrefetchNest>& nests = plan->nests;
-  bool two_slots = true;
-  for (const PrefetchNest& nest : nests) {
-    if (storage_of(nest.copy.dst, op.loc).form != BufferStorage::Form::Vector) return false;
-    two_slots = two_slots && storage_of(nest.copy.dst, op.loc).slot_vec4s > 0;
-    // the source indices may use the loops' variables and values bound before the K loop only
-    for (const Expr& e : nest.copy.src_index) {
-      for (const ir::VarNode* v : vars_in(through_lets(e, nest.lets)))
-        if (v != op.var.node() && v != nest.outer->var.node() && !values_.count(v) && !loop_vars_.count(v) &&
-            !const_vars_.count(v))
-          return false;
-    }
-  }
-  const auto* seq = op.body.as<ir::Seq>();
-  uint32_t v4 = m.type_vector(M.t_u32, 4), reg_ptr = m.type_pointer(spv::SCFunction, v4);
-  const uint32_t nonprivate = spv::MemNonPrivatePointer;
-  for (PrefetchNest& nest : nests)
-    for (int64_t it = 0; it < *nest.outer->extent.as_int(); ++it)
-      nest.regs.push_back(m.function_variable(reg_ptr));
-  // element 0's indices of iteration `it` of a nest, the K loop variable replaced by ko (if given)
-  auto indices = [&](const PrefetchNest& nest, const std::vector<Expr>& index, int64_t it, const Expr& ko) {
-    std::vector<std::pair<Var, Expr>> map = {{nest.outer->var, Expr(int(*nest.outer->min.as_int() + it))}};
-    if (ko.defined()) map.push_back({op.var, ko});
-    std::vector<Expr> out;
-    for (const Expr& e : index) out.push_back(simplify_expr(substitute(through_lets(e, nest.lets), map)));
-    return out;
-  };
-  auto load_tiles = [&](const Expr& ko) {  // registers ← the tensors' tiles of iteration ko
-    for (const PrefetchNest& nest : nests) {
-      const BufferStorage& src = storage_of(nest.copy.src, op.loc);
-      for (std::size_t it = 0; it < nest.regs.size(); ++it) {
-        uint32_t flat = flat_index(src, indices(nest, nest.copy.src_index, int64_t(it), ko));
-        m.inst(spv::OpStore, {nest.regs[it], m.op(spv::OpLoad, v4, {vector_pointer(src, flat), nonprivate})});
-      }
-    }
-  };
-  // Shared tiles ← registers; `slot` (0 or 1, an i32 value; 0 for none) picks the tiles' half
-  auto store_tiles = [&](uint32_t slot) {
-    for (const PrefetchNest& nest : nests) {
-      const BufferStorage& dst = storage_of(nest.copy.dst, op.loc);
-      uint32_t offset = slot ? m.op(spv::OpIMul, M.t_i32, {slot, c_i32(dst.slot_vec4s)}) : 0;
-      for (std::size_t it = 0; it < nest.regs.size(); ++it) {
-        uint32_t flat = flat_index(dst, indices(nest, nest.copy.dst_index, int64_t(it), Expr()));
-        m.inst(spv::OpStore,
-               {vector_pointer(dst, flat, offset), m.op(spv::OpLoad, v4, {nest.regs[it]}), nonprivate});
-      }
-    }
-  };
-  const Expr last = op.min + op.extent - 1;
-  for (std::size_t j = 0; j < seq->stmts.size(); ++j) plan_direct(*seq, j);
-  auto rest = [&](std::size_t from) {
-    for (std::size_t j = from; j < seq->stmts.size(); ++j)
-      if (!dead_fill(*seq, j)) stmt(seq->stmts[j]);
-  };
-  load_tiles(op.min);
-  if (!two_slots) {
-    //   for ko { barrier; tiles ← regs; barrier; regs ← tile ko+1; rest }
-    counted_loop(op, [&] {
-      barrier(spv::ScopeWorkgroup);
-      store_tiles(0);
-      barrier(spv::ScopeWorkgroup);
-      load_tiles(min(op.var + 1, last));
-      rest(plan->second_barrier + 1);
-    });
-    return true;
-  }
-  //   slot 0 ← tile min; regs ← tile min+1; barrier
-  //   for ko { p = (ko - min) & 1; slot 1-p ← regs; regs ← tile ko+2; rest reading slot p (ends with a
-  //   barrier) }
-  store_tiles(0);
-  load_tiles(min(op.min + 1, last));
-  barrier(spv::ScopeWorkgroup);
-  counted_loop(op, [&] {
-    uint32_t p = m.op(spv::OpBitwiseAnd, M.t_i32, {expr(op.var - op.min), c_i32(1)});
-    store_tiles(m.op(spv::OpISub, M.t_i32, {c_i32(1), p}));
-    load_tiles(min(op.var + 2, last));
-    for (const PrefetchNest& nest : nests) {
-      BufferStorage& dst = buffers_.at(nest.copy.dst);
-      dst.slot_offset = m.op(spv::OpIMul, M.t_i32, {p, c_i32(dst.slot_vec4s)});
-    }
-    rest(plan->second_barrier + 1);
-    for (const PrefetchNest& nest : nests) buffers_.at(nest.copy.dst).slot_offset = 0;
-  });
+  for (const BufferStorage* side : {&dst, &src})
+    if (side->tensor ? side->form != BufferStorage::Form::Narrow : side->form != BufferStorage::Form::Vector)
+      return false;
+  const uint32_t v4 = m.type_vector(M.t_u32, 4);
+  uint32_t from = vector_pointer_at(src, g->src_index), to = vector_pointer_at(dst, g->dst_index);
+  // Function storage (registers) takes no memory operand; tensors and tiles are NonPrivatePointer
+  const uint32_t load_mem = memory_operand(src), store_mem = memory_operand(dst);
+  uint32_t v = load_mem ? m.op(spv::OpLoad, v4, {from, load_mem}) : m.op(spv::OpLoad, v4, {from});
+  if (store_mem)
+    m.inst(spv::OpStore, {to, v, store_mem});
+  else
+    m.inst(spv::OpStore, {to, v});
   return true;
 }
 
