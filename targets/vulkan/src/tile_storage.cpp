@@ -2,8 +2,10 @@
 #include "tile_storage.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "tilegen/ir/buffer_access.h"
+#include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
 #include "tilegen/passes/simplify.h"
 
@@ -84,47 +86,68 @@ int64_t stored_elements(const ir::BufferNode& b) {
   return rows * row_pitch(b);
 }
 
-std::set<const ir::BufferNode*> vector_tiles(const Stmt& kernel_body) {
-  // Buffers filled by group copies, and buffers written any other way (outside such copies).
+namespace {
+
+// Calls f on every group copy of s (not looking inside them).
+void for_each_group_copy(const Stmt& s, const std::function<void(const GroupCopy&)>& f) {
+  struct Walk : IRVisitor {
+    const std::function<void(const GroupCopy&)>* f = nullptr;
+    void visit(const ir::For* op) override {
+      if (auto g = match_group_copy(*op)) return (*f)(*g);
+      IRVisitor::visit(op);
+    }
+  } walk;
+  walk.f = &f;
+  walk.visit_stmt(s);
+}
+
+// The buffers group copies name (Shared destinations, or Local sides), without those accessed
+// any other way (written, for tiles; at all, for Locals).
+std::set<const ir::BufferNode*> only_grouped(const Stmt& s, Scope scope) {
   struct Scan : BufferAccessVisitor {
+    Scope scope = Scope::Shared;
     std::set<const ir::BufferNode*> grouped, other;
     using BufferAccessVisitor::visit;
     void visit(const ir::For* op) override {
-      if (auto g = match_group_copy(*op)) {
-        if (g->dst->scope == Scope::Shared) grouped.insert(g->dst);
-        return;
-      }
-      BufferAccessVisitor::visit(op);
+      std::optional<GroupCopy> g = match_group_copy(*op);
+      if (!g) return BufferAccessVisitor::visit(op);
+      if (g->dst->scope == scope) grouped.insert(g->dst);
+      if (g->src->scope == scope && scope == Scope::Local) grouped.insert(g->src);
     }
     void access(const Buffer& b, BufferAccess how) override {
-      if (is_write(how)) other.insert(b.get());
+      if (scope == Scope::Local || is_write(how)) other.insert(b.get());
     }
   } scan;
-  scan.visit_stmt(kernel_body);
+  scan.scope = scope;
+  scan.visit_stmt(s);
   std::set<const ir::BufferNode*> out;
   for (const ir::BufferNode* b : scan.grouped)
-    if (!scan.other.count(b) && row_pitch(*b) % kGroup == 0) out.insert(b);
+    if (!scan.other.count(b)) out.insert(b);
+  return out;
+}
+
+}  // namespace
+
+std::set<const ir::BufferNode*> vector_tiles(const Stmt& kernel_body) {
+  // a tile filled from registers the emitter cannot hold as uvec4s is stored element by element
+  const std::set<const ir::BufferNode*> locals = only_grouped(kernel_body, Scope::Local);
+  std::set<const ir::BufferNode*> fed_otherwise;
+  for_each_group_copy(kernel_body, [&](const GroupCopy& g) {
+    if (g.src->scope == Scope::Local && !locals.count(g.src)) fed_otherwise.insert(g.dst);
+  });
+  std::set<const ir::BufferNode*> out;
+  for (const ir::BufferNode* b : only_grouped(kernel_body, Scope::Shared))
+    if (row_pitch(*b) % kGroup == 0 && !fed_otherwise.count(b)) out.insert(b);
   return out;
 }
 
 std::set<const ir::BufferNode*> vector_registers(const Stmt& kernel_body) {
-  struct Scan : BufferAccessVisitor {
-    std::set<const ir::BufferNode*> grouped, other;
-    using BufferAccessVisitor::visit;
-    void visit(const ir::For* op) override {
-      if (auto g = match_group_copy(*op)) {
-        for (const ir::BufferNode* b : {g->src, g->dst})
-          if (b->scope == Scope::Local) grouped.insert(b);
-        return;
-      }
-      BufferAccessVisitor::visit(op);
-    }
-    void access(const Buffer& b, BufferAccess) override { other.insert(b.get()); }
-  } scan;
-  scan.visit_stmt(kernel_body);
-  std::set<const ir::BufferNode*> out;
-  for (const ir::BufferNode* b : scan.grouped)
-    if (!scan.other.count(b)) out.insert(b);
+  // registers copied into a tile held otherwise would be read element by element: not uvec4s
+  const std::set<const ir::BufferNode*> tiles = vector_tiles(kernel_body);
+  std::set<const ir::BufferNode*> out = only_grouped(kernel_body, Scope::Local);
+  for_each_group_copy(kernel_body, [&](const GroupCopy& g) {
+    if (g.src->scope == Scope::Local && !tiles.count(g.dst)) out.erase(g.src);
+  });
   return out;
 }
 
