@@ -6,12 +6,12 @@ namespace tg::gpu {
 
 namespace {
 
-// Shared tiles whose rows are a multiple of 32 bytes get 16 bytes of padding a row, so the
-// threads of a warp reading a column-slice (the matrix-unit operand loads) hit distinct banks.
+// Elements from one row to the next: the row length, plus the padding a `layout=padded(P)` shared
+// tile carries (the pass pad_shared_tiles writes it; nothing here decides it).
 int64_t pitch_of(const ir::BufferNode& b) {
   auto cols = b.shape.back().as_int();
-  if (!cols || b.scope != Scope::Shared || b.shape.size() < 2 || b.dtype.is_packed()) return cols.value_or(0);
-  return (*cols * b.dtype.bits() / 8) % 32 == 0 ? *cols + 128 / b.dtype.bits() : *cols;
+  if (!cols || b.scope != Scope::Shared || b.shape.size() < 2) return cols.value_or(0);
+  return b.layout.kind == Layout::Kind::Padded ? *cols + b.layout.param : *cols;
 }
 
 }  // namespace

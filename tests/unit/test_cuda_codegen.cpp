@@ -94,14 +94,15 @@ TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing dri
   // The shared list, then cp.async and ldmatrix (each left out by its switch), then the
   // shared-memory plan.
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 3);
+  REQUIRE(mine.size() == shared.size() + 4);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
-  CHECK(mine[shared.size()].name == "async_copies");
-  CHECK(mine[shared.size() + 1].name == "use_ldmatrix");
+  CHECK(mine[shared.size()].name == "pad_shared_tiles");
+  CHECK(mine[shared.size() + 1].name == "async_copies");
+  CHECK(mine[shared.size() + 2].name == "use_ldmatrix");
   CHECK(mine.back().name == "place_shared_memory");
   CompileOptions plain;
   plain.params = {{"cp_async", "0"}, {"ldmatrix", "0"}};
-  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 1);
+  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 2);
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
     CHECK_FALSE(r.available);

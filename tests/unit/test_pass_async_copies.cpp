@@ -10,6 +10,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
@@ -26,6 +27,7 @@ Function lowered_gemm(int64_t M, int64_t N, int64_t K) {
   Params p = resolve(s, {{"M", M}, {"N", N}, {"K", K}, {"block_M", 32}, {"block_N", 32}, {"block_K", 16}});
   Function f = bind_sizes(s.build(p, f32).function(), {});
   std::vector<PassEntry> passes = gpu_pipeline();
+  passes.push_back({"pad_shared_tiles", pad_shared_tiles});  // as cuda's pipeline: padded rows
   passes.push_back({"async_copies", async_copies});
   return PassManager(passes).run(f, nvidia_target_info(80));
 }

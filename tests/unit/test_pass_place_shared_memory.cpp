@@ -3,6 +3,7 @@
 // took is an error), and the only source of the GPU source targets' shared-memory offsets.
 #include "gpu_pass_test_util.h"
 #include "tilegen/ir/verifier.h"
+#include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/place_shared_memory.h"
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
 #include "cuda_codegen.h"
@@ -120,3 +121,30 @@ TEST_CASE("place_shared_memory: the GPU source declares buffers where the IR pla
                        doctest::Contains("has no place in shared memory: the pass place_shared_memory"), Error);
 }
 #endif
+
+TEST_CASE("pad_shared_tiles: rows of a multiple of 32 bytes get 16 bytes more, in the IR") {
+  Function f = parse_function(R"(
+func tiles(X: f16[64] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared A: f16[8, 32]
+    shared B: f32[4, 30]
+    shared C: f16[8, 16] layout=padded(4)
+    shared D: f32[64]
+    A[0, tx % 32] = X[tx]
+    B[0, tx % 30] = 1.0
+    C[0, tx % 16] = X[tx]
+    D[tx] = 2.0
+  }
+})");
+  Function padded = pad_shared_tiles(f, small_device());
+  verify(padded);
+  std::string text = print(padded);
+  CHECK(text.find("shared A: f16[8, 32] layout=padded(8)") != std::string::npos);  // 64-byte rows
+  CHECK(text.find("shared B: f32[4, 30]\n") != std::string::npos);                  // 120-byte rows
+  CHECK(text.find("shared C: f16[8, 16] layout=padded(4)") != std::string::npos);   // the user's
+  CHECK(text.find("shared D: f32[64]\n") != std::string::npos);                     // rank 1
+  // The plan counts the padding: A takes 8 rows of 40 halves.
+  std::string placed = print(place_shared_memory(padded, small_device()));
+  CHECK(placed.find("shared A: f16[8, 32] layout=padded(8) placed") != std::string::npos);
+  CHECK(placed.find("+: 640") != std::string::npos);
+}

@@ -8,6 +8,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pass_manager.h"
@@ -38,6 +39,7 @@ Lowered lowered_gemm(DType t) {
   std::mt19937_64 rng(11);
   Problem pr = s.make_problem(p, t, rng);
   std::vector<PassEntry> passes = gpu_pipeline();
+  passes.push_back({"pad_shared_tiles", pad_shared_tiles});  // as cuda's pipeline: padded rows
   passes.push_back({"use_ldmatrix", use_ldmatrix});
   Function lowered =
       PassManager(passes).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), nvidia_target_info(80));

@@ -1,6 +1,6 @@
 // Where the elements of a buffer lie in the storage the GPU source targets (cuda, hip) give it:
-// row-major, and shared tiles whose rows are a multiple of 32 bytes padded by 16 bytes a row
-// (distinct banks for a warp reading a column slice). Passes that prove facts about addresses
+// row-major, rows of a `layout=padded(P)` shared tile P elements longer (the pass
+// pad_shared_tiles decides which tiles: pad_shared_tiles.h). Passes that prove facts about addresses
 // (vector_move.h, use_ldmatrix.h) and the emitter that writes them (targets/common) both read it.
 #pragma once
 #include <cstdint>

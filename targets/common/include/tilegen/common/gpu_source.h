@@ -47,8 +47,8 @@ struct KernelPlan {
 /// into the IR. Throws tg::Error when a shared buffer is unplaced or the plan exceeds
 /// info.shared_mem_bytes.
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info);
-/// A GPU source target's pipeline: gpu_pipeline(checks_accesses(opt), opt.sizes), the target's
-/// own passes, then place_shared_memory, whose plan plan_kernels() reads.
+/// A GPU source target's pipeline: gpu_pipeline(checks_accesses(opt), opt.sizes),
+/// pad_shared_tiles, the target's own passes, then place_shared_memory, whose plan plan_kernels() reads.
 std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<PassEntry> target_passes = {});
 /// The TargetInfo codegen() compiles for: `opt.arch`'s when it names one (`tilegen source --arch`),
 /// else the device's.
