@@ -16,6 +16,28 @@
 
 namespace tg::test {
 
+/// Three phases of shared buffers: A lives until the first barrier's reader, then B and C
+/// together; a plan may put B on A's bytes, never C on B's.
+inline const char* const kSharedPhases = R"(
+func phases(X: f32[256] global, Y: f32[256] global) {
+  kernel grid(1) threads(256) -> (bx; tx) {
+    shared A: f32[256]
+    shared B: f32[256]
+    shared C: f32[8]
+    A[tx] = X[tx]
+    barrier
+    Y[tx] = A[255 - tx]
+    barrier
+    B[tx] = Y[tx] * 2.0
+    if tx < 8 {
+      C[tx] = 1.0
+    }
+    barrier
+    Y[tx] = B[255 - tx] + C[0]
+  }
+}
+)";
+
 /// Every tensor parameter's contents after running f on inputs drawn from `seed`.
 inline std::vector<std::vector<double>> run_on_random(const Function& f, unsigned seed) {
   std::mt19937 rng(seed);

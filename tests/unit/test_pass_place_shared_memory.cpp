@@ -79,24 +79,7 @@ TEST_CASE("place_shared_memory: the interpreter reports a read of bytes another 
 }
 
 TEST_CASE("place_shared_memory: buffers a barrier separates share bytes, live ones do not") {
-  Function f = parse_function(R"(
-func phases(X: f32[256] global, Y: f32[256] global) {
-  kernel grid(1) threads(256) -> (bx; tx) {
-    shared A: f32[256]
-    shared B: f32[256]
-    shared C: f32[8]
-    A[tx] = X[tx]
-    barrier
-    Y[tx] = A[255 - tx]
-    barrier
-    B[tx] = Y[tx] * 2.0
-    if tx < 8 {
-      C[tx] = 1.0
-    }
-    barrier
-    Y[tx] = B[255 - tx] + C[0]
-  }
-})");
+  Function f = parse_function(kSharedPhases);
   Function placed = place_shared_memory(f, small_device());
   verify(placed);
   std::string text = print(placed);

@@ -21,22 +21,7 @@ int64_t offset_of(const SharedMemoryPlan& p, const std::string& name) {
 }  // namespace
 
 TEST_CASE("shared memory plan: a barrier between two lifetimes lets buffers share bytes") {
-  Function f = parse_function(R"(
-func phases(X: f32[256] global, Y: f32[256] global) {
-  kernel grid(1) threads(256) -> (bx; tx) {
-    shared A: f32[256]
-    shared B: f32[256]
-    shared C: f32[8]
-    A[tx] = X[tx]
-    barrier
-    Y[tx] = A[255 - tx]
-    barrier
-    B[tx] = Y[tx] * 2.0
-    C[tx % 8] = 1.0
-    barrier
-    Y[tx] = B[255 - tx] + C[0]
-  }
-})");
+  Function f = parse_function(kSharedPhases);
   SharedMemoryPlan p = plan_shared_memory(kernel_of(f), plain_bytes, 48 * 1024);
   CHECK(offset_of(p, "A") == offset_of(p, "B"));  // A dies before the barrier at statement 3
   CHECK(offset_of(p, "C") != offset_of(p, "B"));  // C and B live together
