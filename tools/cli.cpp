@@ -66,15 +66,17 @@ samples::Params resolve_params(const samples::Sample& s, const samples::Params& 
 }
 
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides,
-                               const TargetInfo& target, DType t) {
+                               const TargetInfo& target, DType t, const std::map<std::string, std::string>& params) {
   try {
     samples::Params p = samples::resolve_for(s, overrides, target, t);
     TargetPlugin* plugin = find_plugin(target.target);
     if (!plugin) return p;
     std::set<std::string> fixed;
     for (const auto& [name, value] : overrides) fixed.insert(name);
-    return samples::fit_to_device(s, p, t, target,
-                                  plugin->pipeline(target, resolve_compile_options(*plugin, {})), fixed);
+    CompileOptions given;
+    given.params = params;
+    return samples::fit_to_device(s, p, t, target, plugin->pipeline(target, resolve_compile_options(*plugin, given)),
+                                  fixed);
   } catch (const Error& e) {
     throw UsageError(e.message());
   }

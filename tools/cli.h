@@ -32,9 +32,10 @@ DType pick_dtype(const samples::Sample& s, const std::string& name);
 /// Defaults overlaid with `overrides`; an unknown parameter is a UsageError.
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides);
 /// The same with the sample's tuned tiles for the target (samples::resolve_for), and the tiles
-/// the user did not set fitted to the target's shared memory (samples::fit_to_device).
+/// the user did not set fitted to the target's shared memory (samples::fit_to_device) through the
+/// pipeline the compile will run: the one `params` (--param) select.
 samples::Params resolve_params(const samples::Sample& s, const samples::Params& overrides, const TargetInfo& target,
-                               DType t);
+                               DType t, const std::map<std::string, std::string>& params = {});
 /// The sample's kernel; a builder error for these parameters is a UsageError.
 Kernel build_kernel(const samples::Sample& s, const samples::Params& p, DType t);
 /// A target ready to compile and launch: `name` empty means Target::select(). An unknown or

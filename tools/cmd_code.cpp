@@ -41,7 +41,8 @@ Input input_from_args(const Args& a, const char* usage, const TargetInfo* target
   }
   const samples::Sample& s = find_sample(a.positional[0]);
   const DType t = pick_dtype(s, a.get("dtype"));
-  const samples::Params p = target ? resolve_params(s, set, *target, t) : resolve_params(s, set);
+  const samples::Params p =
+      target ? resolve_params(s, set, *target, t, parse_param(a.get("param"))) : resolve_params(s, set);
   return {build_kernel(s, p, t).function(), {}};
 }
 

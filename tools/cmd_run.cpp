@@ -114,7 +114,7 @@ int cmd_run(const std::vector<std::string>& argv) {
   const samples::Params overrides = parse_set(a.get("set"));
   resolve_params(s, overrides);  // a misspelt parameter is a usage error before any target opens
   const Target target = open_target(a.get("target"), int(a.get_int("device", 0)));
-  const samples::Params params = resolve_params(s, overrides, target.info(), dtype);
+  const samples::Params params = resolve_params(s, overrides, target.info(), dtype, parse_param(a.get("param")));
   const uint64_t seed = a.get_u64("seed", fresh_seed());
   const Kernel kernel = build_kernel(s, params, dtype);
   const ProfileOptions prof = profile_options(a, target, 10);
