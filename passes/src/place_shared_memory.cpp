@@ -17,13 +17,15 @@ class Place : public IRMutator {
 
   using IRMutator::visit;
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
-    SharedMemoryPlan plan = plan_shared_memory(
-        *op, [](const Buffer& b) { return int64_t(storage_bytes(b->dtype, gpu::stored_elements(*b.get()))); },
-        info_.shared_mem_bytes, info_.device_name);
+    // Padding included (gpu_layout.h), rounded to the plan's 16-byte granule.
+    auto bytes_of = [](const Buffer& b) {
+      return (int64_t(storage_bytes(b->dtype, gpu::stored_elements(*b.get()))) + 15) / 16 * 16;
+    };
+    SharedMemoryPlan plan = plan_shared_memory(*op, bytes_of, info_.shared_mem_bytes, info_.device_name);
     for (auto& [b, offset] : plan.offsets) {
       auto n = std::make_shared<ir::BufferNode>(*b.get());
       n->placed_offset = offset;
-      n->placed_bytes = (int64_t(storage_bytes(b->dtype, gpu::stored_elements(*b.get()))) + 15) / 16 * 16;
+      n->placed_bytes = bytes_of(b);
       placed_[b.get()] = Buffer(std::move(n));
     }
     return IRMutator::visit(op, self);

@@ -38,6 +38,33 @@ func phases(X: f32[256] global, Y: f32[256] global) {
 }
 )";
 
+/// A tile filled through registers by group copies; `extra` may touch the registers otherwise.
+inline std::string tile_through_registers(const std::string& extra) {
+  return R"(
+func r(A: f16[64, 32] global, B: f16[64, 32] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared S: f16[64, 32]
+    local R: f16[32]
+    for it in unrolled(0 +: 4) {
+      for v in vectorized(0 +: 8) {
+        R[it*8 + v] = A[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v]
+      }
+    }
+)" + extra +
+         R"(    for it in unrolled(0 +: 4) {
+      for v in vectorized(0 +: 8) {
+        S[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v] = R[it*8 + v]
+      }
+    }
+    barrier
+    for it in serial(0 +: 32) {
+      let e: i32 = it*64 + tx
+      B[e / 32, e % 32] = S[63 - e / 32, e % 32]
+    }
+  }
+})";
+}
+
 /// Every tensor parameter's contents after running f on inputs drawn from `seed`.
 inline std::vector<std::vector<double>> run_on_random(const Function& f, unsigned seed) {
   std::mt19937 rng(seed);

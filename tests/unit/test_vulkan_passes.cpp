@@ -302,46 +302,15 @@ TEST_CASE("double_buffer_tiles: every loop of a kernel or none, within the Workg
   CHECK(print(double_buffer_tiles(plain, test::lavapipe_features())) == print(plain));
 }
 
-namespace {
-
-// A tile filled through registers by group copies; `extra` may touch the registers otherwise.
-std::string through_registers(const std::string& extra) {
-  return R"(
-func r(A: f16[64, 32] global, B: f16[64, 32] global) {
-  kernel grid(1) threads(64) -> (bx; tx) {
-    shared S: f16[64, 32]
-    local R: f16[32]
-    for it in unrolled(0 +: 4) {
-      for v in vectorized(0 +: 8) {
-        R[it*8 + v] = A[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v]
-      }
-    }
-)" + extra +
-         R"(    for it in unrolled(0 +: 4) {
-      for v in vectorized(0 +: 8) {
-        S[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v] = R[it*8 + v]
-      }
-    }
-    barrier
-    for it in serial(0 +: 32) {
-      let e: i32 = it*64 + tx
-      B[e / 32, e % 32] = S[63 - e / 32, e % 32]
-    }
-  }
-})";
-}
-
-}  // namespace
-
 TEST_CASE("vulkan storage: registers and tiles are uvec4s together, or neither") {
   // only group copies touch R: R and S are uvec4s (R indexed by a loop variable: an array)
-  Function both = parse_function(through_registers(""));
+  Function both = parse_function(test::tile_through_registers(""));
   const Stmt& body = both.body.as<ir::Kernel>()->body;
   CHECK(vector_registers(body).size() == 1);
   CHECK(vector_tiles(body).size() == 1);
   test::check_valid(emit_spirv(both, test::lavapipe_features()));
   // an element store into R: R holds values, so S is stored element by element too
-  Function neither = parse_function(through_registers("    R[0] = cast<f16>(1.0)\n"));
+  Function neither = parse_function(test::tile_through_registers("    R[0] = cast<f16>(1.0)\n"));
   const Stmt& body2 = neither.body.as<ir::Kernel>()->body;
   CHECK(vector_registers(body2).empty());
   CHECK(vector_tiles(body2).empty());

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "gpu_pass_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/runtime.h"
@@ -173,28 +174,7 @@ func pad(X: f32[16, 20] global, Y: f32[16, 20] global) {
 })");
   // through registers that only 16-byte copies touch (uvec4s), and ones an element store touches
   for (const std::string extra : {"", "    R[3] = cast<f16>(1.0)\n"})
-    check_same_as_interpreter(R"(
-func r(A: f16[64, 32] global, B: f16[64, 32] global) {
-  kernel grid(1) threads(64) -> (bx; tx) {
-    shared S: f16[64, 32]
-    local R: f16[32]
-    for it in unrolled(0 +: 4) {
-      for v in vectorized(0 +: 8) {
-        R[it*8 + v] = A[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v]
-      }
-    }
-)" + extra + R"(    for it in unrolled(0 +: 4) {
-      for v in vectorized(0 +: 8) {
-        S[(it*64 + tx) / 4, (it*64 + tx) % 4 * 8 + v] = R[it*8 + v]
-      }
-    }
-    barrier
-    for it in serial(0 +: 32) {
-      let e: i32 = it*64 + tx
-      B[e / 32, e % 32] = S[63 - e / 32, e % 32]
-    }
-  }
-})");
+    check_same_as_interpreter(test::tile_through_registers(extra));
   // f16 rows of 32 filled by 16-byte copies: the pass pads them by 8 (uvec4 rows 5 apart)
   check_same_as_interpreter(R"(
 func vec(A: f16[64, 32] global, B: f16[64, 32] global) {
