@@ -66,7 +66,7 @@ Function run_pipeline(TargetPlugin& plugin, const TargetInfo& info, const Functi
 std::string info_text(const TargetInfo& i) {
   std::string s = i.arch + ";w" + std::to_string(i.warp_size) + ";t" + std::to_string(i.max_threads) + ";s" +
                   std::to_string(i.shared_mem_bytes) + ";v" + std::to_string(i.vector_bytes) + ";a" +
-                  std::to_string(int(i.async_copy)) + ";sw" + std::to_string(int(i.software)) + ";cpu" +
+                  std::to_string(int(i.async_copy)) + ";sh" + std::to_string(int(i.lane_shuffle)) + ";sw" + std::to_string(int(i.software)) + ";cpu" +
                   std::to_string(int(i.is_cpu));
   for (const std::string& m : i.matrix_units) s += ";" + m;
   return s;

@@ -166,6 +166,7 @@ class BlockExec {
   // ---- interp_mma.cpp
   void exec_mma(const SNode& s, Mask m);
   void exec_ldmatrix(const SNode& s, Mask m);
+  void exec_shuffle(const SNode& s, Mask m);
   void exec_hold(const SNode& s, Mask m, int depth);
   /// Fails where `lane` is inside a hold of buf: its registers are the unit's, not the lane's.
   void check_not_held(int32_t buf, int lane, const char* what) const {

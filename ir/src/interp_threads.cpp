@@ -249,8 +249,37 @@ void BlockExec::exec_gemm_hints(const SNode& s, Mask m, int depth) {
   }
 }
 
+// A lane shuffle: every lane of each group evaluates the value first, then each stores the value
+// of its partner lane (t ^ mask), so no lane reads a value another already overwrote.
+void BlockExec::exec_shuffle(const SNode& s, Mask m) {
+  const auto* op = static_cast<const ir::Store*>(s.src);
+  const int G = op->shuffle_width;
+  if (single_lane_) fail("shuffle_xor inside a parallel loop; a lane shuffle is per-warp code");
+  if (T_ % G != 0)
+    fail("shuffle_xor over groups of " + std::to_string(G) + " lanes needs the block's thread count (" +
+         std::to_string(T_) + ") to be a multiple of " + std::to_string(G));
+  std::vector<int> active(std::size_t(T_ / G), 0);
+  for (int k = 0; k < m.n; ++k) ++active[std::size_t(m.ids[k] / G)];
+  for (int g = 0; g < T_ / G; ++g)
+    if (active[std::size_t(g)] != 0 && active[std::size_t(g)] != G)
+      fail("shuffle_xor reached by " + std::to_string(active[std::size_t(g)]) + " of the " + std::to_string(G) +
+           " lanes of group " + std::to_string(g) + " (threads " + std::to_string(g * G) + ".." +
+           std::to_string(g * G + G - 1) +
+           "): a lane shuffle is executed by the whole warp/wave/subgroup; move it out of the divergent code");
+  DType from = P.exprs[s.e0].type, to = P.bufs[s.buf].node->dtype;
+  std::vector<Scalar> value(static_cast<std::size_t>(T_));
+  for (int k = 0; k < m.n; ++k) value[std::size_t(m.ids[k])] = convert_scalar(from, to, eval(s.e0, m.ids[k]));
+  const int rank = int(s.idx.size());
+  for (int k = 0; k < m.n; ++k) {
+    const int lane = m.ids[k];
+    int64_t flat = element_index(s.buf, s.idx.data(), rank, lane, "shuffle into");
+    write(s.buf, flat, lane, value[std::size_t(lane ^ op->shuffle_xor)]);
+  }
+}
+
 void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
   cur_ = &s;
+  if (!atomic && static_cast<const ir::Store*>(s.src)->shuffle()) return exec_shuffle(s, m);
   DType from = P.exprs[s.e0].type, to = P.bufs[s.buf].node->dtype;
   bool global = L.shapes[s.buf].global != nullptr;
   bool tracked = !races_[s.buf].empty();

@@ -217,6 +217,19 @@ Stmt Parser::statement() {
       n->async = true;
       return Stmt(std::move(n));
     }
+    if (t.text == "shuffle_xor") {  // shuffle_xor(2 of 32) R[i] = v: a lane exchange
+      next();
+      expect("(", "after shuffle_xor");
+      int mask = expect_small_int("the lane mask of shuffle_xor");
+      expect_word("of", "after the lane mask of shuffle_xor");
+      int width = expect_small_int("the lanes of shuffle_xor's group");
+      expect(")", "after shuffle_xor's group size");
+      Stmt s = store();
+      auto n = std::make_shared<Store>(*s.as<Store>());
+      n->shuffle_xor = mask;
+      n->shuffle_width = width;
+      return Stmt(std::move(n));
+    }
     if (t.text == "ldmatrix") return ldmatrix();
     if (t.text == "prefetch") return prefetch();
     if (t.text == "hold") return hold();

@@ -490,8 +490,10 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Store: {
       auto* st = s.as<Store>();
-      return std::string(st->async ? "async " : "") + buffer_name(st->buffer.get()) + "[" + list(st->indices) +
-             "] = " + expr(st->value);
+      std::string head = st->async ? "async " : "";
+      if (st->shuffle())
+        head = "shuffle_xor(" + std::to_string(st->shuffle_xor) + " of " + std::to_string(st->shuffle_width) + ") ";
+      return head + buffer_name(st->buffer.get()) + "[" + list(st->indices) + "] = " + expr(st->value);
     }
     case StmtKind::Atomic: {
       auto* a = s.as<Atomic>();

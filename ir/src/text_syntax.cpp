@@ -20,7 +20,7 @@ constexpr std::array kReserved = {
     "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
     "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
     // clang-format off
-    "access_check", "from_fragment", "async", "async_wait", "ldmatrix", "placed", "prefetch", "interleave", "hold",
+    "access_check", "from_fragment", "async", "async_wait", "shuffle_xor", "ldmatrix", "placed", "prefetch", "interleave", "hold",
     // clang-format on
 };
 }  // namespace

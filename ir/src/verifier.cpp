@@ -574,6 +574,21 @@ void Verifier::visit(const Store* op) {
            "dtype (async S[i] = G[j]); make it a plain store");
     if (parallel_depth_ > 0) fail("async store inside a parallel loop; async copies are per-thread code");
   }
+  if (op->shuffle_xor < 0 || op->shuffle_width < 0 || (op->shuffle_xor == 0) != (op->shuffle_width == 0))
+    fail("store to " + op->buffer->name + " has a malformed lane shuffle");
+  if (op->shuffle()) {
+    const int w = op->shuffle_width, x = op->shuffle_xor;
+    if (op->async) fail("a store cannot be both async and a lane shuffle");
+    if (w < 2 || (w & (w - 1)) != 0 || w > 64 || x >= w)
+      fail("shuffle_xor(" + std::to_string(x) + " of " + std::to_string(w) +
+           "): the group is 2, 4, ..., 64 lanes and the mask a lane number below it");
+    if (op->buffer->scope != Scope::Local)
+      fail("shuffle_xor stores into " + describe(op->buffer) + "; a lane shuffle writes each lane's own registers (a local buffer)");
+    const DType t = op->buffer->dtype;
+    if (t != f32 && t != i32 && t != u32)
+      fail("shuffle_xor moves 32-bit values (f32, i32, u32); " + op->buffer->name + " is " + std::string(t.name()));
+    if (parallel_depth_ > 0) fail("shuffle_xor inside a parallel loop; a lane shuffle is per-warp code");
+  }
 }
 
 void Verifier::visit(const LdMatrix* op) {

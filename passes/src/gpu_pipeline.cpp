@@ -32,6 +32,7 @@ TargetInfo nvidia_target_info(int sm) {
   info.shared_mem_bytes = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
   info.vector_bytes = 16;
   info.async_copy = sm >= 80;
+  info.lane_shuffle = true;  // shfl.sync
   info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
   return info;
@@ -49,6 +50,7 @@ TargetInfo amd_target_info(const std::string& gfx) {
   info.shared_mem_bytes = 64 * 1024;  // LDS a workgroup
   info.vector_bytes = 16;
   info.async_copy = false;                     // no cp.async: global loads go through VGPRs
+  info.lane_shuffle = true;                    // ds_bpermute
   info.max_grid = {2147483647, 65535, 65535};  // hipDeviceProp_t::maxGridSize on CDNA, rounded down
   // 16x16 first: its 4 accumulator registers a tile leave more room than 32x32's 16 for small
   // block tiles. bf16 are the _1k forms (gfx90a and later). f32 keeps f32 accumulators in

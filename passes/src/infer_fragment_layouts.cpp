@@ -4,8 +4,10 @@
 // laid-out fragments' other uses into per-thread loops.
 #include "tilegen/passes/infer_fragment_layouts.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "lane_layout.h"
 #include "stmt_build.h"
@@ -56,8 +58,10 @@ const MatrixUnit* pick_unit(const TargetInfo& info, DType in, DType acc) {
   return nullptr;
 }
 
-// The warp grid using the most warps, then the squarest warp tile.
-std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn, int threads) {
+// The warp grid using the most warps, then the squarest warp tile. With `whole_rows` (an
+// accumulator whose rows are reduced or scaled by row vectors), the fewest warps along N come
+// before squareness: a warp holding whole rows reduces them with shuffles alone.
+std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn, int threads, bool whole_rows) {
   if (threads % u.group_size != 0 || bm % u.m != 0 || bn % u.n != 0) return std::nullopt;
   Tiling best;
   const int warps = threads / u.group_size;
@@ -65,9 +69,15 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
     for (int wn = 1; wm * wn <= warps; ++wn) {
       if (bm % (int64_t(u.m) * wm) != 0 || bn % (int64_t(u.n) * wn) != 0) continue;
       auto skew = [&](int a, int b) { return std::abs(bm / a - bn / b); };
-      if (best.unit &&
-          (wm * wn < best.used() || (wm * wn == best.used() && skew(wm, wn) >= skew(best.wm, best.wn))))
-        continue;
+      if (best.unit) {
+        if (wm * wn != best.used()) {
+          if (wm * wn < best.used()) continue;
+        } else if (whole_rows && wn != best.wn) {
+          if (wn > best.wn) continue;
+        } else if (skew(wm, wn) >= skew(best.wm, best.wn)) {
+          continue;
+        }
+      }
       best = Tiling{&u, bm, bn, wm, wn, int(bm / wm / u.m), int(bn / wn / u.n), warps};
     }
   if (!best.unit) return std::nullopt;
@@ -99,7 +109,7 @@ std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads) {
 
 // The tiling a gemm can run with: on the matrix unit, else (f32/f64 accumulators) the SIMT layout,
 // else nullopt.
-std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads) {
+std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, bool whole_rows) {
   const Buffer &a = g.a.buffer, &c = g.c.buffer;
   if (c->scope != Scope::Fragment) return std::nullopt;
   for (const Region* r : {&g.a, &g.b, &g.c})
@@ -109,11 +119,63 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
   const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
   const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
   if (u && k % u->k == 0)
-    if (auto t = choose_tiling(*u, bm, bn, threads)) return t;
+    if (auto t = choose_tiling(*u, bm, bn, threads, whole_rows)) return t;
   // The SIMT loop rounds into C every K step, as mma does; f16/bf16 accumulators would drift
   // further from the interpreter's single rounding, so they stay tiles.
   if (c->dtype != f32 && c->dtype != f64) return std::nullopt;
   return choose_simt_tiling(bm, bn, threads);
+}
+
+// How a [bm] row vector lives beside a laid-out bm×bn fragment: each thread holds the rows its
+// elements are in, mt·R registers (R rows of each unit tile, q consecutive C registers a row),
+// replicated across the lanes that hold the same rows (the xor masks: mma.sync m16n8k16 lanes
+// 4r..4r+3, masks 1 and 2). A row's holders are then exactly those lanes in each warp along N.
+struct RowInfo {
+  int R = 1, q = 1;
+  std::vector<int> masks;
+  int regs(const Tiling& t) const { return t.mt * R; }
+};
+
+std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
+  RowInfo ri;
+  if (!t.unit) {  // SIMT: thread th holds rows th / wn + wm·mi; the wn threads of a row are neighbours
+    const int wn = t.wn;
+    // Shuffles take whole warps: the block (t.warps is its thread count here) and the threads used.
+    if ((wn & (wn - 1)) != 0 || wn > warp_size || t.used() % warp_size != 0 || t.warps % warp_size != 0)
+      return std::nullopt;
+    for (int m = 1; m < wn; m <<= 1) ri.masks.push_back(m);
+    return ri;
+  }
+  const MatrixUnit& u = *t.unit;
+  const int G = u.group_size, cr = u.c_regs();
+  auto row = [&](int l, int r) { return u.c_layout[std::size_t(l * cr + r)].row; };
+  std::vector<int> rows0;
+  for (int r = 0; r < cr; ++r)
+    if (std::find(rows0.begin(), rows0.end(), row(0, r)) == rows0.end()) rows0.push_back(row(0, r));
+  ri.R = int(rows0.size());
+  if (cr % ri.R != 0) return std::nullopt;
+  ri.q = cr / ri.R;
+  for (int l = 0; l < G; ++l)
+    for (int r = 0; r < cr; ++r) {
+      if (row(l, r) != row(l, r / ri.q * ri.q)) return std::nullopt;
+      for (int s2 = 0; s2 < ri.R; ++s2)
+        if (s2 != r / ri.q && row(l, s2 * ri.q) == row(l, r)) return std::nullopt;
+    }
+  for (int m = 1; m < G; m <<= 1) {
+    bool same = true;
+    for (int l = 0; l < G && same; ++l)
+      for (int s2 = 0; s2 < ri.R && same; ++s2) same = row(l ^ m, s2 * ri.q) == row(l, s2 * ri.q);
+    if (same) ri.masks.push_back(m);
+  }
+  // The butterfly must reach every holder of a row: G·R (lane, row) pairs over u.m rows.
+  if ((int64_t(1) << ri.masks.size()) * u.m != int64_t(G) * ri.R) return std::nullopt;
+  return ri;
+}
+
+// Whether two tilings put the same rows in the same threads (N may differ: a row vector fits both).
+bool same_rows(const Tiling& a, const Tiling& b) {
+  return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt && a.warps == b.warps &&
+         (a.unit || a.nt == b.nt);  // SIMT rows are strided by the thread grid, which N shapes
 }
 
 bool full_region(const Region& r) {
@@ -130,47 +192,88 @@ const ir::For* inner_of_nest(const ir::For* op) {
   return inner;
 }
 
-// The fragments a nest accesses, and whether each access is exactly F[i, j].
+// A parallel loop from 0 whose body holds no other parallel loop: a loop over rows.
+bool row_nest(const ir::For* op) {
+  if (op->for_kind != ForKind::Parallel || !is_const(op->min, 0)) return false;
+  struct Inner : IRVisitor {
+    bool found = false;
+    void visit(const ir::For* f) override {
+      found = found || f->for_kind == ForKind::Parallel;
+      IRVisitor::visit(f);
+    }
+  } inner;
+  inner.visit_stmt(op->body);
+  return !inner.found;
+}
+
+// The fragments a nest (over i, j; or over i alone: j null) accesses, and how: exactly F[i, j],
+// or a row vector at r[i] (read, or written too).
 struct NestAccess : IRVisitor {
+  struct Use {
+    bool exact = true;  // every access is [i, j]
+    bool row = true;    // every access is [i]
+    bool written = false;
+  };
   const std::map<BufferKey, int>& frags;
-  const Var &i, &j;
+  const Var& i;
+  const Var* j;
+  std::map<BufferKey, Use> uses;
   std::map<BufferKey, bool> exact;  // fragment → all accesses at [i, j]
-  NestAccess(const std::map<BufferKey, int>& f, const Var& i_, const Var& j_) : frags(f), i(i_), j(j_) {}
-  void note(BufferKey b, const std::vector<Expr>& idx) {
-    if (!frags.count(b)) return;
-    bool ok = idx.size() == 2 && idx[0].same_as(i) && idx[1].same_as(j);
-    auto [it, fresh] = exact.emplace(b, ok);
-    if (!fresh) it->second = it->second && ok;
+  bool other_store = false;         // a store or atomic into a buffer that is not a fragment
+  NestAccess(const std::map<BufferKey, int>& f, const Var& i_, const Var* j_) : frags(f), i(i_), j(j_) {}
+  void note(BufferKey b, const std::vector<Expr>& idx, bool write) {
+    if (!frags.count(b)) {
+      other_store = other_store || write;
+      return;
+    }
+    Use& u = uses[b];
+    const bool at_ij = j && idx.size() == 2 && idx[0].same_as(i) && idx[1].same_as(*j);
+    const bool at_i = idx.size() == 1 && idx[0].same_as(i);
+    u.exact = u.exact && at_ij;
+    u.row = u.row && at_i;
+    u.written = u.written || write;
+    auto [it, fresh] = exact.emplace(b, at_ij);
+    if (!fresh) it->second = it->second && at_ij;
   }
   void visit(const ir::Load* op) override {
-    note(op->buffer.get(), op->indices);
+    note(op->buffer.get(), op->indices, false);
     IRVisitor::visit(op);
   }
   void visit(const ir::Store* op) override {
-    note(op->buffer.get(), op->indices);
+    note(op->buffer.get(), op->indices, true);
     IRVisitor::visit(op);
   }
   void visit(const ir::Atomic* op) override {
-    note(op->buffer.get(), {});
+    note(op->buffer.get(), {}, true);
     IRVisitor::visit(op);
   }
 };
 
-// Which fragments of one kernel can be laid out, and with which tiling.
+// A fragment's layout: the registers of a tiling, or (rows) the row vector beside it.
+struct Laid {
+  Tiling t;
+  bool rows = false;
+};
+
+// Which fragments of one kernel can be laid out, and with which tiling. Accumulators get theirs
+// from their gemm; with TargetInfo::lane_shuffle, [bm] row vectors then get the rows of the
+// tiling they are reduced from or read beside (rules in the header), settled to a fixpoint in
+// which every use left is one the layouts serve.
 class FragmentUses : public IRVisitor {
  public:
-  FragmentUses(const ir::Kernel& k, const TargetInfo& info) : info_(info), threads_(k.threads) {
+  FragmentUses(const ir::Kernel& k, const TargetInfo& info)
+      : info_(info), threads_(k.threads), rows_ok_(info.lane_shuffle) {
     for (const Buffer& b : k.buffers)
       if (b->scope == Scope::Fragment) index_.emplace(b.get(), int(index_.size())), state_.emplace_back();
+    if (rows_ok_) find_row_coupled(k.body);
     visit_stmt(k.body);
-    settle_nests();
+    settle();
   }
-  /// The laid-out fragments and their tilings.
-  std::map<BufferKey, Tiling> result() const {
-    std::map<BufferKey, Tiling> out;
+  /// The laid-out fragments and their layouts.
+  std::map<BufferKey, Laid> result() const {
+    std::map<BufferKey, Laid> out;
     for (auto& [b, i] : index_)
-      if (state_[std::size_t(i)].ok && state_[std::size_t(i)].tiling)
-        out.emplace(b, *state_[std::size_t(i)].tiling);
+      if (laid(b)) out.emplace(b, Laid{*state_[std::size_t(i)].tiling, b->shape.size() == 1});
     return out;
   }
 
@@ -178,7 +281,9 @@ class FragmentUses : public IRVisitor {
     fail(op->a.buffer);
     fail(op->b.buffer);
     if (State* s = state(op->c.buffer)) {
-      auto t = full_region(op->c) ? gemm_tiling(*op, info_, threads_) : std::nullopt;
+      auto t = full_region(op->c) && op->c.buffer.rank() == 2
+                   ? gemm_tiling(*op, info_, threads_, coupled_.count(op->c.buffer.get()) > 0)
+                   : std::nullopt;
       if (!t || (s->tiling && !(*s->tiling == *t)))
         s->ok = false;
       else
@@ -191,15 +296,30 @@ class FragmentUses : public IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const ir::Copy* op) override {
-    bool both = state(op->src.buffer) && state(op->dst.buffer);
-    for (const Region* r : {&op->src, &op->dst})
-      if (both || !full_region(*r) || r->buffer.rank() != 2 || op->src.squeezed_extents().size() != 2)
+    const bool src_frag = state(op->src.buffer) != nullptr, dst_frag = state(op->dst.buffer) != nullptr;
+    const std::size_t rank = op->src.squeezed_extents().size();
+    if (src_frag && dst_frag && rows_ok_ && op->src.buffer.rank() == 1 && op->dst.buffer.rank() == 1 &&
+        full_region(op->src) && full_region(op->dst) && equal(op->src.buffer->shape[0], op->dst.buffer->shape[0])) {
+      copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});
+      return IRVisitor::visit(op);
+    }
+    for (const Region* r : {&op->src, &op->dst}) {
+      const bool row_vector = rows_ok_ && r->buffer.rank() == 1 && rank == 1;
+      if ((src_frag && dst_frag) || !full_region(*r) || !((r->buffer.rank() == 2 && rank == 2) || row_vector))
         fail(r->buffer);
+    }
     IRVisitor::visit(op);
   }
   void visit(const ir::Reduce* op) override {
-    fail(op->src);
-    fail(op->dst);
+    const bool fits = rows_ok_ && state(op->src) && state(op->dst) && op->src.rank() == 2 && op->dst.rank() == 1 &&
+                      (op->axis == 1 || op->axis == -1) && equal(op->src->shape[0], op->dst->shape[0]) &&
+                      op->dst->dtype == f32;
+    if (fits) {
+      reduces_.push_back({op->src.get(), op->dst.get()});
+    } else {
+      fail(op->src);
+      fail(op->dst);
+    }
     IRVisitor::visit(op);
   }
   void visit(const ir::Load* op) override {
@@ -215,52 +335,196 @@ class FragmentUses : public IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const ir::For* op) override {
-    const ir::For* inner = inner_of_nest(op);
-    if (!inner) return IRVisitor::visit(op);
-    NestAccess acc(index_, op->var, inner->var);
-    acc.visit_stmt(inner->body);
-    std::vector<BufferKey> touched;
-    for (auto& [b, exact] : acc.exact) {
-      const auto& shape = b->shape;
-      if (!exact || !equal(op->extent, shape[0]) || !equal(inner->extent, shape[1]))
-        state_[std::size_t(index_.at(b))].ok = false;
-      touched.push_back(b);
-    }
-    nests_.push_back(std::move(touched));
+    if (const ir::For* inner = inner_of_nest(op)) return nest2(op, inner);
+    if (rows_ok_ && row_nest(op)) return nest1(op);
+    IRVisitor::visit(op);
   }
 
  private:
   struct State {
     bool ok = true;
-    std::optional<Tiling> tiling;
+    std::optional<Tiling> tiling;  // [bm] row vectors: the tiling whose rows they hold
   };
-  State* state(const Buffer& b) {
-    auto it = index_.find(b.get());
+  struct Nest2 {
+    std::vector<BufferKey> tiles, row_reads;
+    bool row_written = false;
+  };
+  struct Nest1 {
+    std::vector<BufferKey> rows;
+    bool bad = false;
+  };
+
+  State* state(const Buffer& b) { return state(b.get()); }
+  State* state(BufferKey b) {
+    auto it = index_.find(b);
     return it == index_.end() ? nullptr : &state_[std::size_t(it->second)];
   }
-  void fail(const Buffer& b) {
+  const State& st(BufferKey b) const { return state_[std::size_t(index_.at(b))]; }
+  void fail(const Buffer& b) { fail(b.get()); }
+  void fail(BufferKey b) {
     if (State* s = state(b)) s->ok = false;
   }
-  bool laid_out(BufferKey b) const {
-    const State& s = state_[std::size_t(index_.at(b))];
-    return s.ok && s.tiling;
+  bool laid(BufferKey b) const { return st(b).ok && st(b).tiling; }
+  bool laid_tile(BufferKey b) const { return laid(b) && b->shape.size() == 2; }
+
+  // Accumulators whose rows are reduced or read beside row vectors: their gemm prefers whole rows.
+  void find_row_coupled(const Stmt& body) {
+    struct Finder : IRVisitor {
+      FragmentUses& u;
+      explicit Finder(FragmentUses& x) : u(x) {}
+      void visit(const ir::Reduce* op) override {
+        if (u.state(op->src) && op->src.rank() == 2) u.coupled_.insert(op->src.get());
+      }
+      void visit(const ir::For* op) override {
+        const ir::For* inner = inner_of_nest(op);
+        if (!inner) return IRVisitor::visit(op);
+        NestAccess acc(u.index_, op->var, &inner->var);
+        acc.visit_stmt(inner->body);
+        bool rows = false;
+        for (auto& [b, use] : acc.uses) rows = rows || b->shape.size() == 1;
+        if (rows)
+          for (auto& [b, use] : acc.uses)
+            if (b->shape.size() == 2) u.coupled_.insert(b);
+      }
+    } finder(*this);
+    finder.visit_stmt(body);
   }
-  // A nest becomes one per-thread loop, so all laid-out fragments in it must share a tiling;
+
+  void nest2(const ir::For* op, const ir::For* inner) {
+    NestAccess acc(index_, op->var, &inner->var);
+    acc.visit_stmt(inner->body);
+    Nest2 n;
+    for (auto& [b, use] : acc.uses) {
+      const auto& shape = b->shape;
+      if (shape.size() == 2 && use.exact && equal(op->extent, shape[0]) && equal(inner->extent, shape[1])) {
+        n.tiles.push_back(b);
+      } else if (rows_ok_ && shape.size() == 1 && use.row && equal(op->extent, shape[0])) {
+        n.row_reads.push_back(b);
+        n.row_written = n.row_written || use.written;
+      } else {
+        fail(b);
+      }
+    }
+    nests2_.push_back(std::move(n));
+  }
+
+  void nest1(const ir::For* op) {
+    NestAccess acc(index_, op->var, nullptr);
+    acc.visit_stmt(op->body);
+    Nest1 n;
+    n.bad = acc.other_store;  // replicated threads would store it more than once
+    for (auto& [b, use] : acc.uses) {
+      if (b->shape.size() == 1 && use.row && equal(op->extent, b->shape[0])) {
+        n.rows.push_back(b);
+      } else {
+        fail(b);
+        n.bad = true;
+      }
+    }
+    nests1_.push_back(std::move(n));
+  }
+
+  // The nest's tiling: that of its laid-out tiles (one, once settled).
+  std::optional<Tiling> nest_tiling(const Nest2& n) const {
+    for (BufferKey b : n.tiles)
+      if (laid_tile(b)) return st(b).tiling;
+    return std::nullopt;
+  }
+
+  // Row vectors take the rows of what they are reduced from, read beside, copied from or computed
+  // with; a vector offered two layouts fails.
+  void assign_rows() {
+    for (auto& [b, i] : index_)
+      if (b->shape.size() == 1) state_[std::size_t(i)].tiling.reset();
+    std::set<BufferKey> clash;
+    bool grew = true;
+    auto offer = [&](BufferKey b, const Tiling& t) {
+      State* s = state(b);
+      if (!s || !s->ok) return;
+      if (!s->tiling) {
+        s->tiling = t;
+        grew = true;
+      } else if (!same_rows(*s->tiling, t)) {
+        clash.insert(b);
+      }
+    };
+    for (auto& [src, dst] : reduces_)
+      if (laid_tile(src)) offer(dst, *st(src).tiling);
+    for (const Nest2& n : nests2_)
+      if (auto t = nest_tiling(n))
+        for (BufferKey r : n.row_reads) offer(r, *t);
+    while (grew) {
+      grew = false;
+      for (auto& [a, b] : copies_) {
+        if (laid(a)) offer(b, *st(a).tiling);
+        if (laid(b)) offer(a, *st(b).tiling);
+      }
+      for (const Nest1& n : nests1_)
+        for (BufferKey r : n.rows)
+          if (laid(r))
+            for (BufferKey o : n.rows) offer(o, *st(r).tiling);
+    }
+    for (BufferKey b : clash) fail(b);
+  }
+
+  // One round of the rules that fail a use the layouts cannot serve; true when something failed.
+  bool check_rows() {
+    std::vector<bool> before;
+    for (const State& s : state_) before.push_back(s.ok);
+    for (auto& [src, dst] : reduces_) {
+      const bool ok = laid_tile(src) && laid(dst) && same_rows(*st(src).tiling, *st(dst).tiling) &&
+                      row_info(*st(src).tiling, info_.warp_size) && (!st(src).tiling->unit || st(src).tiling->wn == 1);
+      if (!ok) fail(src), fail(dst);
+    }
+    for (const Nest1& n : nests1_) {
+      bool ok = !n.bad;
+      for (BufferKey r : n.rows) ok = ok && laid(r);
+      if (!ok)
+        for (BufferKey r : n.rows) fail(r);
+    }
+    for (const Nest2& n : nests2_) {
+      const auto t = nest_tiling(n);
+      if (n.row_written) {
+        for (BufferKey b : n.tiles) fail(b);
+        for (BufferKey b : n.row_reads) fail(b);
+        continue;
+      }
+      for (BufferKey r : n.row_reads)
+        if (laid(r) && (!t || !same_rows(*st(r).tiling, *t))) fail(r);
+    }
+    for (auto& [b, i] : index_)
+      if (b->shape.size() == 1 && laid(b) && !row_info(*st(b).tiling, info_.warp_size)) fail(b);
+    for (std::size_t i = 0; i < state_.size(); ++i)
+      if (before[i] != state_[i].ok) return true;
+    return false;
+  }
+
+  void settle() {
+    for (auto& [b, i] : index_)  // only tiles and (with lane shuffles) row vectors are laid out
+      if (b->shape.size() != 2 && !(rows_ok_ && b->shape.size() == 1)) state_[std::size_t(i)].ok = false;
+    for (bool changed = true; changed;) {
+      settle_nests();
+      assign_rows();
+      changed = check_rows();
+    }
+  }
+
+  // A nest becomes one per-thread loop, so all laid-out tiles in it must share a tiling;
   // where they do not, none of them is laid out. Repeat until nothing changes.
   void settle_nests() {
     for (bool changed = true; changed;) {
       changed = false;
-      for (auto& touched : nests_) {
+      for (const Nest2& n : nests2_) {
         std::optional<Tiling> t;
         bool clash = false;
-        for (BufferKey b : touched) {
-          if (!laid_out(b)) continue;
-          const Tiling& bt = *state_[std::size_t(index_.at(b))].tiling;
+        for (BufferKey b : n.tiles) {
+          if (!laid_tile(b)) continue;
+          const Tiling& bt = *st(b).tiling;
           if (t && !(*t == bt)) clash = true;
           t = bt;
         }
         if (!clash) continue;
-        for (BufferKey b : touched) state_[std::size_t(index_.at(b))].ok = false;
+        for (BufferKey b : n.tiles) fail(b);
         changed = true;
       }
     }
@@ -268,24 +532,32 @@ class FragmentUses : public IRVisitor {
 
   const TargetInfo& info_;
   int threads_;
+  bool rows_ok_;
   std::map<BufferKey, int> index_;
   std::vector<State> state_;
-  std::vector<std::vector<BufferKey>> nests_;
+  std::set<BufferKey> coupled_;
+  std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_;
+  std::vector<Nest2> nests2_;
+  std::vector<Nest1> nests1_;
 };
 
-// Replaces F[i, j] by regs[idx] for every laid-out fragment F of a nest body.
+// Replaces F[i, j] by regs[idx] for every laid-out tile F of a nest body, and r[i] by
+// rregs[rslot] for every laid-out row vector r.
 struct ToRegisters : IRMutator {
   const std::map<BufferKey, Buffer>& regs;
-  Expr idx;
-  ToRegisters(const std::map<BufferKey, Buffer>& r, Expr i) : regs(r), idx(std::move(i)) {}
+  const std::map<BufferKey, Laid>& laid;
+  Expr idx, rslot;
+  ToRegisters(const std::map<BufferKey, Buffer>& r, const std::map<BufferKey, Laid>& l, Expr i, Expr rs)
+      : regs(r), laid(l), idx(std::move(i)), rslot(std::move(rs)) {}
+  const Expr& at(BufferKey b) const { return laid.at(b).rows ? rslot : idx; }
   Expr visit(const ir::Load* op, const Expr& self) override {
     auto it = regs.find(op->buffer.get());
-    return it == regs.end() ? IRMutator::visit(op, self) : it->second.load({idx});
+    return it == regs.end() ? IRMutator::visit(op, self) : it->second.load({at(op->buffer.get())});
   }
   Stmt visit(const ir::Store* op, const Stmt& self) override {
     auto it = regs.find(op->buffer.get());
     if (it == regs.end()) return IRMutator::visit(op, self);
-    return make_store(it->second, {idx}, mutate(op->value), op->loc);
+    return make_store(it->second, {at(op->buffer.get())}, mutate(op->value), op->loc);
   }
 };
 
@@ -300,10 +572,10 @@ class LayoutLowering : public IRMutator {
     laid_.clear();
     regs_.clear();
     locals_.clear();
-    for (auto& [b, t] : FragmentUses(*op, info_).result()) {
-      laid_.emplace(b, t);
-      regs_.emplace(b,
-                    Buffer::make(b->name, {Expr(int64_t(t.c_elems()))}, b->dtype, Scope::Local, {}, b->loc));
+    for (auto& [b, l] : FragmentUses(*op, info_).result()) {
+      laid_.emplace(b, l);
+      const int64_t n = l.rows ? row_info(l.t, info_.warp_size)->regs(l.t) : l.t.c_elems();
+      regs_.emplace(b, Buffer::make(b->name, {Expr(n)}, b->dtype, Scope::Local, {}, b->loc));
     }
     Stmt body = mutate(op->body);
     if (body.same_as(op->body)) return self;
@@ -319,9 +591,12 @@ class LayoutLowering : public IRMutator {
   }
 
   Stmt visit(const ir::Gemm* op, const Stmt& self) override {
-    auto t = gemm_tiling(*op, info_, threads_);
-    if (!t) return self;
     auto it = regs_.find(op->c.buffer.get());
+    // A laid-out accumulator has the tiling FragmentUses chose for it (whole rows where rows are
+    // reduced); one that stays a tile runs through temporary registers of the default tiling.
+    std::optional<Tiling> t =
+        it != regs_.end() ? std::optional<Tiling>(laid_.at(op->c.buffer.get()).t) : gemm_tiling(*op, info_, threads_, false);
+    if (!t) return self;
     if (!t->unit)  // SIMT only for an accumulator in registers; a tile stays block-cooperative
       return it == regs_.end() ? self : lower_simt_gemm(*op, *t, it->second);
     return lower_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
@@ -333,9 +608,12 @@ class LayoutLowering : public IRMutator {
     if (it == regs_.end()) return self;
     Buffer regs = it->second;
     Expr v = cast(regs->dtype, op->value);
+    const Laid& l = laid_.at(op->dst.buffer.get());
+    if (l.rows)
+      return per_row(l.t, op->loc, [&](const Expr& k, const Expr&, const Expr&) { return make_store(regs, {k}, v, op->loc); });
     return per_thread(
-        laid_.at(op->dst.buffer.get()), op->loc,
-        [&](const Expr& idx, const Expr&, const Expr&) { return make_store(regs, {idx}, v, op->loc); });
+        l.t, op->loc,
+        [&](const Expr& idx, const Expr&, const Expr&, const Expr&) { return make_store(regs, {idx}, v, op->loc); });
   }
 
   //   copy C_local -> C[by*32 +: 32, bx*32 +: 32]
@@ -343,12 +621,31 @@ class LayoutLowering : public IRMutator {
   Stmt visit(const ir::Copy* op, const Stmt& self) override {
     auto src = regs_.find(op->src.buffer.get()), dst = regs_.find(op->dst.buffer.get());
     if (src == regs_.end() && dst == regs_.end()) return self;
+    if (src != regs_.end() && dst != regs_.end()) {  // row vector to row vector, same rows
+      Buffer from = src->second, to = dst->second;
+      return per_row(laid_.at(op->src.buffer.get()).t, op->loc, [&](const Expr& k, const Expr&, const Expr&) {
+        return make_store(to, {k}, cast(to->dtype, from.load({k})), op->loc);
+      });
+    }
     bool out = src != regs_.end();
     const Region& other = out ? op->dst : op->src;
     Buffer regs = out ? src->second : dst->second;
-    const Tiling& t = laid_.at(out ? op->src.buffer.get() : op->dst.buffer.get());
+    const Laid& l = laid_.at(out ? op->src.buffer.get() : op->dst.buffer.get());
+    const Tiling& t = l.t;
     bool check = op->check_bounds && other.buffer->scope == Scope::Global;
-    Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+    if (l.rows) {  // every holder reads a row in; only its representative writes it out
+      Stmt s = per_row(t, op->loc, [&](const Expr& k, const Expr& row, const Expr& rep) {
+        std::vector<Expr> at = region_index(other, {row});
+        Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
+        if (out)
+          return make_if(rep && ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({k})), op->loc),
+                         op->loc);
+        Expr v = cast(regs->dtype, other.buffer.load(at));
+        return make_store(regs, {k}, check ? select(ok, v, make_float(0, regs->dtype)) : v, op->loc);
+      });
+      return fenced(s, op->loc);
+    }
+    Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
       std::vector<Expr> at = region_index(other, {row, col});
       Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
       if (out)
@@ -364,21 +661,86 @@ class LayoutLowering : public IRMutator {
   //   → for mi, ni, r { C_local[idx] = max(C_local[idx], 0.0) }   (i, j replaced by row, col)
   Stmt visit(const ir::For* op, const Stmt& self) override {
     const ir::For* inner = inner_of_nest(op);
-    if (!inner) return IRMutator::visit(op, self);
     const std::map<BufferKey, int> laid = laid_index();  // NestAccess keeps a reference
-    NestAccess acc(laid, op->var, inner->var);
+    if (!inner) {
+      if (!row_nest(op)) return IRMutator::visit(op, self);
+      //   for i in parallel(0 +: 64) { l[i] = l[i] * rescale[i] + tile_sum[i] }
+      //   → per thread, for each row it holds: l[k] = l[k] * rescale[k] + tile_sum[k]   (i = its row)
+      NestAccess acc(laid, op->var, nullptr);
+      acc.visit_stmt(op->body);
+      if (acc.uses.empty()) return IRMutator::visit(op, self);
+      const Tiling& t = laid_.at(acc.uses.begin()->first).t;
+      Stmt s = per_row(t, op->loc, [&](const Expr& k, const Expr& row, const Expr&) {
+        Stmt body = ToRegisters(regs_, laid_, k, k).mutate(op->body);
+        return substitute(body, {{op->var, row}});
+      });
+      return fenced(s, op->loc);
+    }
+    NestAccess acc(laid, op->var, &inner->var);
     acc.visit_stmt(inner->body);
-    if (acc.exact.empty()) return IRMutator::visit(op, self);
-    const Tiling& t = laid_.at(acc.exact.begin()->first);
-    Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
-      Stmt body = ToRegisters(regs_, idx).mutate(inner->body);
+    const Tiling* t = nullptr;
+    for (auto& [b, use] : acc.uses)
+      if (!laid_.at(b).rows) t = &laid_.at(b).t;
+    if (!t) return IRMutator::visit(op, self);
+    Stmt s = per_thread(*t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr& rslot) {
+      Stmt body = ToRegisters(regs_, laid_, idx, rslot).mutate(inner->body);
       return substitute(body, {{op->var, row}, {inner->var, col}});
     });
     return fenced(s, op->loc);
   }
 
- private:
-  using ElementFn = std::function<Stmt(const Expr& idx, const Expr& row, const Expr& col)>;
+  //   reduce_max(scores -> row_max, axis 1) with both laid out over mma.sync m16n8k16 (wn = 1)
+  //   → per thread: part[k] = -inf; for its elements: part[rslot] = max(part[rslot], scores[idx]);
+  //     for m in 1, 2: shuffle_xor(m of 32) swap[k] = part[k]; part[k] = max(part[k], swap[k]);
+  //     row_max[k] = max(row_max[k], part[k])    (clear=false; clear: row_max[k] = part[k])
+  Stmt visit(const ir::Reduce* op, const Stmt& self) override {
+    auto src = regs_.find(op->src.get()), dst = regs_.find(op->dst.get());
+    if (src == regs_.end() || dst == regs_.end()) return self;
+    const Tiling& t = laid_.at(op->src.get()).t;
+    const RowInfo ri = *row_info(t, info_.warp_size);
+    const int64_t n = ri.regs(t);
+    const DType d = dst->second->dtype;
+    Buffer part = new_local("row_part", n, d, op->loc), swap = new_local("row_swap", n, d, op->loc);
+    const ReduceOp rop = op->op;
+    auto merge = [&](const Expr& a, const Expr& b) {
+      return rop == ReduceOp::Sum ? a + b : rop == ReduceOp::Min ? min(a, b) : max(a, b);
+    };
+    Expr ident = rop == ReduceOp::Sum || rop == ReduceOp::AbsMax ? make_float(0, d)
+                 : rop == ReduceOp::Max                          ? -infinity(d)
+                                                                 : infinity(d);
+    const SourceLoc& loc = op->loc;
+    std::vector<Stmt> steps;
+    steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) { return make_store(part, {k}, ident, loc); }));
+    Buffer sregs = src->second;
+    steps.push_back(per_thread(t, loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr& rs) {
+      Expr v = cast(d, sregs.load({idx}));
+      if (rop == ReduceOp::AbsMax) v = abs(v);
+      return make_store(part, {rs}, merge(part.load({rs}), v), loc);
+    }));
+    const int width = t.unit ? t.unit->group_size : info_.warp_size;
+    for (int m : ri.masks) {
+      steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) {
+        auto st = std::make_shared<ir::Store>(loc);
+        st->buffer = swap, st->indices = {k}, st->value = part.load({k});
+        st->shuffle_xor = m, st->shuffle_width = width;
+        return Stmt(std::move(st));
+      }));
+      steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) {
+        return make_store(part, {k}, merge(part.load({k}), swap.load({k})), loc);
+      }));
+    }
+    Buffer dregs = dst->second;
+    steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) {
+      return make_store(dregs, {k}, op->clear ? part.load({k}) : merge(dregs.load({k}), part.load({k})), loc);
+    }));
+    return fenced(make_seq(std::move(steps), loc), loc);
+  }
+
+  private:
+  // fn(register index, row, col, index of the row's register in a row vector beside it)
+  using ElementFn = std::function<Stmt(const Expr& idx, const Expr& row, const Expr& col, const Expr& rslot)>;
+  // fn(register index of the row vector, row, whether this thread is the row's one representative)
+  using RowFn = std::function<Stmt(const Expr& k, const Expr& row, const Expr& rep)>;
 
   std::map<BufferKey, int> laid_index() const {
     std::map<BufferKey, int> m;
@@ -411,7 +773,9 @@ class LayoutLowering : public IRMutator {
     Expr row = warp / t.wn * (t.bm / t.wm) + mi * u.m + c.row;
     Expr col = warp % t.wn * (t.bn / t.wn) + ni * u.n + c.col;
     Expr idx = (mi * t.nt + ni) * u.c_regs() + r;
-    Stmt s = fn(idx, row, col);
+    const int q = row_info(t, info_.warp_size) ? row_info(t, info_.warp_size)->q : 1;
+    const int R = u.c_regs() / q;
+    Stmt s = fn(idx, row, col, mi * R + r / q);
     s = make_for(r, 0, u.c_regs(), s, ForKind::Unrolled, loc);
     s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
     return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
@@ -424,11 +788,39 @@ class LayoutLowering : public IRMutator {
   }
 
   // for mi, ni over thread `th`'s SIMT elements: fn(mi·nt + ni, th / wn + wm·mi, th % wn + wn·ni).
-  static Stmt simt_elements(const Tiling& t, const Expr& th, const SourceLoc& loc, const ElementFn& fn) {
+  Stmt simt_elements(const Tiling& t, const Expr& th, const SourceLoc& loc, const ElementFn& fn) {
     Var mi("mi"), ni("ni");
-    Stmt s = fn(mi * t.nt + ni, th / t.wn + mi * t.wm, th % t.wn + ni * t.wn);
+    Stmt s = fn(mi * t.nt + ni, th / t.wn + mi * t.wm, th % t.wn + ni * t.wn, mi);
     s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
     return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+  }
+
+  // For each row register k of this thread's row vector beside tiling t: fn(k, row, rep), rep
+  // true in exactly one thread of those holding the row (lane bits of the masks 0, first warp along N).
+  Stmt per_row(const Tiling& t, const SourceLoc& loc, const RowFn& fn) {
+    const RowInfo ri = *row_info(t, info_.warp_size);
+    auto rep_of = [&](const Expr& lane) {
+      Expr rep = true;
+      for (int m : ri.masks) rep = rep && (lane / m % 2 == 0);
+      return rep;
+    };
+    if (!t.unit)
+      return in_threads(t, loc, [&](const Expr& th) {
+        Var mi("mi");
+        Stmt s = fn(mi, th / t.wn + mi * t.wm, rep_of(th));
+        return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+      });
+    const MatrixUnit& u = *t.unit;
+    return in_warps(t, loc, [&](const Expr& warp, const Expr& lane) {
+      Var mi("mi"), sl("s");
+      SlotExprs c = *slot_exprs(u.c_layout, u.group_size, u.c_regs(), lane, sl * ri.q);
+      Expr row = warp / t.wn * (t.bm / t.wm) + mi * u.m + c.row;
+      Expr rep = rep_of(lane);
+      if (t.wn > 1) rep = rep && (warp % t.wn == 0);
+      Stmt s = fn(mi * ri.R + sl, row, rep);
+      s = make_for(sl, 0, ri.R, s, ForKind::Unrolled, loc);
+      return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+    });
   }
 
   Stmt per_thread(const Tiling& t, const SourceLoc& loc, const ElementFn& fn) {
@@ -495,7 +887,7 @@ class LayoutLowering : public IRMutator {
     Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
       std::vector<Stmt> body;
       if (g.clear_c || temp)
-        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
           Expr v = g.clear_c ? make_float(0, acc->dtype)
                              : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
           return make_store(acc, {idx}, v, g.loc);
@@ -510,7 +902,7 @@ class LayoutLowering : public IRMutator {
           g.loc);
       body.push_back(make_for(kk, 0, k_extent / u.k, step, ForKind::Serial, g.loc));
       if (temp)
-        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col) {
+        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
           const Buffer& c = g.c.buffer;
           return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
         }));
@@ -534,7 +926,7 @@ class LayoutLowering : public IRMutator {
     Stmt s = in_threads(t, g.loc, [&](const Expr& th) {
       std::vector<Stmt> body;
       if (g.clear_c)
-        body.push_back(simt_elements(t, th, g.loc, [&](const Expr& idx, const Expr&, const Expr&) {
+        body.push_back(simt_elements(t, th, g.loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
           return make_store(acc, {idx}, make_float(0, d), g.loc);
         }));
       Var k("k"), mi("mi"), ni("ni");
@@ -562,7 +954,7 @@ class LayoutLowering : public IRMutator {
   Var tx_;
   int threads_ = 0;
   int counter_ = 0;
-  std::map<BufferKey, Tiling> laid_;
+  std::map<BufferKey, Laid> laid_;
   std::map<BufferKey, Buffer> regs_;
   std::vector<Buffer> locals_;
 };

@@ -16,6 +16,24 @@
 
 namespace tg::test {
 
+/// 64 threads (two warps of 32): lane t gets the value lane t ^ 5 held, then a butterfly over
+/// masks 1 and 2 sums each aligned group of 4 lanes.
+inline const char* const kWarpButterfly =
+    "func f(X: f32[64] global, O: f32[64] global, S: f32[64] global) {\n"
+    "  kernel grid(1) threads(64) -> (bx; tx) {\n"
+    "    local v: f32[1]\n"
+    "    local w: f32[1]\n"
+    "    v[0] = X[tx]\n"
+    "    shuffle_xor(5 of 32) w[0] = v[0]\n"
+    "    O[tx] = w[0]\n"
+    "    shuffle_xor(1 of 32) w[0] = v[0]\n"
+    "    v[0] = v[0] + w[0]\n"
+    "    shuffle_xor(2 of 32) w[0] = v[0]\n"
+    "    v[0] = v[0] + w[0]\n"
+    "    S[tx] = v[0]\n"
+    "  }\n"
+    "}\n";
+
 /// Three phases of shared buffers: A lives until the first barrier's reader, then B and C
 /// together; a plan may put B on A's bytes, never C on B's.
 inline const char* const kSharedPhases = R"(

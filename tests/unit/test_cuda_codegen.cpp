@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "int_semantics_test_util.h"
+#include "gpu_pass_test_util.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
@@ -261,4 +262,16 @@ TEST_CASE("cuda: check_bounds=all guards a thread-indexed store with the record 
   CompileOptions plain;
   CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, plain).source.find("tg_access") ==
         std::string::npos);
+}
+
+TEST_CASE("cuda: a lane shuffle (shuffle_xor) is one shfl.sync.bfly over the full warp") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  Artifact a;
+  REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"),
+                                          parse_function(test::kWarpButterfly, "butterfly.tgir"), {}));
+  INFO(a.source);
+  CHECK(a.source.find("tg_shfl_xor((float)(v[0]), 5, 32)") != std::string::npos);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("shfl.sync.bfly.b32") != std::string::npos);
 }

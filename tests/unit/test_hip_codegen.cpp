@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "gpu_pass_test_util.h"
 #include "hip_test_util.h"
 #include "int_semantics_test_util.h"
 #include "sample_test_util.h"
@@ -164,8 +165,8 @@ TEST_CASE("hip: a kernel needing more LDS than 64 KiB names its buffers") {
   TargetPlugin* plugin = hip_plugin();
   if (!plugin) return;
   CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"),
-                                           bound_sample(*find("flash_attention"), {{"S", 256}}, f16), {}),
-                       doctest::Contains("Q_shared"), Error);
+                                           bound_sample(*find("flash_attention"), {{"S", 256}, {"block_N", 128}}, f16), {}),
+                       doctest::Contains("Q_shared"), Error);  // K and V tiles of 32 KiB each
   const Sample& s = *find("gemm");
   Params p =
       resolve(s, {{"M", 512}, {"N", 512}, {"K", 512}, {"block_M", 128}, {"block_N", 128}, {"block_K", 128}});
@@ -218,4 +219,18 @@ TEST_CASE("hip: check_bounds=all guards a thread-indexed store with the record a
         std::string::npos);
   CHECK(!a.binary.empty());
   CHECK(a.assembly.find("cmpswap") != std::string::npos);
+}
+
+TEST_CASE("hip: a lane shuffle (shuffle_xor) is a ds_bpermute on gfx90a and gfx942") {
+  TargetPlugin* plugin = hip_plugin();
+  if (!plugin || !hip_compiler_present()) return;
+  for (const char* arch : {"gfx90a", "gfx942"}) {
+    INFO(arch);
+    Artifact a;
+    REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch(arch),
+                                            parse_function(test::kWarpButterfly, "butterfly.tgir"), {}));
+    CHECK(a.source.find("tg_shfl_xor((float)(v[0]), 2, 32)") != std::string::npos);
+    CHECK(!a.binary.empty());
+    CHECK(a.assembly.find("ds_bpermute_b32") != std::string::npos);
+  }
 }

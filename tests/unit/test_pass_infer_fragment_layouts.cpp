@@ -170,3 +170,98 @@ TEST_CASE("lane layouts: slot expressions reproduce every built-in linear table"
   std::vector<MatrixUnit::Slot> odd = {{0, 0}, {1, 0}, {2, 0}, {0, 1}};
   CHECK_FALSE(lower::slot_exprs(odd, 4, 1, lane, reg));
 }
+
+namespace {
+
+// C = row softmax of A·B for one 64×32 tile: two row reductions, a row vector read beside the
+// tile, one computed alone, and the row maxima stored out.
+const char* const kGemmSoftmax = R"(
+func gemm_softmax(A: f16[64, 32] global, B: f16[32, 32] global, C: f32[64, 32] global, M: f32[64] global) {
+  kernel grid(1) threads(128) -> (bx; tx) {
+    shared As: f16[64, 32]
+    shared Bs: f16[32, 32]
+    fragment Cf: f32[64, 32]
+    fragment mx: f32[64]
+    fragment sm: f32[64]
+    copy A -> As
+    copy B -> Bs
+    gemm(As, Bs -> Cf, clear)
+    fill mx = 1.0
+    reduce max(Cf -> mx, axis=1)
+    for i in parallel(0 +: 64) {
+      for j in parallel(0 +: 32) {
+        Cf[i, j] = exp(Cf[i, j] - mx[i])
+      }
+    }
+    reduce sum(Cf -> sm, axis=1, clear)
+    for i in parallel(0 +: 64) {
+      sm[i] = 1.0 / sm[i]
+    }
+    for i in parallel(0 +: 64) {
+      for j in parallel(0 +: 32) {
+        Cf[i, j] = Cf[i, j] * sm[i]
+      }
+    }
+    copy Cf -> C
+    copy mx -> M
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("infer_fragment_layouts: row reductions and row vectors stay in registers (mma.sync, MFMA, SIMT)") {
+  struct Case {
+    const char* name;
+    TargetInfo info;
+    const char* regs;  // the tile's registers a thread
+    const char* rows;  // a row vector's
+    std::vector<const char*> shuffles;
+  };
+  TargetInfo simt = no_units_target();  // 8-lane groups; a 16×8 thread grid, 4×4 elements a thread
+  simt.lane_shuffle = true;
+  const std::vector<Case> cases = {
+      // 4 warps of whole rows (16 each): 1×4 unit tiles, rows lane/4 and lane/4 + 8, lanes 4r..4r+3
+      {"sm_80", nvidia_target_info(80), "local Cf: f32[16]", "local mx: f32[2]",
+       {"shuffle_xor(1 of 32)", "shuffle_xor(2 of 32)"}},
+      // 2 waves of 32 rows: 2×2 16x16 tiles, 4 rows of a tile a lane, 16 lanes a row
+      {"gfx90a", amd_target_info("gfx90a"), "local Cf: f32[16]", "local mx: f32[8]",
+       {"shuffle_xor(1 of 64)", "shuffle_xor(8 of 64)"}},
+      {"simt", simt, "local Cf: f32[16]", "local mx: f32[4]", {"shuffle_xor(1 of 8)", "shuffle_xor(4 of 8)"}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    PassRun r = run_pass(kGemmSoftmax, infer_fragment_layouts, c.info);
+    INFO(r.text);
+    CHECK(contains(r.text, c.regs));
+    CHECK(contains(r.text, c.rows));
+    CHECK(contains(r.text, "local sm: f32["));
+    for (const char* s : c.shuffles) CHECK(contains(r.text, s));
+    CHECK_FALSE(contains(r.text, "fragment "));
+    CHECK_FALSE(contains(r.text, "reduce "));
+    check_same_results(r.before, r.after, 1e-3);
+    Function lowered = partition_threads(r.after, c.info);
+    CHECK_FALSE(contains(print(lowered), "shared Cf"));
+    check_same_results(r.before, lowered, 1e-3);
+  }
+}
+
+TEST_CASE("infer_fragment_layouts: row vectors fall back to tiles where registers cannot serve them") {
+  // A row vector read at another row than the nest's is not the thread's own: mx stays a tile, so
+  // the reduction into it keeps Cf one too (sm, reduced from a tile, as well).
+  std::string text = kGemmSoftmax;
+  const std::string from = "Cf[i, j] = exp(Cf[i, j] - mx[i])";
+  text.replace(text.find(from), from.size(), "Cf[i, j] = exp(Cf[i, j] - mx[63 - i])");
+  PassRun r = run_pass(text, infer_fragment_layouts);
+  INFO(r.text);
+  CHECK(contains(r.text, "fragment mx: f32[64]"));
+  CHECK(contains(r.text, "fragment sm: f32[64]"));
+  CHECK(contains(r.text, "fragment Cf: f32[64, 32]"));
+  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
+  // Without lane shuffles (vulkan's cooperative matrices) nothing of this is laid out.
+  TargetInfo opaque = nvidia_target_info(80);
+  opaque.lane_shuffle = false;
+  PassRun v = run_pass(kGemmSoftmax, infer_fragment_layouts, opaque);
+  CHECK(contains(v.text, "fragment mx: f32[64]"));
+  CHECK(contains(v.text, "fragment Cf: f32[64, 32]"));
+}

@@ -114,6 +114,12 @@ const char* gpu_device_header_common() {
 // ---- f16 / bf16 rounding through the target's exact conversions (round to nearest even).
 TG_DEVICE float tg_bf16_to_f32(tg_u16 h) { return tg_f32_from_bits(tg_u32(h) << 16); }
 TG_DEVICE float tg_round_f16(float f) { return tg_f16_to_f32(tg_f32_to_f16(f)); }
+// Lane shuffles (ir::Store::shuffle_xor) over the target's tg_shfl_xor_bits: the value of lane ^ mask.
+TG_DEVICE float tg_shfl_xor(float v, int mask, int width) {
+  return tg_f32_from_bits(tg_shfl_xor_bits(tg_f32_bits(v), mask, width));
+}
+TG_DEVICE int tg_shfl_xor(int v, int mask, int width) { return int(tg_shfl_xor_bits(tg_u32(v), mask, width)); }
+TG_DEVICE tg_u32 tg_shfl_xor(tg_u32 v, int mask, int width) { return tg_shfl_xor_bits(v, mask, width); }
 TG_DEVICE float tg_round_bf16(float f) { return tg_bf16_to_f32(tg_f32_to_bf16(f)); }
 TG_DEVICE float tg_round_f16(double f) { return tg_round_f16(float(f)); }
 TG_DEVICE float tg_round_bf16(double f) { return tg_round_bf16(float(f)); }

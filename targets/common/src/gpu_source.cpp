@@ -329,6 +329,9 @@ std::string SourceEmitter::access_check(const ir::AccessCheck& op) {
 void SourceEmitter::store(const ir::Store& op) {
   std::string buf = name(op.buffer.get(), op.buffer->name), at = linear_index(*op.buffer.get(), op.indices);
   DType t = op.buffer->dtype;
+  if (op.shuffle())
+    return line(buf + "[" + at + "] = tg_shfl_xor((" + value_type(t) + ")(" + expr(op.value) + "), " +
+                std::to_string(op.shuffle_xor) + ", " + std::to_string(op.shuffle_width) + ");");
   if (const auto* src = op.value.as<ir::Load>(); op.async && src && t.bits() >= 32 && !t.is_packed())
     return async_move(t.bits() / 8, "&" + buf + "[" + at + "]",
                       "&" + name(src->buffer.get(), src->buffer->name) + "[" + linear_index(*src->buffer, src->indices) +

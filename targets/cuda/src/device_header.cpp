@@ -35,6 +35,12 @@ TG_DEVICE void tg_atomic_add(float* p, float v) { atomicAdd(p, v); }
 TG_DEVICE void tg_atomic_add(int* p, int v) { atomicAdd(p, v); }
 TG_DEVICE void tg_atomic_max(int* p, int v) { atomicMax(p, v); }
 TG_DEVICE void tg_atomic_min(int* p, int v) { atomicMin(p, v); }
+// The butterfly shuffle of the whole warp (full member mask) in segments of `width` lanes.
+TG_DEVICE tg_u32 tg_shfl_xor_bits(tg_u32 v, int mask, int width) {
+  tg_u32 r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, %3, 0xffffffff;" : "=r"(r) : "r"(v), "r"(mask), "r"(((32 - width) << 8) | 0x1f));
+  return r;
+}
 )TGDEV";
 }
 

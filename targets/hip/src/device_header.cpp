@@ -87,6 +87,12 @@ TG_DEVICE void tg_barrier() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
+// The value of lane ^ mask of this wave (ds_bpermute addresses lanes in bytes); mask < width, so
+// the partner is in this lane's group of `width`.
+TG_DEVICE tg_u32 tg_shfl_xor_bits(tg_u32 v, int mask, int) {
+  const int lane = int(__builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)));
+  return tg_u32(__builtin_amdgcn_ds_bpermute((lane ^ mask) << 2, int(v)));
+}
 )TGDEV";
 }
 

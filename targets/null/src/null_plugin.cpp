@@ -38,6 +38,7 @@ TargetInfo null_info() {
   info.shared_mem_bytes = 48 * 1024;  // a block's shared memory: pipeline_shared and tile sizes fit it
   info.vector_bytes = 16;             // the widest load or store: partition_threads vectorises to it
   info.async_copy = false;            // background global → shared copies (cp.async on sm_80 and up)
+  info.lane_shuffle = false;          // lanes exchange registers (warp shuffles): row reductions in registers
   info.max_grid = {2147483647, 65535, 65535};  // blocks a grid may have per dimension (check_grid_limits)
   // Names in the matrix-unit registry (ir/include/tilegen/ir/matrix_unit.h) that codegen() can
   // emit; infer_fragment_layouts then lowers gemms to them. None: gemms become per-thread FMAs.

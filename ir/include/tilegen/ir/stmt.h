@@ -135,12 +135,22 @@ struct Reduce : StmtNode {
 /// dtype): it lands at some moment between the store and this thread's AsyncWait that completes
 /// its group, and the element must not be read or written before then. Doing it at once is one
 /// legal schedule, so a target without asynchronous copies translates it as a plain store.
+///
+/// A `shuffle` store (printed `shuffle_xor(2 of 32) R[i] = v`, shuffle_xor ≥ 1) exchanges values
+/// between the lanes of each group of `shuffle_width` consecutive threads (a warp, wave or
+/// subgroup): every lane of the group evaluates `value`, then lane t stores into its Local buffer
+/// the value that lane t ^ shuffle_xor evaluated (CUDA __shfl_xor_sync over the full warp, AMD
+/// ds_bpermute, SPIR-V OpGroupNonUniformShuffleXor). Collective over the group: all its lanes
+/// execute it together, and only 32-bit values move (f32, i32, u32).
 struct Store : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Store;
   Buffer buffer;
   std::vector<Expr> indices;
   Expr value;
   bool async = false;
+  int shuffle_xor = 0;    // ≥ 1: a shuffle store; 0: a plain (or async) store
+  int shuffle_width = 0;  // the group's lanes, a power of two above shuffle_xor
+  bool shuffle() const { return shuffle_xor > 0; }
   Store(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 

@@ -30,8 +30,24 @@
 // unit of TargetInfo::matrix_units matching the input and accumulator types, group size =
 // warp_size, and tile sizes divisible by the unit's), fill, a copy of the whole fragment from or
 // to any buffer, and perfect 2-deep parallel nests over its shape that access it only at the loop
-// variables. Any other use (reduce, gemm operand A/B, other indexing) keeps it a block-wide tile,
-// which partition_threads places in shared memory: correct, slower. A gemm whose accumulator is
+// variables. Any other use (gemm operand A/B, other indexing) keeps it a block-wide tile,
+// which partition_threads places in shared memory: correct, slower.
+//
+// Row vectors (TargetInfo::lane_shuffle: cuda, hip). A [bm] fragment gets the rows of a laid-out
+// bm×bn tile — each thread holds the rows its elements are in, replicated across the lanes (and
+// warps along N) that share them — when it is reduced from the tile along its columns, read as
+// r[i] in the tile's 2-deep nests, copied to or from another such vector, or computed in a 1-deep
+// parallel loop `for i { r[i] = ... }` whose every access is a row vector at [i] (each holder
+// computes its rows; a store to anything else keeps the loop block-wide). Accumulators whose rows
+// are reduced or read beside row vectors take the tiling with whole rows in a warp (the most warps,
+// then the fewest along N). Every layout is settled to a fixpoint: a use the registers cannot
+// serve keeps the vectors (and the tile of their reductions) tiles.
+//   reduce max(scores -> row_max, axis=1)     scores over mma.sync m16n8k16, a 4×1 warp grid
+//   → per thread: row_part[k] = -inf; row_part[mi*2 + r/2] = max(row_part[...], scores[idx]);
+//     shuffle_xor(1 of 32) row_swap[k] = row_part[k]; row_part[k] = max(row_part[k], row_swap[k]);
+//     shuffle_xor(2 of 32) ...; row_max[k] = max(row_max[k], row_part[k])
+// (row r of a unit tile lives in lanes 4(r%8)..4(r%8)+3: masks 1 and 2; MFMA 16x16: 1, 2, 4, 8).
+// A reduction whose rows span several warps (wn > 1) is not done in registers yet. A gemm whose accumulator is
 // not laid out still runs on the matrix unit, through registers loaded from and stored back to
 // the tile. Lowered collective statements are fenced by barriers.
 //

@@ -21,6 +21,11 @@ struct TargetInfo {
   int64_t shared_mem_bytes = 48 * 1024;
   int vector_bytes = 16;     // widest single load/store
   bool async_copy = false;   // cp.async or equivalent
+  // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
+  // fragment laid out over a matrix unit's registers may then stay there through reductions, row
+  // vectors, casts and gemm operands (infer_fragment_layouts). False where a unit's registers are
+  // opaque to the lanes (SPIR-V cooperative matrices).
+  bool lane_shuffle = false;
   // Blocks a grid may have in each dimension; its size is the most dimensions a grid may have.
   // Empty: the device sets no limit of its own (check_grid_limits still applies the block
   // variables' dtypes).

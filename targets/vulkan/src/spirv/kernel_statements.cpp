@@ -307,6 +307,8 @@ void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>
 }
 
 void KernelLowering::store(const ir::Store& op) {
+  if (op.shuffle())  // infer_fragment_layouts writes none without TargetInfo::lane_shuffle
+    throw Error("the vulkan target does not translate lane shuffles (shuffle_xor) yet", op.loc);
   const BufferStorage& b = storage_of(op.buffer.get(), op.loc);
   uint32_t v = expr(op.value);
   v = convert(v, op.value.dtype(), b.dtype, op.loc);
