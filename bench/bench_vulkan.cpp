@@ -6,8 +6,12 @@
 //     NVIDIA GPU, with the largest relative difference between the two results;
 //   - flash_attention (B=8 H=16 S=4096 D=128, causal and not) against PyTorch SDPA
 //     (bench/torch_sdpa_peer.py, run as a child process) where python3 and torch are present.
-// A few block configurations are tried for each kernel and the fastest is reported. Prints a
-// table and writes CSV; on lavapipe (no peers) it reports tilegen's own figures only.
+// A few block configurations are tried for each kernel and the fastest is reported. Each
+// configuration is timed in two profile() passes a second apart and the lower median kept: on the
+// H200 the SM clock has been seen to sit at 345-855 MHz instead of 1980 for up to a second while
+// work ran, and a pass timed then was 2.8-4.9x slow (docs/PERF.md, Vulkan, 2026-12-02 21:51). Both
+// medians are printed, and a pair more than 20% apart is flagged. Prints a table and writes CSV; on
+// lavapipe (no peers) it reports tilegen's own figures only.
 //
 //   bench_vulkan [out.csv] [--quick] [--gemm-only] [--size N]
 //   TILEGEN_BENCH_GEMM_CONFIGS="bm,bn,bk,stages,threads;..."  the GEMM configurations to try
@@ -25,6 +29,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
@@ -93,8 +98,9 @@ std::string shape_text(const Params& p, std::initializer_list<const char*> keys)
   return s;
 }
 
-// The fastest of `configs` (each a set of parameter overrides) for the sample at `over`; the
-// inputs are host tensors, so the result of the last launch is in `pr` afterwards.
+// The fastest of `configs` (each a set of parameter overrides) for the sample at `over`, each the
+// lower median of two profile passes; the inputs are host tensors, so the result of the last
+// launch is in `pr` afterwards.
 std::optional<Row> best_config(Target& vk, const std::string& sample, const Params& over,
                                const std::vector<Params>& configs, DType t, Problem& pr, int runs) {
   const Sample& s = *find(sample);
@@ -112,8 +118,13 @@ std::optional<Row> best_config(Target& vk, const std::string& sample, const Para
       ck.launch(args);
       ProfileOptions po;
       po.runs = runs;
-      double ms = ck.profile(args, po).median_ms;
-      std::cout << "  " << sample << " " << label << ": " << ms << " ms\n";
+      const double first = ck.profile(args, po).median_ms;
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // the second pass outside a dip the first met
+      const double second = ck.profile(args, po).median_ms;
+      const double ms = std::min(first, second);
+      std::cout << "  " << sample << " " << label << ": " << ms << " ms (passes " << first << ", " << second
+                << ")" << (std::max(first, second) > 1.2 * ms ? "  [passes disagree: see the header]" : "")
+                << "\n";
       if (!best || ms < best->ms) best = Row{sample, "", label, "", s.flops(p, t), ms};
     } catch (const std::exception& e) {
       std::cout << "  " << sample << " " << label << ": failed: " << e.what() << "\n";
