@@ -1,6 +1,8 @@
 // tilegen's cuda target against cuBLAS (cublasGemmEx, opened with dlopen) in one process, on the
 // same device buffers: fp16/bf16 GEMM and the M=1 dequant GEMM (against a dense fp16 cuBLAS GEMM
-// of the same shape). Prints a table and writes CSV.
+// of the same shape). Then the memory-bound samples (softmax, rmsnorm) against the device's own
+// device-to-device copy of the same bytes (cuMemcpyDtoD), in GB/s. Prints tables and writes CSV
+// (the memory-bound rows to out.csv's sibling *_memory.csv).
 //
 //   bench_cuda_vs_cublas [out.csv] [--quick]
 #include <cublas_v2.h>
@@ -43,6 +45,7 @@ struct Events {  // driver-API events on the legacy default stream, where cuBLAS
   decltype(&::cuEventRecord) record = nullptr;
   decltype(&::cuEventSynchronize) sync = nullptr;
   decltype(&::cuEventElapsedTime_v2) elapsed = nullptr;
+  decltype(&::cuMemcpyDtoD_v2) copy = nullptr;
   Events() {
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
@@ -50,6 +53,7 @@ struct Events {  // driver-API events on the legacy default stream, where cuBLAS
     record = reinterpret_cast<decltype(record)>(dlsym(lib, "cuEventRecord"));
     sync = reinterpret_cast<decltype(sync)>(dlsym(lib, "cuEventSynchronize"));
     elapsed = reinterpret_cast<decltype(elapsed)>(dlsym(lib, "cuEventElapsedTime_v2"));
+    copy = reinterpret_cast<decltype(copy)>(dlsym(lib, "cuMemcpyDtoD_v2"));
   }
   template <typename F>
   double median_ms(F&& run, int runs) {
@@ -134,6 +138,42 @@ Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::s
   return {sample, std::string(t.name()), M, N, K, ours, theirs, diff};
 }
 
+struct MemoryRow {
+  std::string name, dtype;
+  int64_t M, N;
+  double tilegen_ms, copy_ms, bytes, max_abs_err;
+};
+
+// A memory-bound sample against a device-to-device copy moving the same bytes (its input into
+// its output buffer's size: one read and one write of M×N elements, the sample's minimal traffic).
+MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, int64_t M, int64_t N, DType t,
+                          int runs) {
+  const Sample& s = *find(sample);
+  Params p = resolve(s, {{"M", M}, {"N", N}});
+  std::mt19937_64 rng(7);
+  Problem pr = s.make_problem(p, t, rng);
+  std::vector<DeviceBuffer> bufs;
+  for (HostArray& a : pr.args) bufs.push_back(gpu.upload(a.view()));
+  std::vector<KernelArg> args;
+  for (const DeviceBuffer& b : bufs) args.emplace_back(&b);
+  CompiledKernel k = gpu.compile(s.build(p, t));
+  k.launch(args);
+  // Checked against the float64 reference before it is timed.
+  std::vector<uint8_t> out(bufs.back().bytes());
+  bufs.back().download(out.data(), out.size());
+  double err = 0;
+  for (int64_t i = 0; i < bufs.back().numel(); ++i)
+    err = std::max(err, std::abs(scalar_as_double(t, load_element(t, out.data(), i)) - pr.expected[0][size_t(i)]));
+  ProfileOptions po;
+  po.runs = runs;
+  double ours = k.profile(args, po).median_ms;
+  DeviceBuffer& x = bufs.front();
+  DeviceBuffer y = gpu.alloc({M, N}, t);
+  auto ptr = [](const DeviceBuffer& b) { return CUdeviceptr(reinterpret_cast<uintptr_t>(b.device_ptr())); };
+  double copy = ev.median_ms([&] { ev.copy(ptr(y), ptr(x), x.bytes()); }, runs);
+  return {sample, std::string(t.name()), M, N, ours, copy, 2.0 * double(x.bytes()), err};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,7 +208,27 @@ int main(int argc, char** argv) {
           << r.K << "," << r.tilegen_ms << "," << r.cublas_ms << "," << a << "," << b << ","
           << r.cublas_ms / r.tilegen_ms << "," << r.max_rel_diff << "\n";
     }
-    std::cout << "ratio = cuBLAS time / tilegen time (1.0 = parity); CSV: " << csv << "\n";
+    std::cout << "ratio = cuBLAS time / tilegen time (1.0 = parity); CSV: " << csv << "\n\n";
+
+    if (!ev.copy) throw Error("libcuda.so.1 lacks cuMemcpyDtoD_v2");
+    const int64_t mn = quick ? 2048 : 8192;
+    std::vector<MemoryRow> mem;
+    for (const char* sample : {"softmax", "rmsnorm"})
+      for (DType t : {f16, f32}) mem.push_back(run_memory_case(gpu, ev, sample, mn, mn, t, runs));
+    std::string mcsv = csv.substr(0, csv.rfind('.')) + "_memory.csv";
+    std::ofstream mo(mcsv);
+    mo << "device,kernel,dtype,M,N,tilegen_ms,copy_ms,tilegen_gbs,copy_gbs,ratio,max_abs_err\n";
+    std::printf("%-8s %-5s %6s %6s %11s %9s %9s %9s %7s %10s\n", "kernel", "dtype", "M", "N", "tilegen ms",
+                "copy ms", "GB/s", "copy GB/s", "ratio", "max abs");
+    for (const MemoryRow& r : mem) {
+      double a = r.bytes / r.tilegen_ms / 1e6, b = r.bytes / r.copy_ms / 1e6;
+      std::printf("%-8s %-5s %6lld %6lld %11.4f %9.4f %9.1f %9.1f %7.3f %10.2e\n", r.name.c_str(), r.dtype.c_str(),
+                  (long long)r.M, (long long)r.N, r.tilegen_ms, r.copy_ms, a, b, a / b, r.max_abs_err);
+      mo << gpu.info().device_name << "," << r.name << "," << r.dtype << "," << r.M << "," << r.N << ","
+         << r.tilegen_ms << "," << r.copy_ms << "," << a << "," << b << "," << a / b << "," << r.max_abs_err << "\n";
+    }
+    std::cout << "ratio = tilegen GB/s / copy GB/s, both counting one read and one write of M×N; CSV: " << mcsv
+              << "\n";
   } catch (const std::exception& e) {
     std::cerr << "bench_cuda_vs_cublas: " << e.what() << "\n";
     return 1;

@@ -30,16 +30,18 @@ def main():
     p = argparse.ArgumentParser()
     for name, default in (("B", 8), ("H", 16), ("HKV", 16), ("S", 4096), ("D", 128), ("causal", 0)):
         p.add_argument("--" + name, type=int, default=default)
+    p.add_argument("--dtype", choices=("f16", "bf16"), default="f16")
     a = p.parse_args()
     torch.manual_seed(0)
-    q = torch.randn(a.B, a.H, a.S, a.D, device="cuda", dtype=torch.float16)
-    k = torch.randn(a.B, a.HKV, a.S, a.D, device="cuda", dtype=torch.float16)
-    v = torch.randn(a.B, a.HKV, a.S, a.D, device="cuda", dtype=torch.float16)
+    dt = torch.float16 if a.dtype == "f16" else torch.bfloat16
+    q = torch.randn(a.B, a.H, a.S, a.D, device="cuda", dtype=dt)
+    k = torch.randn(a.B, a.HKV, a.S, a.D, device="cuda", dtype=dt)
+    v = torch.randn(a.B, a.HKV, a.S, a.D, device="cuda", dtype=dt)
     if a.HKV != a.H:  # grouped-query heads: expand as the sample does (head h reads h // (H/HKV))
         k = k.repeat_interleave(a.H // a.HKV, dim=1)
         v = v.repeat_interleave(a.H // a.HKV, dim=1)
     flops = 4.0 * a.B * a.H * a.S * a.S * a.D * (0.5 if a.causal else 1.0)
-    shape = f"B={a.B} H={a.H} HKV={a.HKV} S={a.S} D={a.D} causal={a.causal}"
+    shape = f"B={a.B} H={a.H} HKV={a.HKV} S={a.S} D={a.D} causal={a.causal} dtype={a.dtype}"
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
         try:
             with sdpa_kernel(backend):

@@ -55,8 +55,8 @@ Kernel build_flash_attention(const Params& p, DType t) {
     auto Qs = k.shared({bm, D}, t, "Q_shared");
     auto Ks = k.shared({bn, D}, t, "K_shared");
     auto Vs = k.shared({bn, D}, t, "V_shared");
-    auto Ps = k.shared({bm, bn}, t, "P_shared");
     auto Sf = k.fragment({bm, bn}, f32, "scores");
+    auto P = k.fragment({bm, bn}, t, "P");  // the probabilities in the input dtype, for P·V
     auto Of = k.fragment({bm, D}, f32, "O_local");
     auto m = k.fragment({bm}, f32, "row_max");        // running max of the scaled scores
     auto rescale = k.fragment({bm}, f32, "rescale");  // previous max, then exp2(m_prev - m)
@@ -87,8 +87,8 @@ Kernel build_flash_attention(const Params& p, DType t) {
         l(i) = l(i) * rescale(i) + tile_sum(i);
       });
       k.parallel(Of, [&](Expr i, Expr d) { Of(i, d) = Of(i, d) * rescale(i); });
-      k.copy(Sf, Ps);  // P in the input dtype for the second matrix-unit product
-      k.gemm(Ps, Vs, Of);
+      k.copy(Sf, P);
+      k.gemm(P, Vs, Of);
     });
     k.parallel(Of, [&](Expr i, Expr d) { Of(i, d) = Of(i, d) / l(i); });
     k.copy(Of, O.slice({b, h, bx * bm, 0}, {1, 1, bm, D}));

@@ -120,14 +120,17 @@ if [ -x "$BIN/bench_cuda_vs_cublas" ]; then
   step "bench vs cuBLAS" bench_cuda_vs_cublas.txt "$BIN/bench_cuda_vs_cublas" "$OUT/bench_cuda_vs_cublas.csv"
 fi
 if [ $HAVE_CLI = 1 ]; then
-  for causal in 0 1; do
-    step "tilegen bench flash_attention causal=$causal" bench_flash_attention_c$causal.txt "$TG" bench flash_attention \
-      --target cuda --set B=8,H=16,HKV=16,S=4096,D=128,causal=$causal --csv "$OUT/bench_flash_attention.csv"
-    # The peer in the same run: PyTorch SDPA (cuDNN and FlashAttention-2 back-ends) on the same shape.
-    if command -v python3 >/dev/null && python3 -c "import torch" 2>/dev/null; then
-      step "torch sdpa causal=$causal" sdpa_c$causal.txt python3 "$ROOT/bench/torch_sdpa_peer.py" \
-        --B 8 --H 16 --HKV 16 --S 4096 --D 128 --causal $causal
-    fi
+  for dt in f16 bf16; do
+    for causal in 0 1; do
+      sfx=c$causal; [ $dt = f16 ] || sfx=${sfx}_$dt
+      step "tilegen bench flash_attention $dt causal=$causal" bench_flash_attention_$sfx.txt "$TG" bench flash_attention \
+        --target cuda --dtype $dt --set B=8,H=16,HKV=16,S=4096,D=128,causal=$causal --csv "$OUT/bench_flash_attention.csv"
+      # The peer in the same run: PyTorch SDPA (cuDNN and FlashAttention-2 back-ends) on the same shape.
+      if command -v python3 >/dev/null && python3 -c "import torch" 2>/dev/null; then
+        step "torch sdpa $dt causal=$causal" sdpa_$sfx.txt python3 "$ROOT/bench/torch_sdpa_peer.py" \
+          --B 8 --H 16 --HKV 16 --S 4096 --D 128 --causal $causal --dtype $dt
+      fi
+    done
   done
 fi
 

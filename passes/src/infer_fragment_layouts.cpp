@@ -178,6 +178,47 @@ bool same_rows(const Tiling& a, const Tiling& b) {
          (a.unit || a.nt == b.nt);  // SIMT rows are strided by the thread grid, which N shapes
 }
 
+// Where a gemm's A operand registers come from when A is a laid-out fragment: for each A register
+// r of the unit `au`, the n-tile offset dn (within one K step) and the C register of `cu` holding
+// the same element in the same lane. Lane-independent by construction, or nullopt. mma.sync
+// m16n8k16: A registers 0-3 are C registers 0-3 of n-tile 2kk, 4-7 those of n-tile 2kk + 1.
+struct OperandMap {
+  std::vector<std::pair<int, int>> from;  // A register → (dn, C register)
+  int tiles_per_k = 1;                    // n-tiles of the fragment a K step spans
+};
+
+std::optional<OperandMap> operand_from_accumulator(const MatrixUnit& cu, const MatrixUnit& au) {
+  const int G = au.group_size, ar = au.a_regs(), cr = cu.c_regs();
+  if (cu.group_size != G || cu.m != au.m || au.k % cu.n != 0) return std::nullopt;
+  OperandMap map;
+  map.tiles_per_k = au.k / cu.n;
+  for (int l = 0; l < G; ++l)
+    for (int r = 0; r < ar; ++r) {
+      const MatrixUnit::Slot a = au.a_layout[std::size_t(l * ar + r)];
+      std::optional<std::pair<int, int>> hit;
+      for (int c = 0; c < cr && !hit; ++c) {
+        const MatrixUnit::Slot s = cu.c_layout[std::size_t(l * cr + c)];
+        if (s.row == a.row && s.col == a.col % cu.n) hit = std::pair<int, int>(a.col / cu.n, c);
+      }
+      if (!hit) return std::nullopt;
+      if (l == 0)
+        map.from.push_back(*hit);
+      else if (map.from[std::size_t(r)] != *hit)
+        return std::nullopt;
+    }
+  return map;
+}
+
+// Whether fragment tiling `a` (the gemm's A operand) can feed a gemm accumulating into tiling `c`
+// straight from registers: both on matrix units whose layouts meet (operand_from_accumulator),
+// the same warps owning the same rows, whole rows a warp (wn = 1), and all K of A in the fragment.
+std::optional<OperandMap> register_operand(const Tiling& a, const Tiling& c, const ir::Gemm& g) {
+  if (!a.unit || !c.unit || g.trans_a || a.bm != c.bm || a.wm != c.wm || a.wn != 1 || c.wn != 1 ||
+      a.mt != c.mt || a.warps != c.warps || a.bn % c.unit->k != 0)
+    return std::nullopt;
+  return operand_from_accumulator(*a.unit, *c.unit);
+}
+
 bool full_region(const Region& r) {
   for (std::size_t d = 0; d < r.offsets.size(); ++d)
     if (!is_const(r.offsets[d], 0) || !equal(r.extents[d], r.buffer->shape[d])) return false;
@@ -265,7 +306,7 @@ class FragmentUses : public IRVisitor {
       : info_(info), threads_(k.threads), rows_ok_(info.lane_shuffle) {
     for (const Buffer& b : k.buffers)
       if (b->scope == Scope::Fragment) index_.emplace(b.get(), int(index_.size())), state_.emplace_back();
-    if (rows_ok_) find_row_coupled(k.body);
+    find_row_coupled(k.body);
     visit_stmt(k.body);
     settle();
   }
@@ -278,16 +319,20 @@ class FragmentUses : public IRVisitor {
   }
 
   void visit(const ir::Gemm* op) override {
-    fail(op->a.buffer);
+    const Buffer &a = op->a.buffer, &c = op->c.buffer;
+    if (state(a) && a.get() != c.get() && state(c) && a.rank() == 2 && full_region(op->a) && !op->trans_a)
+      operands_.push_back({a.get(), c.get(), op});
+    else
+      fail(a);
     fail(op->b.buffer);
-    if (State* s = state(op->c.buffer)) {
-      auto t = full_region(op->c) && op->c.buffer.rank() == 2
-                   ? gemm_tiling(*op, info_, threads_, coupled_.count(op->c.buffer.get()) > 0)
-                   : std::nullopt;
+    if (State* s = state(c)) {
+      auto t = full_region(op->c) && c.rank() == 2 ? gemm_tiling(*op, info_, threads_, coupled_.count(c.get()) > 0)
+                                                   : std::nullopt;
       if (!t || (s->tiling && !(*s->tiling == *t)))
         s->ok = false;
       else
         s->tiling = t;
+      gemm_tiled_.insert(c.get());
     }
     IRVisitor::visit(op);
   }
@@ -301,6 +346,12 @@ class FragmentUses : public IRVisitor {
     if (src_frag && dst_frag && rows_ok_ && op->src.buffer.rank() == 1 && op->dst.buffer.rank() == 1 &&
         full_region(op->src) && full_region(op->dst) && equal(op->src.buffer->shape[0], op->dst.buffer->shape[0])) {
       copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});
+      return IRVisitor::visit(op);
+    }
+    if (src_frag && dst_frag && op->src.buffer.rank() == 2 && op->dst.buffer.rank() == 2 && full_region(op->src) &&
+        full_region(op->dst) && equal(op->src.buffer->shape[0], op->dst.buffer->shape[0]) &&
+        equal(op->src.buffer->shape[1], op->dst.buffer->shape[1]) && op->src.buffer.get() != op->dst.buffer.get()) {
+      tile_copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});  // e.g. f32 scores → f16 P
       return IRVisitor::visit(op);
     }
     for (const Region* r : {&op->src, &op->dst}) {
@@ -373,9 +424,23 @@ class FragmentUses : public IRVisitor {
       FragmentUses& u;
       explicit Finder(FragmentUses& x) : u(x) {}
       void visit(const ir::Reduce* op) override {
-        if (u.state(op->src) && op->src.rank() == 2) u.coupled_.insert(op->src.get());
+        if (u.rows_ok_ && u.state(op->src) && op->src.rank() == 2) u.coupled_.insert(op->src.get());
+      }
+      std::set<BufferKey> operands;
+      std::vector<std::pair<BufferKey, BufferKey>> copies;  // (src, dst) between fragment tiles
+      void visit(const ir::Gemm* op) override {  // an operand read from registers: whole rows a warp
+        if (u.state(op->a.buffer) && u.state(op->c.buffer)) {
+          u.coupled_.insert(op->c.buffer.get());
+          operands.insert(op->a.buffer.get());
+        }
+      }
+      void visit(const ir::Copy* op) override {
+        for (const Region* r : {&op->src, &op->dst})
+          if (!u.state(r->buffer) || r->buffer.rank() != 2) return;
+        copies.push_back({op->src.buffer.get(), op->dst.buffer.get()});
       }
       void visit(const ir::For* op) override {
+        if (!u.rows_ok_) return IRVisitor::visit(op);
         const ir::For* inner = inner_of_nest(op);
         if (!inner) return IRVisitor::visit(op);
         NestAccess acc(u.index_, op->var, &inner->var);
@@ -388,6 +453,13 @@ class FragmentUses : public IRVisitor {
       }
     } finder(*this);
     finder.visit_stmt(body);
+    // The tiles a register operand is copied from (scores → P) want whole rows too.
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& [src, dst] : finder.copies)
+        if (finder.operands.count(dst) && finder.operands.insert(src).second) grew = true;
+    }
+    coupled_.insert(finder.operands.begin(), finder.operands.end());
   }
 
   void nest2(const ir::For* op, const ir::For* inner) {
@@ -503,10 +575,41 @@ class FragmentUses : public IRVisitor {
     for (auto& [b, i] : index_)  // only tiles and (with lane shuffles) row vectors are laid out
       if (b->shape.size() != 2 && !(rows_ok_ && b->shape.size() == 1)) state_[std::size_t(i)].ok = false;
     for (bool changed = true; changed;) {
+      assign_tiles();
       settle_nests();
       assign_rows();
       changed = check_rows();
+      changed = check_tiles() || changed;
     }
+  }
+
+  // A tile no gemm accumulates into takes the tiling of the laid-out tile it is copied from.
+  void assign_tiles() {
+    for (auto& [b, i] : index_)
+      if (b->shape.size() == 2 && !gemm_tiled_.count(b)) state_[std::size_t(i)].tiling.reset();
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (auto& [src, dst] : tile_copies_) {
+        State* s = state(dst);
+        if (laid_tile(src) && s->ok && !s->tiling) s->tiling = st(src).tiling, grew = true;
+      }
+    }
+  }
+
+  // Tile copies need one tiling on both sides; a gemm operand in registers needs registers the
+  // unit's operand layout can be read from (register_operand). Else the copy's destination, or
+  // the operand, stays a tile. True when something failed.
+  bool check_tiles() {
+    bool failed = false;
+    auto drop = [&](BufferKey b) {
+      failed = failed || st(b).ok;
+      fail(b);
+    };
+    for (auto& [src, dst] : tile_copies_)
+      if (laid_tile(src) && laid_tile(dst) && !(*st(src).tiling == *st(dst).tiling)) drop(dst);
+    for (const Operand& o : operands_)
+      if (laid_tile(o.a) && !(laid_tile(o.c) && register_operand(*st(o.a).tiling, *st(o.c).tiling, *o.g))) drop(o.a);
+    return failed;
   }
 
   // A nest becomes one per-thread loop, so all laid-out tiles in it must share a tiling;
@@ -536,7 +639,13 @@ class FragmentUses : public IRVisitor {
   std::map<BufferKey, int> index_;
   std::vector<State> state_;
   std::set<BufferKey> coupled_;
-  std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_;
+  struct Operand {
+    BufferKey a, c;
+    const ir::Gemm* g;
+  };
+  std::set<BufferKey> gemm_tiled_;  // accumulators: their tiling is their gemm's
+  std::vector<Operand> operands_;   // fragments used as a gemm's A operand
+  std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_, tile_copies_;
   std::vector<Nest2> nests2_;
   std::vector<Nest1> nests1_;
 };
@@ -599,6 +708,11 @@ class LayoutLowering : public IRMutator {
     if (!t) return self;
     if (!t->unit)  // SIMT only for an accumulator in registers; a tile stays block-cooperative
       return it == regs_.end() ? self : lower_simt_gemm(*op, *t, it->second);
+    auto a = regs_.find(op->a.buffer.get());
+    if (a != regs_.end()) {  // FragmentUses kept it in registers only where register_operand holds
+      const RegisterA from{a->second, laid_.at(op->a.buffer.get()).t};
+      return lower_gemm(*op, *t, it->second, &from);
+    }
     return lower_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
   }
 
@@ -621,10 +735,16 @@ class LayoutLowering : public IRMutator {
   Stmt visit(const ir::Copy* op, const Stmt& self) override {
     auto src = regs_.find(op->src.buffer.get()), dst = regs_.find(op->dst.buffer.get());
     if (src == regs_.end() && dst == regs_.end()) return self;
-    if (src != regs_.end() && dst != regs_.end()) {  // row vector to row vector, same rows
+    if (src != regs_.end() && dst != regs_.end()) {  // same layout on both sides: register by register
       Buffer from = src->second, to = dst->second;
-      return per_row(laid_.at(op->src.buffer.get()).t, op->loc, [&](const Expr& k, const Expr&, const Expr&) {
-        return make_store(to, {k}, cast(to->dtype, from.load({k})), op->loc);
+      const Laid& l = laid_.at(op->src.buffer.get());
+      if (l.rows)
+        return per_row(l.t, op->loc, [&](const Expr& k, const Expr&, const Expr&) {
+          return make_store(to, {k}, cast(to->dtype, from.load({k})), op->loc);
+        });
+      //   copy scores -> P  (f32 → f16, one tiling)   →   for mi, ni, r { P[idx] = f16(scores[idx]) }
+      return per_thread(l.t, op->loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
+        return make_store(to, {idx}, cast(to->dtype, from.load({idx})), op->loc);
       });
     }
     bool out = src != regs_.end();
@@ -737,6 +857,10 @@ class LayoutLowering : public IRMutator {
   }
 
   private:
+  struct RegisterA {  // a gemm's A operand held in a laid-out fragment
+    Buffer regs;
+    Tiling t;
+  };
   // fn(register index, row, col, index of the row's register in a row vector beside it)
   using ElementFn = std::function<Stmt(const Expr& idx, const Expr& row, const Expr& col, const Expr& rslot)>;
   // fn(register index of the row vector, row, whether this thread is the row's one representative)
@@ -875,9 +999,28 @@ class LayoutLowering : public IRMutator {
     return true;
   }
 
+  // A's registers for K step kk, moved from a laid-out fragment (register_operand's map):
+  //   P·V with P over mma.sync m16n8k16 (nt = 8 n-tiles of P):
+  //   for mi { a_regs[mi*8 + 0] = P[(mi*8 + kk*2)*4 + 0] ... a_regs[mi*8 + 4] = P[(mi*8 + kk*2 + 1)*4 + 0] ... }
+  static Stmt move_operand(const ir::Gemm& g, const Tiling& t, const RegisterA& a, const Buffer& regs, const Expr& kk) {
+    const OperandMap map = *register_operand(a.t, t, g);
+    const SourceLoc& loc = g.loc;
+    const int ar = t.unit->a_regs(), cr = a.t.unit->c_regs();
+    Var mi("mi");
+    std::vector<Stmt> moves;
+    for (int r = 0; r < ar; ++r) {
+      auto [dn, c] = map.from[std::size_t(r)];
+      Expr from = (mi * a.t.nt + kk * map.tiles_per_k + dn) * cr + c;
+      moves.push_back(make_store(regs, {mi * ar + r}, cast(regs->dtype, a.regs.load({from})), loc));
+    }
+    return make_for(mi, 0, t.mt, make_seq(std::move(moves), loc), ForKind::Unrolled, loc);
+  }
+
   // gemm → per-warp register loads and mma over the K steps. `acc` is the laid-out accumulator,
-  // or null: then the tile is loaded into temporary registers and stored back.
-  Stmt lower_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc) {
+  // or null: then the tile is loaded into temporary registers and stored back. With `a_in_regs`,
+  // A's registers are moved from a laid-out fragment and the K steps are unrolled (register
+  // indices must be constants to stay registers).
+  Stmt lower_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc, const RegisterA* a_in_regs = nullptr) {
     const MatrixUnit& u = *t.unit;
     const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
     Buffer ar = new_local("a_regs", int64_t(t.mt) * u.a_regs(), u.a_type, g.loc);
@@ -897,10 +1040,10 @@ class LayoutLowering : public IRMutator {
                           {acc, (mi * t.nt + ni) * u.c_regs()}, g.loc);
       mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
                      g.loc);
-      Stmt step = make_seq(
-          {load_operand(g, t, true, ar, warp, lane, kk), load_operand(g, t, false, br, warp, lane, kk), mma},
-          g.loc);
-      body.push_back(make_for(kk, 0, k_extent / u.k, step, ForKind::Serial, g.loc));
+      Stmt load_a = a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk) : load_operand(g, t, true, ar, warp, lane, kk);
+      Stmt step = make_seq({load_a, load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
+      body.push_back(
+          make_for(kk, 0, k_extent / u.k, step, a_in_regs ? ForKind::Unrolled : ForKind::Serial, g.loc));
       if (temp)
         body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
           const Buffer& c = g.c.buffer;

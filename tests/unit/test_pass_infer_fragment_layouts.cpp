@@ -265,3 +265,78 @@ TEST_CASE("infer_fragment_layouts: row vectors fall back to tiles where register
   CHECK(contains(v.text, "fragment mx: f32[64]"));
   CHECK(contains(v.text, "fragment Cf: f32[64, 32]"));
 }
+
+namespace {
+
+// One attention tile: S = Q·Kᵀ, P = f16(S / 4), O = P·V. P is a fragment read as gemm A.
+const char* const kAttentionTile = R"(
+func attention_tile(Q: f16[64, 32] global, K: f16[32, 32] global, V: f16[32, 48] global, O: f32[64, 48] global) {
+  kernel grid(1) threads(128) -> (bx; tx) {
+    shared Qs: f16[64, 32]
+    shared Ks: f16[32, 32]
+    shared Vs: f16[32, 48]
+    fragment Sf: f32[64, 32]
+    fragment P: f16[64, 32]
+    fragment Of: f32[64, 48]
+    copy Q -> Qs
+    copy K -> Ks
+    copy V -> Vs
+    gemm(Qs, Ks -> Sf, trans_b, clear)
+    for i in parallel(0 +: 64) {
+      for j in parallel(0 +: 32) {
+        Sf[i, j] = Sf[i, j] * 0.25
+      }
+    }
+    copy Sf -> P
+    fill Of = 0.5
+    gemm(P, Vs -> Of)
+    copy Of -> O
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("infer_fragment_layouts: a cast fragment copy and a register gemm operand stay in registers") {
+  // 4 warps of 16 whole rows: Sf and P 1×4 unit tiles (16 registers), Of 1×6 (24).
+  PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, nvidia_target_info(80));
+  INFO(r.text);
+  CHECK(contains(r.text, "local P: f16[16]"));
+  CHECK(contains(r.text, "local Of: f32[24]"));
+  CHECK(contains(r.text, "cast<f16>(Sf["));
+  CHECK_FALSE(contains(r.text, "fragment "));
+  // K steps of P·V read A from P's registers: kk unrolled, n-tiles 2kk and 2kk + 1.
+  CHECK(contains(r.text, "for kk in unrolled(0 +: 2)"));
+  CHECK(contains(r.text, "= P[kk*8"));
+  check_same_results(r.before, r.after, 1e-3);
+  Function lowered = partition_threads(r.after, nvidia_target_info(80));
+  CHECK_FALSE(contains(print(lowered), "shared P"));
+  check_same_results(r.before, lowered, 1e-3);
+}
+
+TEST_CASE("infer_fragment_layouts: a gemm operand the unit cannot read from registers goes through a tile") {
+  // MFMA's A operand holds a row per lane, its accumulator a column: P stays a tile (shared
+  // memory after partition_threads), Sf and Of stay in registers.
+  for (const char* arch : {"gfx90a", "gfx942"}) {
+    INFO(arch);
+    PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, amd_target_info(arch));
+    INFO(r.text);
+    CHECK(contains(r.text, "fragment P: f16[64, 32]"));
+    CHECK_FALSE(contains(r.text, "fragment Sf"));
+    CHECK_FALSE(contains(r.text, "fragment Of"));
+    check_same_results(r.before, partition_threads(r.after, amd_target_info(arch)), 1e-3);
+  }
+  // A transposed register operand, or warps split along N (two warp columns of Of), also go
+  // through the tile.
+  std::string text = kAttentionTile;
+  const std::string from = "gemm(P, Vs -> Of)";
+  text.replace(text.find(from), from.size(), "gemm(P, Vs -> Of, trans_a)");
+  text.replace(text.find("V: f16[32, 48]"), 14, "V: f16[64, 48]");
+  text.replace(text.find("Vs: f16[32, 48]"), 15, "Vs: f16[64, 48]");
+  text.replace(text.find("Of: f32[64, 48]"), 15, "Of: f32[32, 48]");
+  text.replace(text.find("O: f32[64, 48]"), 14, "O: f32[32, 48]");
+  PassRun t = run_pass(text, infer_fragment_layouts, nvidia_target_info(80));
+  INFO(t.text);
+  CHECK(contains(t.text, "fragment P: f16[64, 32]"));
+  check_same_results(t.before, partition_threads(t.after, nvidia_target_info(80)), 1e-3);
+}
