@@ -80,14 +80,27 @@ void print_failures(const std::vector<ConformanceCase>& cases) {
 int cmd_conformance(const std::vector<std::string>& argv) {
   static const char* usage =
       "usage: tilegen conformance [--target T[,T...]] [--sample S[,S...]] [--dtype D[,D...]] [--json FILE] "
-      "[--seed N]\n";
-  Args a = parse_args(argv, {{"target"}, {"sample"}, {"dtype"}, {"json"}, {"seed"}}, 0);
+      "[--seed N] [--shard I/N]\n"
+      "  --shard I/N: only every N-th case, from the I-th (0-based), so N processes split the suite\n";
+  Args a = parse_args(argv, {{"target"}, {"sample"}, {"dtype"}, {"json"}, {"seed"}, {"shard"}}, 0);
   if (a.has("help")) return print_usage(usage);
   ConformanceOptions opt;
   opt.targets = list_flag(a, "target");
   opt.samples = list_flag(a, "sample");
   opt.dtypes = list_flag(a, "dtype");
   opt.seed = a.get_u64("seed", fresh_seed());
+  if (a.has("shard")) {
+    const std::string v = a.get("shard");
+    const auto slash = v.find('/');
+    auto number = [&](const std::string& t) {
+      if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos)
+        throw UsageError("--shard '" + v + "': give I/N, two numbers, e.g. --shard 0/4");
+      return std::stoi(t);
+    };
+    if (slash == std::string::npos) number("");
+    opt.shard = number(v.substr(0, slash));
+    opt.shards = number(v.substr(slash + 1));
+  }
   const auto rows = plan_rows(opt);
   const auto target_names = plan_targets(opt);
   if (rows.empty()) throw UsageError("no sample, dtype and test shape matches the filters");

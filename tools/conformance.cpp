@@ -199,12 +199,17 @@ std::vector<ConformanceRow> plan_rows(const ConformanceOptions& opt) {
   for (const auto& name : opt.samples) find_sample(name);  // unknown names are usage errors
   for (const auto& name : opt.dtypes)
     if (!DType::from_name(name)) throw UsageError("unknown dtype '" + name + "'");
+  if (opt.shards < 1 || opt.shard < 0 || opt.shard >= opt.shards)
+    throw UsageError("--shard " + std::to_string(opt.shard) + "/" + std::to_string(opt.shards) +
+                     " is out of range; give I/N with 0 <= I < N");
   std::vector<ConformanceRow> rows;
+  std::size_t index = 0;
   for (const auto& s : samples::all()) {
     if (!selected(opt.samples, s.name)) continue;
     for (DType t : s.dtypes) {
       if (!selected(opt.dtypes, std::string(t.name()))) continue;
       for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
+        if (index++ % std::size_t(opt.shards) != std::size_t(opt.shard)) continue;
         const samples::Params& shape = s.test_shapes[i];
         std::string shape_text = shape.empty() ? "defaults" : format_params(shape);
         if (i < s.test_shape_info.size() && !s.test_shape_info[i].label.empty())

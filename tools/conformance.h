@@ -44,6 +44,7 @@ struct ConformanceOptions {
   std::vector<std::string> samples;  // empty: every sample
   std::vector<std::string> dtypes;   // empty: every dtype each sample supports
   uint64_t seed = 0;                 // master seed; each case derives its own from it
+  int shard = 0, shards = 1;         // only rows whose index (in registry order) % shards == shard
 };
 
 /// The rows the options select, in registry order. Unknown names are UsageErrors.

@@ -23,7 +23,7 @@ commands:
   run SAMPLE|FILE.tgir [--target T] [--device N] [--set K=V,...] [--dtype D] [--seed N] [--runs N]
                                run once, compare with the float64 reference (a FILE: with the
                                interpreter on the same inputs), time it; exit 0 on PASS
-  conformance [--target T[,T...]] [--sample S[,S...]] [--dtype D[,D...]] [--json FILE] [--seed N]
+  conformance [--target T[,T...]] [--sample S[,S...]] [--dtype D[,D...]] [--json FILE] [--seed N] [--shard I/N]
                                every sample x dtype x test shape on each target: pass/FAIL/skip
   bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] [--csv FILE]
                [--runs N] [--warmup N] [--check] [--seed N]
