@@ -11,7 +11,7 @@ const std::vector<Sample>& all() {
     using namespace detail;
     return std::vector<Sample>{gemm_sample(),    gemm_relu_sample(),       softmax_sample(),
                                rmsnorm_sample(), flash_attention_sample(), dequant_gemm_sample(),
-                               conv2d_sample(),  block_reduce_sample()};
+                               conv2d_sample(),  block_reduce_sample(),    gemm_softmax_sample()};
   }();
   return samples;
 }

@@ -50,5 +50,6 @@ Sample flash_attention_sample();
 Sample dequant_gemm_sample();
 Sample conv2d_sample();
 Sample block_reduce_sample();
+Sample gemm_softmax_sample();
 
 }  // namespace tg::samples::detail

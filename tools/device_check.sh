@@ -93,6 +93,7 @@ declare -A SHAPE=(
   [dequant_gemm]="M=3,N=512,K=1024"
   [conv2d]="N=1,H=14,W=14,C=32,F=64"
   [block_reduce]="N=100000"
+  [gemm_softmax]="M=1000,N=100,K=256"
 )
 SAN=$CUDA_HOME/bin/compute-sanitizer
 mkdir -p "$OUT/sanitizer"
@@ -101,7 +102,7 @@ if [ "${TILEGEN_SKIP_SANITIZER:-0}" = 1 ]; then
 elif [ -x "$SAN" ]; then
   for tool in memcheck racecheck; do
     if [ $HAVE_CLI = 1 ] && "$TG" help 2>&1 | grep -q " run"; then
-      for s in gemm gemm_relu softmax rmsnorm flash_attention dequant_gemm conv2d block_reduce; do
+      for s in "${!SHAPE[@]}"; do
         step "$tool $s" "sanitizer/${tool}_$s.txt" "$SAN" --tool "$tool" --error-exitcode 1 \
           "$TG" run "$s" --target cuda --set "${SHAPE[$s]}"
       done

@@ -86,13 +86,16 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
 
 // The SIMT thread grid for a bm×bn accumulator: the most threads, then the fewest operand loads a
 // K step (mt + nt), then the widest rows of threads; nullopt when a thread would hold more than
-// kMaxSimtElements.
-std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads) {
+// kMaxSimtElements. With `row_lanes` > 0, only grids whose rows a shuffle butterfly can reduce:
+// a power-of-two gn up to row_lanes (the warp) and whole warps of threads.
+std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, int row_lanes = 0) {
   std::optional<Tiling> best;
+  if (row_lanes > 0 && threads % row_lanes != 0) return best;
   for (int gm = 1; gm <= threads && gm <= bm; ++gm) {
     if (bm % gm != 0) continue;
     for (int gn = 1; gm * gn <= threads && gn <= bn; ++gn) {
       if (bn % gn != 0) continue;
+      if (row_lanes > 0 && ((gn & (gn - 1)) != 0 || gn > row_lanes || gm * gn % row_lanes != 0)) continue;
       const int64_t mt = bm / gm, nt = bn / gn;
       if (mt * nt > kMaxSimtElements) continue;
       if (best) {
@@ -354,6 +357,8 @@ class FragmentUses : public IRVisitor {
       tile_copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});  // e.g. f32 scores → f16 P
       return IRVisitor::visit(op);
     }
+    if (dst_frag && !src_frag && op->dst.buffer.rank() == 2 && rank == 2 && full_region(op->dst))
+      copied_in_.push_back(op->dst.buffer.get());
     for (const Region* r : {&op->src, &op->dst}) {
       const bool row_vector = rows_ok_ && r->buffer.rank() == 1 && rank == 1;
       if ((src_frag && dst_frag) || !full_region(*r) || !((r->buffer.rank() == 2 && rank == 2) || row_vector))
@@ -545,7 +550,7 @@ class FragmentUses : public IRVisitor {
     for (const State& s : state_) before.push_back(s.ok);
     for (auto& [src, dst] : reduces_) {
       const bool ok = laid_tile(src) && laid(dst) && same_rows(*st(src).tiling, *st(dst).tiling) &&
-                      row_info(*st(src).tiling, info_.warp_size) && (!st(src).tiling->unit || st(src).tiling->wn == 1);
+                      row_info(*st(src).tiling, info_.warp_size);
       if (!ok) fail(src), fail(dst);
     }
     for (const Nest1& n : nests1_) {
@@ -583,16 +588,38 @@ class FragmentUses : public IRVisitor {
     }
   }
 
-  // A tile no gemm accumulates into takes the tiling of the laid-out tile it is copied from.
+  // A tile no gemm accumulates into takes the tiling of the laid-out tile it is copied from and,
+  // with lane shuffles, of the laid-out tiles it shares a 2-deep nest with. One copied in from
+  // memory with no such source (softmax's and rmsnorm's rows) gets the SIMT layout, whose rows
+  // shuffles reduce where the tile's rows are reduced.
   void assign_tiles() {
     for (auto& [b, i] : index_)
       if (b->shape.size() == 2 && !gemm_tiled_.count(b)) state_[std::size_t(i)].tiling.reset();
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (auto& [src, dst] : tile_copies_) {
-        State* s = state(dst);
-        if (laid_tile(src) && s->ok && !s->tiling) s->tiling = st(src).tiling, grew = true;
+    auto offer = [&](BufferKey b, const Tiling& t) {
+      State* s = state(b);
+      if (!s->ok || s->tiling) return false;
+      s->tiling = t;
+      return true;
+    };
+    auto spread = [&] {
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (auto& [src, dst] : tile_copies_)
+          if (laid_tile(src)) grew = offer(dst, *st(src).tiling) || grew;
+        if (!rows_ok_) continue;
+        for (const Nest2& n : nests2_)
+          if (auto t = nest_tiling(n))
+            for (BufferKey b : n.tiles) grew = offer(b, *t) || grew;
       }
+    };
+    spread();
+    if (!rows_ok_) return;
+    for (BufferKey b : copied_in_) {
+      if (!st(b).ok || st(b).tiling) continue;
+      const auto bm = b->shape[0].as_int(), bn = b->shape[1].as_int();
+      if (!bm || !bn) continue;
+      auto t = choose_simt_tiling(*bm, *bn, threads_, coupled_.count(b) ? info_.warp_size : 0);
+      if (t && offer(b, *t)) spread();
     }
   }
 
@@ -645,6 +672,7 @@ class FragmentUses : public IRVisitor {
   };
   std::set<BufferKey> gemm_tiled_;  // accumulators: their tiling is their gemm's
   std::vector<Operand> operands_;   // fragments used as a gemm's A operand
+  std::vector<BufferKey> copied_in_;  // 2-D fragments a copy fills from memory, in program order
   std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_, tile_copies_;
   std::vector<Nest2> nests2_;
   std::vector<Nest1> nests1_;
@@ -850,10 +878,31 @@ class LayoutLowering : public IRMutator {
       }));
     }
     Buffer dregs = dst->second;
-    steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) {
-      return make_store(dregs, {k}, op->clear ? part.load({k}) : merge(dregs.load({k}), part.load({k})), loc);
-    }));
-    return fenced(make_seq(std::move(steps), loc), loc);
+    auto finish = [&](const Expr& k, const Expr& v) {
+      return make_store(dregs, {k}, op->clear ? v : merge(dregs.load({k}), v), loc);
+    };
+    if (!t.unit || t.wn == 1) {
+      steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) { return finish(k, part.load({k})); }));
+      return fenced(make_seq(std::move(steps), loc), loc);
+    }
+    // Warps along N (wn > 1) hold parts of the same rows: one lane of each writes its warp's part
+    // to shared scratch[warp % wn, row]; after a barrier (outside the `warp < used` guard) every
+    // holder merges the wn parts in warp order.
+    Buffer scratch = Buffer::make("row_scratch_" + std::to_string(counter_++), {Expr(t.wn), Expr(t.bm)}, d,
+                                  Scope::Shared, {}, loc);
+    locals_.push_back(scratch);
+    steps.push_back(per_row(
+        t, loc,
+        [&](const Expr& k, const Expr& row, const Expr& lane_rep) {
+          return make_if(lane_rep, make_store(scratch, {tx_ / t.unit->group_size % t.wn, row}, part.load({k}), loc), loc);
+        },
+        /*lane_only=*/true));
+    Stmt gather = per_row(t, loc, [&](const Expr& k, const Expr& row, const Expr&) {
+      Expr v = scratch.load({Expr(0), row});
+      for (int w = 1; w < t.wn; ++w) v = merge(v, scratch.load({Expr(w), row}));
+      return finish(k, v);
+    });
+    return fenced(make_seq({make_seq(std::move(steps), loc), make_barrier(loc), gather}, loc), loc);
   }
 
   private:
@@ -920,8 +969,9 @@ class LayoutLowering : public IRMutator {
   }
 
   // For each row register k of this thread's row vector beside tiling t: fn(k, row, rep), rep
-  // true in exactly one thread of those holding the row (lane bits of the masks 0, first warp along N).
-  Stmt per_row(const Tiling& t, const SourceLoc& loc, const RowFn& fn) {
+  // true in exactly one thread of those holding the row (lane bits of the masks 0, first warp
+  // along N); with `lane_only`, in one lane of each warp along N.
+  Stmt per_row(const Tiling& t, const SourceLoc& loc, const RowFn& fn, bool lane_only = false) {
     const RowInfo ri = *row_info(t, info_.warp_size);
     auto rep_of = [&](const Expr& lane) {
       Expr rep = true;
@@ -940,7 +990,7 @@ class LayoutLowering : public IRMutator {
       SlotExprs c = *slot_exprs(u.c_layout, u.group_size, u.c_regs(), lane, sl * ri.q);
       Expr row = warp / t.wn * (t.bm / t.wm) + mi * u.m + c.row;
       Expr rep = rep_of(lane);
-      if (t.wn > 1) rep = rep && (warp % t.wn == 0);
+      if (t.wn > 1 && !lane_only) rep = rep && (warp % t.wn == 0);
       Stmt s = fn(mi * ri.R + sl, row, rep);
       s = make_for(sl, 0, ri.R, s, ForKind::Unrolled, loc);
       return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);

@@ -50,12 +50,14 @@ TEST_CASE("infer_fragment_layouts: gemm + relu + store run per warp on mma.sync 
   check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
 }
 
-TEST_CASE("infer_fragment_layouts: a reduced fragment stays a tile; its gemm still uses the matrix unit") {
-  PassRun r =
-      run_pass(GemmKernel{.name = "rowmax", .in = "f16", .reduce = "max"}.text(), infer_fragment_layouts);
+TEST_CASE("infer_fragment_layouts: a fragment kept a tile still has its gemm on the matrix unit") {
+  // A reduction along the columns (axis 0) is not done in registers: Cf stays a tile.
+  std::string text = GemmKernel{.name = "colmax", .in = "f16", .reduce = "max"}.text();
+  text.replace(text.find("axis=1"), 6, "axis=0");
+  PassRun r = run_pass(text, infer_fragment_layouts);
   INFO(r.text);
-  CHECK(contains(r.text, "fragment Cf: f32[16, 16]"));  // kept: reduce needs whole rows
-  CHECK(contains(r.text, "local c_regs_"));             // the gemm goes through temporary registers
+  CHECK(contains(r.text, "fragment Cf: f32[16, 16]"));
+  CHECK(contains(r.text, "local c_regs_"));  // the gemm goes through temporary registers
   CHECK(contains(r.text, "mma \"mma_m16n8k16_f16_f32\""));
   check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
 }
@@ -339,4 +341,76 @@ TEST_CASE("infer_fragment_layouts: a gemm operand the unit cannot read from regi
   INFO(t.text);
   CHECK(contains(t.text, "fragment P: f16[64, 32]"));
   check_same_results(t.before, partition_threads(t.after, nvidia_target_info(80)), 1e-3);
+}
+
+namespace {
+
+// Row softmax of 4 rows a block, the rows read once: no gemm gives x a layout.
+const char* const kRowSoftmax = R"(
+func row_softmax(X: f32[8, 64] global, Y: f32[8, 64] global) {
+  kernel grid(2) threads(64) -> (bx; tx) {
+    fragment x: f32[4, 64]
+    fragment e: f32[4, 64]
+    fragment mx: f32[4]
+    fragment sm: f32[4]
+    copy X[bx*4 +: 4, 0 +: 64] -> x
+    reduce max(x -> mx, axis=1, clear)
+    for i in parallel(0 +: 4) {
+      for j in parallel(0 +: 64) {
+        e[i, j] = exp(x[i, j] - mx[i])
+      }
+    }
+    reduce sum(e -> sm, axis=1, clear)
+    for i in parallel(0 +: 4) {
+      for j in parallel(0 +: 64) {
+        e[i, j] = e[i, j] / sm[i]
+      }
+    }
+    copy e -> Y[bx*4 +: 4, 0 +: 64]
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("infer_fragment_layouts: a tile copied in from memory gets the SIMT layout; its rows reduce by shuffles") {
+  // 64 threads as a 2×32 grid (rows a shuffle butterfly spans: 32 lanes), 2×2 elements a thread;
+  // e, written beside x in a nest, takes the same layout.
+  for (const char* arch : {"sm_80", "gfx90a"}) {
+    INFO(arch);
+    const TargetInfo info = arch[0] == 's' ? nvidia_target_info(80) : amd_target_info(arch);
+    PassRun r = run_pass(kRowSoftmax, infer_fragment_layouts, info);
+    INFO(r.text);
+    CHECK(contains(r.text, "local x: f32[4]"));
+    CHECK(contains(r.text, "local e: f32[4]"));
+    CHECK(contains(r.text, "local mx: f32[2]"));
+    CHECK(contains(r.text, arch[0] == 's' ? "shuffle_xor(16 of 32)" : "shuffle_xor(16 of 64)"));
+    CHECK_FALSE(contains(r.text, "fragment "));
+    check_same_results(r.before, r.after, 1e-5);
+    Function lowered = partition_threads(r.after, info);
+    CHECK_FALSE(contains(print(lowered), "shared "));
+    check_same_results(r.before, lowered, 1e-5);
+  }
+  // Without lane shuffles the rows cannot be reduced in registers: everything stays a tile.
+  TargetInfo opaque = nvidia_target_info(80);
+  opaque.lane_shuffle = false;
+  PassRun v = run_pass(kRowSoftmax, infer_fragment_layouts, opaque);
+  CHECK(contains(v.text, "fragment x: f32[4, 64]"));
+  CHECK(contains(v.text, "fragment e: f32[4, 64]"));
+}
+
+TEST_CASE("infer_fragment_layouts: rows split over warps along N reduce through shared scratch") {
+  // 256 threads on a 64×32 tile: a 4×2 warp grid, each warp holding half of its 16 rows' columns.
+  std::string text = kGemmSoftmax;
+  text.replace(text.find("threads(128)"), 12, "threads(256)");
+  PassRun r = run_pass(text, infer_fragment_layouts, nvidia_target_info(80));
+  INFO(r.text);
+  CHECK(contains(r.text, "local Cf: f32[8]"));
+  CHECK(contains(r.text, "shared row_scratch_"));
+  CHECK(contains(r.text, "shuffle_xor(2 of 32)"));
+  CHECK_FALSE(contains(r.text, "fragment "));
+  check_same_results(r.before, r.after, 1e-3);
+  Function lowered = partition_threads(r.after, nvidia_target_info(80));
+  CHECK_FALSE(contains(print(lowered), "shared Cf"));
+  check_same_results(r.before, lowered, 1e-3);
 }

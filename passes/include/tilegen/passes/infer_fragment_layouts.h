@@ -30,8 +30,24 @@
 // unit of TargetInfo::matrix_units matching the input and accumulator types, group size =
 // warp_size, and tile sizes divisible by the unit's), fill, a copy of the whole fragment from or
 // to any buffer, and perfect 2-deep parallel nests over its shape that access it only at the loop
-// variables. Any other use (gemm operand A/B, other indexing) keeps it a block-wide tile,
+// variables. Any other use (gemm operand B, other indexing) keeps it a block-wide tile,
 // which partition_threads places in shared memory: correct, slower.
+//
+// Tiles no gemm accumulates into take a layout from another tile: a whole-fragment copy between
+// two fragments (a dtype cast: f32 scores → f16 P) gives the destination the source's tiling and
+// becomes a register-by-register move; with lane shuffles, a tile in a 2-deep nest beside a
+// laid-out one takes that one's tiling, and a tile copied in from memory with no other source
+// (softmax's rows) gets the SIMT layout below (grids whose rows shuffles reduce, where its rows
+// are reduced). A laid-out fragment is a gemm's A operand straight from registers where the
+// unit's A layout is its accumulator layout regrouped (the map is derived from the two tables,
+// per lane, and must not depend on the lane): same warps on the same rows, whole rows a warp,
+// A not transposed. mma.sync m16n8k16: A registers 0-3 of K step kk are the C registers of
+// n-tile 2kk, 4-7 those of 2kk + 1, and the K loop is unrolled so the indices stay constants:
+//   copy scores -> P; gemm(P, V_shared -> O_local)
+//   → for mi, ni, r { P[idx] = cast<f16>(scores[idx]) }
+//     for kk in unrolled(0 +: 4) { a_regs[mi*8 + 0] = P[(mi*8 + kk*2)*4 + 0] ... ; B loads; mma }
+// MFMA's A holds a row of K per lane and its accumulator a column: no map, so P stays a tile
+// (shared memory) and the copy into it is the conversion step.
 //
 // Row vectors (TargetInfo::lane_shuffle: cuda, hip). A [bm] fragment gets the rows of a laid-out
 // bm×bn tile — each thread holds the rows its elements are in, replicated across the lanes (and
