@@ -57,7 +57,7 @@ Function bound_sample(const Sample& s, size_t shape, DType t) {
 
 bool gemm_like(const std::string& name) {
   return name == "gemm" || name == "gemm_relu" || name == "flash_attention" || name == "dequant_gemm" ||
-         name == "conv2d";
+         name == "conv2d" || name == "gemm_softmax";
 }
 
 }  // namespace

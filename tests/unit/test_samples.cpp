@@ -82,11 +82,11 @@ void run_sample(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("samples: the registry lists the eight samples in order") {
+TEST_CASE("samples: the registry lists the nine samples in order") {
   std::vector<std::string> names;
   for (const Sample& s : all()) names.push_back(s.name);
   CHECK(names == std::vector<std::string>{"gemm", "gemm_relu", "softmax", "rmsnorm", "flash_attention",
-                                          "dequant_gemm", "conv2d", "block_reduce"});
+                                          "dequant_gemm", "conv2d", "block_reduce", "gemm_softmax"});
   CHECK(find("gemm") == &all()[0]);
   CHECK(find("nope") == nullptr);
   for (const Sample& s : all()) {
