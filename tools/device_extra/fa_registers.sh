@@ -3,7 +3,7 @@
 # with P in registers (issue 14) under compute-sanitizer (memcheck, racecheck) at the sanitizer
 # shape and a causal ragged one, then its tile variants at B8 H16 S4096 D128 (f16, non-causal and
 # causal) so the bench default can be chosen from measurements, with nvidia-smi's SM clock
-# sampled beside them (LOG_DIR/fa/clocks.csv).
+# sampled beside them (LOG_DIR/fa/clocks.csv), and one ncu profile of the default (LOG_DIR/fa/ncu.txt).
 set -u
 B=$1/bin L=$2/fa
 mkdir -p "$L"
@@ -27,3 +27,11 @@ S=B=8,H=16,HKV=16,S=4096,D=128
   done
 } > "$L/variants.txt"
 kill $SMI 2>/dev/null
+# What bounds the default configuration: one profiled launch (clocks left alone, METHOD.md).
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+{
+  t "$NCU" --clock-control none -k regex:flash_attention -c 1 --section SpeedOfLight --section Occupancy \
+    --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+    --section ComputeWorkloadAnalysis --section LaunchStats \
+    "$B/tilegen" bench flash_attention --target cuda --set $S,causal=0 --runs 1 --warmup 0
+} > "$L/ncu.txt"
