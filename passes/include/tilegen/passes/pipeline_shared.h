@@ -24,7 +24,10 @@
 // asynchronous copies (cp.async), committing one group an iteration and waiting until at most
 // `stages - 1` groups are in flight before the barrier that precedes the reads. Pipelined loops
 // the pass cannot transform (no leading global-to-shared copy, a tile read after the loop or
-// reduced, too little shared memory) become Serial loops.
+// reduced, too little shared memory) become Serial loops. The GPU pipelines run it after
+// infer_fragment_layouts: the shared memory its stages must fit in is that of the shared tiles
+// and of the fragments left tiles (partition_threads places them in shared memory); fragments in
+// registers do not count.
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
