@@ -13,6 +13,10 @@ t() { echo "== $(date +%T) $*"; timeout 120 "$@" 2>&1; echo "== exit $?"; }
   for tool in memcheck racecheck; do
     t "$SAN" --tool $tool --error-exitcode 1 "$B/tilegen" run flash_attention --target cuda --set B=1,H=4,HKV=2,S=200,D=64
     t "$SAN" --tool $tool --error-exitcode 1 "$B/tilegen" run flash_attention --target cuda --set B=1,H=2,HKV=1,S=333,D=128,causal=1 --dtype bf16
+    # the other kernels issue 14 moved into registers: rows copied in (SIMT layout), a fused row softmax
+    t "$SAN" --tool $tool --error-exitcode 1 "$B/tilegen" run softmax --target cuda --set M=100,N=1000
+    t "$SAN" --tool $tool --error-exitcode 1 "$B/tilegen" run rmsnorm --target cuda --set M=100,N=1000
+    t "$SAN" --tool $tool --error-exitcode 1 "$B/tilegen" run gemm_softmax --target cuda --set M=1000,N=100,K=256
   done
 } > "$L/sanitizer.txt"
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,utilization.gpu --format=csv -lms 200 > "$L/clocks.csv" 2>&1 &
