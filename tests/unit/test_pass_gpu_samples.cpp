@@ -1,5 +1,6 @@
-// Every sample, lowered by the cuda target's whole pipeline for sm_80 (mma.sync m16n8k16, 32-lane
-// warps, cp.async as async stores and waits), executed by the interpreter with its race detection:
+// Every sample, lowered by the cuda target's whole pipeline for sm_80 and sm_90 (mma.sync m16n8k16,
+// 32-lane warps, cp.async as async stores and waits, row reductions by shuffles), at its test
+// shapes and the conformance suite's default-tile ones, executed by the interpreter with its race detection:
 // the per-thread code, the barriers, the async copies' waits and the matrix-unit layouts must
 // reproduce the float64 reference. Without the cuda plugin in the build (the sanitizer build),
 // the shared GPU pipeline alone.
@@ -18,15 +19,15 @@ using namespace tg::samples;
 
 namespace {
 
-void check_sample(const Sample& s, DType t) {
+void check_sample(const Sample& s, DType t, int sm, bool default_tiles) {
   std::mt19937_64 rng(7);
   std::string why;
   TargetPlugin* cuda = find_plugin("cuda", &why);
   if (!cuda) MESSAGE("the shared gpu pipeline only: ", why);
-  const TargetInfo info = cuda ? cuda->info_for_arch("sm_80") : nvidia_target_info(80);
+  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm)) : nvidia_target_info(sm);
   PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
-    if (s.test_shape_info[i].conformance_only) continue;
+    if (s.test_shape_info[i].conformance_only != default_tiles) continue;
     INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name());
     Params p = resolve(s, s.test_shapes[i]);
     Function f = s.build(p, t).function();
@@ -41,9 +42,19 @@ void check_sample(const Sample& s, DType t) {
 }  // namespace
 
 TEST_CASE("gpu pipeline on every sample and dtype: the interpreter reproduces the references") {
+  for (int sm : {80, 90})
+    for (const Sample& s : all())
+      for (DType t : s.dtypes) {
+        SUBCASE(("sm_" + std::to_string(sm) + " " + s.name + " " + std::string(t.name())).c_str()) {
+          check_sample(s, t, sm, false);
+        }
+      }
+}
+
+TEST_CASE("gpu pipeline at the conformance suite's default tiles (sm_90): the interpreter reproduces the references") {
   for (const Sample& s : all())
     for (DType t : s.dtypes) {
-      SUBCASE((s.name + " " + std::string(t.name())).c_str()) { check_sample(s, t); }
+      SUBCASE((s.name + " " + std::string(t.name())).c_str()) { check_sample(s, t, 90, true); }
     }
 }
 
