@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/range_analysis.h"
@@ -18,28 +19,17 @@ using Regions = std::map<const ir::StmtNode*, std::vector<const ir::BufferNode*>
 // Unrolling a nest of more iterations than this is not worth the code size.
 constexpr int64_t kMaxUnrolled = 64;
 
-// Per buffer: Mma C operand uses, every other reference (loads, stores, atomics, A/B), atomics.
-struct Uses : IRVisitor {
+// Per buffer: Mma C operand uses, every other access (BufferAccessVisitor's: loads, stores,
+// copies, atomics, A/B operands, ldmatrix), atomics.
+struct Uses : BufferAccessVisitor {
   std::map<const ir::BufferNode*, int> mma_c, other, atomics;
   std::map<const ir::BufferNode*, std::vector<const ir::Mma*>> mmas;
-  void visit(const ir::Load* op) override {
-    other[op->buffer.get()]++;
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Store* op) override {
-    other[op->buffer.get()]++;
-    IRVisitor::visit(op);
-  }
+  void access(const Buffer& b, BufferAccess) override { other[b.get()]++; }
   void visit(const ir::Atomic* op) override {
-    other[op->buffer.get()]++;
     atomics[op->buffer.get()]++;
-    IRVisitor::visit(op);
+    BufferAccessVisitor::visit(op);
   }
-  void visit(const ir::LdMatrix* op) override {
-    other[op->regs.get()]++;
-    IRVisitor::visit(op);
-  }
-  void visit(const ir::Mma* op) override {
+  void visit(const ir::Mma* op) override {  // C counted apart; the operands' index loads as usual
     other[op->a.buffer.get()]++;
     other[op->b.buffer.get()]++;
     mma_c[op->c.buffer.get()]++;
