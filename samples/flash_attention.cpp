@@ -3,8 +3,10 @@
 // A block owns block_M query rows of one head and streams K/V in block_N tiles with the online
 // softmax of FlashAttention: a running row max m and sum l in fragments, scores kept in the log2
 // domain (log2(e) / sqrt(D) folded into one scale, exp2 instead of exp), the output accumulator
-// rescaled whenever m grows. With `causal`, key positions after the query are masked and the K/V
-// loop stops at the last tile any row of the block can see.
+// rescaled whenever m grows. The probabilities P are a fragment in the input dtype, cast from
+// the scores and fed to the P·V gemm: on mma.sync they never leave registers. With `causal`, key
+// positions after the query are masked and the K/V loop stops at the last tile any row of the
+// block can see.
 #include <algorithm>
 #include <cmath>
 
