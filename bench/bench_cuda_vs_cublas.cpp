@@ -106,18 +106,34 @@ double max_rel_diff(const DeviceBuffer& x, const DeviceBuffer& y, DType t) {
   return worst;
 }
 
-Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over,
-             DType t, int runs) {
-  const Sample& s = *find(sample);
-  Params p = resolve(s, over);
-  std::mt19937_64 rng(5);
-  Problem pr = s.make_inputs(p, t, rng);
+// A sample's problem on the device, compiled and launched once.
+struct OnDevice {
+  Problem pr;
+  std::vector<DeviceBuffer> bufs;
+  std::vector<KernelArg> args;  // point into bufs
+  CompiledKernel k;
+};
+
+OnDevice launch_once(Target& gpu, const Sample& s, const Params& p, DType t, std::mt19937_64& rng, bool reference) {
+  Problem pr = reference ? s.make_problem(p, t, rng) : s.make_inputs(p, t, rng);
   std::vector<DeviceBuffer> bufs;
   for (HostArray& a : pr.args) bufs.push_back(gpu.upload(a.view()));
   std::vector<KernelArg> args;
   for (const DeviceBuffer& b : bufs) args.emplace_back(&b);
   CompiledKernel k = gpu.compile(s.build(p, t));
   k.launch(args);
+  return {std::move(pr), std::move(bufs), std::move(args), std::move(k)};
+}
+
+Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over,
+             DType t, int runs) {
+  const Sample& s = *find(sample);
+  Params p = resolve(s, over);
+  std::mt19937_64 rng(5);
+  OnDevice d = launch_once(gpu, s, p, t, rng, false);
+  std::vector<DeviceBuffer>& bufs = d.bufs;
+  std::vector<KernelArg>& args = d.args;
+  CompiledKernel& k = d.k;
   ProfileOptions po;
   po.runs = runs;
   double ours = k.profile(args, po).median_ms;
@@ -151,13 +167,9 @@ MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, in
   const Sample& s = *find(sample);
   Params p = resolve(s, {{"M", M}, {"N", N}});
   std::mt19937_64 rng(7);
-  Problem pr = s.make_problem(p, t, rng);
-  std::vector<DeviceBuffer> bufs;
-  for (HostArray& a : pr.args) bufs.push_back(gpu.upload(a.view()));
-  std::vector<KernelArg> args;
-  for (const DeviceBuffer& b : bufs) args.emplace_back(&b);
-  CompiledKernel k = gpu.compile(s.build(p, t));
-  k.launch(args);
+  OnDevice d = launch_once(gpu, s, p, t, rng, true);
+  std::vector<DeviceBuffer>& bufs = d.bufs;
+  const Problem& pr = d.pr;
   // Checked against the float64 reference before it is timed.
   std::vector<uint8_t> out(bufs.back().bytes());
   bufs.back().download(out.data(), out.size());
@@ -166,7 +178,7 @@ MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, in
     err = std::max(err, std::abs(scalar_as_double(t, load_element(t, out.data(), i)) - pr.expected[0][size_t(i)]));
   ProfileOptions po;
   po.runs = runs;
-  double ours = k.profile(args, po).median_ms;
+  double ours = d.k.profile(d.args, po).median_ms;
   DeviceBuffer& x = bufs.front();
   DeviceBuffer y = gpu.alloc({M, N}, t);
   auto ptr = [](const DeviceBuffer& b) { return CUdeviceptr(reinterpret_cast<uintptr_t>(b.device_ptr())); };
