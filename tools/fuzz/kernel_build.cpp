@@ -129,8 +129,12 @@ void Builder::op(const OpSpec& o) {
       return;
     case OpKind::Gemm:
       gemm_tiles(Expr(0));
-      k.gemm(tile(int(TileId::As)), tile(int(TileId::Bs)), tile(int(TileId::Cf)),
-             {.trans_a = p.trans_a, .trans_b = p.trans_b, .clear = o.flag});
+      if (o.variant == 3 && p.bk == p.bn)  // a fragment as the A operand (registers where the unit allows)
+        k.gemm(tile(int(TileId::Xf)), tile(int(TileId::Bs)), tile(int(TileId::Cf)),
+               {.trans_b = p.trans_b, .clear = o.flag});
+      else
+        k.gemm(tile(int(TileId::As)), tile(int(TileId::Bs)), tile(int(TileId::Cf)),
+               {.trans_a = p.trans_a, .trans_b = p.trans_b, .clear = o.flag});
       return;
     case OpKind::KLoop: k_loop(o); return;
     case OpKind::Reduce: reduce(o); return;
