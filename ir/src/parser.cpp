@@ -367,8 +367,14 @@ Stmt Parser::loop() {
   f->min = expression();
   expect("+:", "between the loop's start and its trip count, as in (0 +: n)");
   f->extent = expression();
-  if (accept(",")) {
-    expect_word("stages", "after ',' in the loop range");
+  while (accept(",")) {
+    if (accept_word("rolled")) {
+      if (f->rolled) fail("'rolled' is given twice in the loop range");
+      f->rolled = true;
+      continue;
+    }
+    if (f->stages != 0) fail("'stages' is given twice in the loop range");
+    expect_word("stages", "after ',' in the loop range (stages=N or rolled)");
     expect("=", "after stages");
     f->stages = expect_small_int("stages");
   }

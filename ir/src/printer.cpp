@@ -425,6 +425,7 @@ void Printer::kernel(const Kernel* k) {
 void Printer::loop(const For* f) {
   std::string range = expr(f->min) + " +: " + expr(f->extent);
   if (f->for_kind == ForKind::Pipelined || f->stages != 0) range += ", stages=" + std::to_string(f->stages);
+  if (f->rolled) range += ", rolled";
   names_.push();
   std::string head = "for " + binding(f->var) + " in " + name_of(f->for_kind) + "(" + range + ")";
   block(head, f->body, f->loc);

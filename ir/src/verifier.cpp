@@ -476,6 +476,9 @@ void Verifier::visit(const For* op) {
   if (auto v = op->extent.as_int(); v && *v <= 0)
     fail(kind + " loop over " + var + " has extent " + std::to_string(*v) +
          "; a loop needs a positive extent");
+  if (op->rolled && op->for_kind != ForKind::Serial)
+    fail(std::string("'rolled' on a ") + name_of(op->for_kind) +
+         " loop; only a serial loop is kept rolled (drop the hint or make the loop serial)");
   if (op->for_kind == ForKind::Pipelined && op->stages < 1)
     fail("pipelined loop with " + std::to_string(op->stages) +
          " stages; use at least 1 stage (2 to 4 overlap copies with compute)");

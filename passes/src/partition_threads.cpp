@@ -58,7 +58,7 @@ class Partition : public IRMutator {
     tx_ = op->thread_var;
     threads_ = op->threads;
     added_.clear();
-    Stmt body = drop_redundant_barriers(mutate(op->body));
+    Stmt body = drop_redundant_barriers(mutate(op->body), tx_, threads_);
     auto k = std::make_shared<ir::Kernel>(*op);
     k->body = std::move(body);
     for (const Buffer& b : added_) k->buffers.push_back(b);

@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "thread_footprint.h"
 #include "tilegen/ir/buffer_access.h"
 
 namespace tg::lower {
@@ -11,40 +12,65 @@ namespace {
 
 bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
-// What a statement reads and writes of memory other threads see (every buffer but locals).
-struct Access : BufferAccessVisitor {
-  std::set<const ir::BufferNode*> reads, writes;
+// What a statement reads and writes of memory other threads see (every buffer but locals): the
+// buffers, and, worked out only when two statements meet on a buffer, which thread touches which
+// of its elements (thread_footprint.h), so that statements that give every element to one thread
+// need no barrier between them.
+class Access {
+ public:
+  Access() = default;
 
-  static bool block(const ir::BufferNode* b) { return b->scope != Scope::Local; }
-  void read(const ir::BufferNode* b) {
-    if (block(b)) reads.insert(b);
-  }
-  void write(const ir::BufferNode* b) {
-    if (block(b)) writes.insert(b);
-  }
-  void access(const Buffer& b, BufferAccess how) override {
-    if (is_read(how)) read(b.get());
-    if (is_write(how)) write(b.get());
-  }
-
-  static Access of(const Stmt& s) {
+  static Access of(const Stmt& s, const ThreadSpace& space) {
     Access a;
-    a.visit_stmt(s);
+    a.space_ = space;
+    for_each_buffer_access(s, [&](const Buffer& b, BufferAccess how) {
+      if (b->scope == Scope::Local) return;
+      if (is_read(how)) a.reads_.insert(b.get());
+      if (is_write(how)) a.writes_.insert(b.get());
+    });
+    if (!a.reads_.empty() || !a.writes_.empty()) a.sources_.push_back(s);
     return a;
   }
   void merge(const Access& o) {
-    reads.insert(o.reads.begin(), o.reads.end());
-    writes.insert(o.writes.begin(), o.writes.end());
+    reads_.insert(o.reads_.begin(), o.reads_.end());
+    writes_.insert(o.writes_.begin(), o.writes_.end());
+    sources_.insert(sources_.end(), o.sources_.begin(), o.sources_.end());
+    if (!space_.tx) space_ = o.space_;
+    footprints_.reset();
   }
-  // A barrier is needed between *this (before) and `next` (after).
+  // A barrier is needed between *this (before) and `next` (after): one buffer both touch, one of
+  // them writing, where some element is touched by two different threads.
   bool conflicts(const Access& next) const {
-    auto meets = [](const std::set<const ir::BufferNode*>& x, const std::set<const ir::BufferNode*>& y) {
-      for (auto* b : x)
-        if (y.count(b)) return true;
-      return false;
-    };
-    return meets(writes, next.reads) || meets(writes, next.writes) || meets(reads, next.writes);
+    for (const ir::BufferNode* b : writes_)
+      if ((next.reads_.count(b) && crosses(b, true, next, false)) ||
+          (next.writes_.count(b) && crosses(b, true, next, true)))
+        return true;
+    for (const ir::BufferNode* b : reads_)
+      if (next.writes_.count(b) && crosses(b, false, next, true)) return true;
+    return false;
   }
+
+ private:
+  const Footprints& footprints() const {
+    if (!footprints_) {
+      Footprints f;
+      for (const Stmt& s : sources_) f.merge(thread_footprints(s, space_));
+      footprints_ = std::move(f);
+    }
+    return *footprints_;
+  }
+  bool crosses(const ir::BufferNode* b, bool write, const Access& next, bool next_write) const {
+    const auto& mine = write ? footprints().writes : footprints().reads;
+    const auto& theirs = next_write ? next.footprints().writes : next.footprints().reads;
+    auto x = mine.find(b), y = theirs.find(b);
+    // Not found: the statements never reach an access of b (their conditions were worked out).
+    return x != mine.end() && y != theirs.end() && x->second.crosses(y->second);
+  }
+
+  std::set<const ir::BufferNode*> reads_, writes_;
+  std::vector<Stmt> sources_;  // the statements whose accesses these are
+  ThreadSpace space_;
+  mutable std::optional<Footprints> footprints_;
 };
 
 // Whether every execution of s passes a barrier: a barrier, a sequence holding one, an if whose
@@ -71,9 +97,10 @@ bool always_syncs(const Stmt& s) {
 }
 
 // Moves every barrier to the first statement that needs it and drops only those that separate
-// nothing. The invariant, for every sequence it returns: between any two accesses of one
-// non-local buffer, at least one a write, that executions of the original code separated by a
-// barrier, the result executes a barrier too. Proof sketch: `cur` over-approximates the accesses
+// nothing. The invariant, for every sequence it returns: between any two accesses of one element
+// of a non-local buffer by two different threads, at least one a write, that executions of the
+// original code separated by a barrier, the result executes a barrier too (one thread's own
+// accesses are ordered by program order). Proof sketch: `cur` over-approximates the accesses
 // since the last barrier executed (the enclosing code's and, in a loop body, the previous
 // iteration's included). A barrier met in the sequence is held back, not dropped: it is placed
 // before the first later statement whose accesses conflict with `cur`; every statement it passes
@@ -85,6 +112,7 @@ bool always_syncs(const Stmt& s) {
 // after one that may skip them (a branch, a loop of unknown trip count) it grows.
 class BarrierThinning {
  public:
+  explicit BarrierThinning(const ThreadSpace& space) : space_(space) {}
   Stmt thin(const Stmt& s, const Access& before, bool kernel_end = false) {
     switch (s->kind) {
       case ir::StmtKind::Seq: return thin_seq(s.as<ir::Seq>()->stmts, before, kernel_end, s->loc);
@@ -103,7 +131,7 @@ class BarrierThinning {
         auto n = std::make_shared<ir::For>(*s.as<ir::For>());
         if (n->for_kind == ForKind::Parallel) return s;
         Access entry = before;
-        entry.merge(Access::of(n->body));
+        entry.merge(Access::of(n->body, space_));
         n->body = thin(n->body, entry);
         return Stmt(std::move(n));
       }
@@ -121,23 +149,52 @@ class BarrierThinning {
         held = s0;
         continue;
       }
-      Access a = Access::of(s0);
+      Access a = Access::of(s0, space_);
       if (held && cur.conflicts(a)) {
         out.push_back(held);
         held = Stmt();
         cur = Access();
       }
       Stmt t = thin(s0, cur);
+      Stmt after = hoist_trailing_barrier(t);
       if (always_syncs(t)) {
-        cur = Access::of(t);  // a superset of what follows its last barrier
+        cur = Access::of(t, space_);  // a superset of what follows its last barrier
       } else {
         cur.merge(a);
       }
       out.push_back(std::move(t));
+      if (after) held = after;  // it now follows the loop, and is placed as any other
     }
     if (held && !kernel_end) out.push_back(held);
     return make_seq(std::move(out), loc);
   }
+
+  // A loop whose body ends in a barrier that the next iteration does not need (what follows the
+  // body's last barrier conflicts with nothing in the body) loses it: `loop` becomes the loop
+  // without it, and the barrier is returned, to follow the loop instead:
+  //   for i { S; barrier }  →  for i { S }; barrier     (S: each thread its own elements)
+  // The last iteration's accesses are still separated from what follows the loop, and no two
+  // iterations needed separating. Null when the loop keeps its barrier.
+  Stmt hoist_trailing_barrier(Stmt& loop) const {
+    const auto* f = loop.as<ir::For>();
+    if (!f || f->for_kind == ForKind::Parallel) return Stmt();
+    const auto* body = f->body.as<ir::Seq>();
+    if (!body || body->stmts.empty() || !is_barrier(body->stmts.back())) return Stmt();
+    std::vector<Stmt> rest(body->stmts.begin(), body->stmts.end() - 1);
+    Access tail;  // what may run after the body's last barrier but the trailing one
+    for (std::size_t i = rest.size(); i-- > 0;) {
+      tail.merge(Access::of(rest[i], space_));
+      if (always_syncs(rest[i])) break;
+    }
+    if (tail.conflicts(Access::of(f->body, space_))) return Stmt();
+    Stmt barrier = body->stmts.back();
+    auto n = std::make_shared<ir::For>(*f);
+    n->body = make_seq(std::move(rest), body->loc);
+    loop = Stmt(std::move(n));
+    return barrier;
+  }
+
+  ThreadSpace space_;
 };
 
 // Splices nested Seqs into their parent, so that barriers of neighbouring lowered statements meet.
@@ -161,8 +218,8 @@ Stmt fenced(Stmt s, const SourceLoc& loc) {
   return make_seq({make_barrier(loc), std::move(s), make_barrier(loc)}, loc);
 }
 
-Stmt drop_redundant_barriers(const Stmt& kernel_body) {
-  return BarrierThinning().thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
+Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int threads) {
+  return BarrierThinning(ThreadSpace{thread_var.node(), threads}).thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
 }
 
 }  // namespace tg::lower

@@ -70,9 +70,13 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
 /// at the start or end of the kernel, and all but the last of a run):
 ///   barrier; copy -> As; barrier; copy -> Bs; barrier; fill Cr; gemm(As, Bs, Cr)
 ///     →  copy -> As; copy -> Bs; fill Cr; barrier; gemm(As, Bs, Cr)
-/// Loop bodies count the previous iteration as coming before their start. Invariant (proved in
-/// stmt_build.cpp): two conflicting accesses that a barrier separated still are.
-Stmt drop_redundant_barriers(const Stmt& kernel_body);
+/// Loop bodies count the previous iteration as coming before their start. Two statements that
+/// touch one buffer conflict only where some element of it is touched by two different threads
+/// (thread_footprint.h works that out from the threads' index arithmetic, over `threads` values
+/// of `thread_var`); a copy and the element-wise loop after it that give each element to the
+/// same thread need no barrier. Invariant (proved in stmt_build.cpp): two conflicting accesses
+/// that a barrier separated still are.
+Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int threads);
 
 /// `s` (a lowered collective statement) wrapped in barriers, also when it touches no block memory:
 /// a collective separates the per-thread code before it from the code after it as a barrier does

@@ -12,6 +12,7 @@
 
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/ir/visitor.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pass_manager.h"
@@ -198,4 +199,79 @@ TEST_CASE("barriers: a barrier in a loop that runs zero times does not separate 
   };
   check_everywhere(reversal_kernel(in_loop), /*c=*/0);
   check_everywhere(reversal_kernel(in_loop), /*c=*/2);
+}
+
+namespace {
+
+int barriers_in(const Stmt& s) {
+  struct Count : IRVisitor {
+    int n = 0;
+    void visit(const ir::Barrier*) override { ++n; }
+  } c;
+  c.visit_stmt(s);
+  return c.n;
+}
+
+Function lowered_for(const Kernel& k, const TargetInfo& info) {
+  return PassManager(gpu_pipeline()).run(bind_sizes(k.function(), {}), info);
+}
+
+// X → S (shared), S = 2·S element-wise, S → Y: the three statements partition the 8×64 tile over
+// the threads alike, so each element stays with one thread from copy to copy. With `shift`, the
+// middle statement reads the next row's element instead (another thread's).
+Kernel same_thread_stages(bool shift, bool in_loop) {
+  KernelBuilder k(shift ? "stages_across_threads" : "stages_in_one_thread");
+  auto X = k.tensor("X", {8, 64}, f32);
+  auto Y = k.tensor("Y", {8, 64}, f32);
+  k.grid(1).threads(128).body([&](Expr) {
+    auto S = k.shared({8, 64}, f32), T = k.shared({8, 64}, f32);
+    k.clear(T);
+    auto step = [&] {
+      k.copy(X, S);
+      k.parallel(S, [&](Expr i, Expr j) {
+        T(i, j) = T(i, j) + (shift ? S((i + 1) % 8, j) : S(i, j)) * 2.0f;
+      });
+    };
+    if (in_loop)
+      k.serial(3, [&](Expr) { step(); });
+    else
+      step();
+    k.copy(T, Y);
+  });
+  return k.build();
+}
+
+}  // namespace
+
+TEST_CASE("barriers: element-wise stages that keep every element in one thread need no barrier") {
+  Kernel k = same_thread_stages(/*shift=*/false, /*in_loop=*/false);
+  check_everywhere(k);
+  for (const TargetInfo& info : gpu_infos()) {
+    Function lowered = lowered_for(k, info);
+    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
+    CHECK(barriers_in(lowered.body) == 0);
+  }
+}
+
+TEST_CASE("barriers: a stage that reads another thread's element keeps its barrier") {
+  Kernel k = same_thread_stages(/*shift=*/true, /*in_loop=*/false);
+  check_everywhere(k);  // the lowered IR runs race-checked in the interpreter
+  for (const TargetInfo& info : gpu_infos()) {
+    Function lowered = lowered_for(k, info);
+    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
+    CHECK(barriers_in(lowered.body) >= 1);
+  }
+}
+
+TEST_CASE("barriers: a loop whose steps keep their elements in one thread has no barrier inside") {
+  Kernel k = same_thread_stages(/*shift=*/false, /*in_loop=*/true);
+  check_everywhere(k);
+  for (const TargetInfo& info : gpu_infos()) {
+    Function lowered = lowered_for(k, info);
+    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
+    CHECK(barriers_in(lowered.body) == 0);
+  }
+  // Reading the next row: the loop's steps need their barriers, across iterations too.
+  Kernel across = same_thread_stages(/*shift=*/true, /*in_loop=*/true);
+  check_everywhere(across);
 }

@@ -9,6 +9,7 @@
 
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/ir/verifier.h"
 
 using namespace tg;
 
@@ -613,4 +614,38 @@ TEST_CASE("text: fragments print with their free names") {
   CHECK(print(B.load({n - 1})) == "A[n - 1]");
   CHECK(print(Expr()) == "<null>");
   CHECK(print(Stmt()) == "");
+}
+
+TEST_CASE("text: a serial loop's rolled hint prints, reads back and is refused on other loops") {
+  Var i("i");
+  Buffer O = Buffer::make("O", {4}, f32, Scope::Global);
+  Stmt body = loop(i, 4, ForKind::Serial, store(O, {i}, 1.0f));
+  auto f0 = std::make_shared<ir::For>(*body.as<ir::For>());
+  f0->rolled = true;
+  Function f{"r", {tensor(O)}, Stmt(f0), {}};
+  CHECK(print(f) == R"(func r(O: f32[4] global) {
+  for i in serial(0 +: 4, rolled) {
+    O[i] = 1.0
+  }
+}
+)");
+  Function g = round_trip(f);
+  CHECK(g.body.as<ir::For>()->rolled);
+  CHECK(parse_error("func r(O: f32[4] global) {\n  for i in serial(0 +: 4, rolled, rolled) {\n    O[i] = 1.0\n  }\n}")
+            .find("'rolled' is given twice") != std::string::npos);
+  std::string err;
+  try {
+    verify(parse_function(R"(func r(O: f32[4] global) {
+  kernel grid(1) threads(4) -> (bx; tx) {
+    for i in unrolled(0 +: 4, rolled) {
+      O[i] = 1.0
+    }
+  }
+}
+)"));
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  INFO(err);
+  CHECK(err.find("'rolled' on a unrolled loop") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include "gpu_pass_test_util.h"
 #include "passes/hold_accumulators.h"
+#include "passes/keep_loops_rolled.h"
 #include "passes/pad_shared_rows.h"
 #include "passes/prefetch_tiles.h"
 #include "test_vulkan_spirv_util.h"
@@ -396,6 +397,39 @@ TEST_CASE("ir hold: the interpreter refuses a group entering divergently and acc
   // the interpreter checks without the verifier: a load inside the hold
   Function load = parse_function(held_kernel("        a[0] = cast<f16>(c[0])\n"));
   CHECK(contains(error_of([&] { test::run_on_random(load, 1); }), "a load from c inside a hold of it"));
+}
+
+TEST_CASE("keep_loops_rolled: serial loops around barriers are hinted, loops around mmas are not") {
+  Function f = parse_function(R"(func f(X: f32[4, 128] global, Y: f32[4, 128] global) {
+  kernel grid(1) threads(128) -> (bx; tx) {
+    shared S: f32[128]
+    for i in serial(0 +: 4) {
+      S[tx] = X[i, tx]
+      barrier
+      Y[i, tx] = S[127 - tx]
+      barrier
+    }
+    for j in serial(0 +: 4) {
+      Y[j, tx] = 0.0
+    }
+  }
+}
+)");
+  Function g = keep_loops_rolled(f);
+  std::string text = print(g);
+  INFO(text);
+  CHECK(contains(text, "for i in serial(0 +: 4, rolled)"));
+  CHECK(contains(text, "for j in serial(0 +: 4) {"));  // no barrier: left to the driver
+  verify(g);
+  CHECK(print(parse_function(text)) == text);
+  test::check_same_results(f, g);
+  // The gemm's K loop holds barriers and mmas: unchanged.
+  Function gemm = lowered_gemm(test::h200_features());
+  CHECK(print(keep_loops_rolled(gemm)) == print(gemm));
+  // In the pipeline, last.
+  CompileOptions opt;
+  std::vector<PassEntry> passes = vulkan_pipeline(opt);
+  CHECK(passes.back().name == "keep_loops_rolled");
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

@@ -70,13 +70,16 @@ struct Kernel : StmtNode {
 };
 
 /// for var in [min, min + extent). Pipelined carries `stages` (≥ 1); Unrolled and Vectorized
-/// need a constant extent after specialisation.
+/// need a constant extent after specialisation. `rolled` (text: `serial(0 +: n, rolled)`) is a
+/// code generation hint on a serial loop: keep it a loop, ask the device compiler not to unroll
+/// it (the vulkan pass keep_loops_rolled sets it); it changes nothing the loop computes.
 struct For : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;
   Var var;
   Expr min, extent;
   ForKind for_kind = ForKind::Serial;
   int stages = 0;
+  bool rolled = false;
   Stmt body;
   For(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };

@@ -19,6 +19,7 @@ namespace {
 constexpr uint32_t kBarrierSemantics = spv::SemAcquireRelease | spv::SemWorkgroupMemory |
                                        spv::SemUniformMemory | spv::SemMakeAvailable | spv::SemMakeVisible;
 constexpr uint32_t kLoopControlUnroll = 0x1;
+constexpr uint32_t kLoopControlDontUnroll = 0x2;
 // What a driver is asked to compile per thread. Beyond these a kernel stalls or crashes the
 // driver's compiler (an f32[2^30] local crashed lavapipe; unrolled(10^6) took 205 s and 5 GB):
 // local buffers are private arrays the driver keeps in registers or on the stack, and an
@@ -291,7 +292,10 @@ void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>
                   op.loc);
     unrolled_copies_ = outer_copies * trips;
   }
-  m.inst(spv::OpLoopMerge, {merge, cont, unroll ? kLoopControlUnroll : spv::kLoopControlNone});
+  m.inst(spv::OpLoopMerge, {merge, cont,
+                            unroll      ? kLoopControlUnroll
+                            : op.rolled ? kLoopControlDontUnroll
+                                        : spv::kLoopControlNone});
   m.inst(spv::OpBranchConditional, {c, body, merge});
   m.label(body);
   loop_vars_[op.var.node()] = var;
