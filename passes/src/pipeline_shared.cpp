@@ -21,6 +21,7 @@ struct SharedUses : BufferAccessVisitor {
   std::set<BufferKey> pinned;
   std::vector<const ir::For*> stack;
 
+  using BufferAccessVisitor::visit;
   void access(const Buffer& b, BufferAccess) override {
     loops[b.get()].insert(stack.empty() ? nullptr : stack.front());
   }

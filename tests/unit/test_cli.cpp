@@ -95,8 +95,9 @@ TEST_CASE("cli: targets lists a plugin that aborts or faults as broken, the othe
   CHECK(r.status == 0);
   CHECK(has(r, "killed by SIGABRT (signal 6) while it was loaded and probed in a child process"));
 #if defined(TILEGEN_SANITIZED)
-  // ASan takes the fault itself, reports it and ends the child with status 1.
-  CHECK(has(r, "the process exited with status 1 while it was loaded and probed in a child process"));
+  // UBSan may see the null store first and end the child with status 1 (see test_plugin_hostile.cpp).
+  CHECK((has(r, "the process exited with status 1 while it was loaded and probed in a child process") ||
+         has(r, "killed by SIGSEGV (signal 11) while it was loaded and probed in a child process")));
 #else
   CHECK(has(r, "killed by SIGSEGV (signal 11) while it was loaded and probed in a child process"));
 #endif

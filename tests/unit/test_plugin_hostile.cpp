@@ -148,8 +148,10 @@ TEST_CASE("plugins: targets_isolated lists a plugin that aborts or faults as bro
   CHECK(abort_ctor->reason == "killed by SIGABRT (signal 6)" + broken);
   CHECK(!segv_probe->available);
 #if defined(TILEGEN_SANITIZED)
-  // The sanitizers take the fault themselves, report it and end the child with status 1.
-  CHECK(segv_probe->reason == "the process exited with status 1" + broken);
+  // UBSan may see the null store first (gcc's does), report it and end the child with status 1;
+  // where it does not (clang's at -O1), the child dies of the fault itself.
+  CHECK((segv_probe->reason == "the process exited with status 1" + broken ||
+         segv_probe->reason == "killed by SIGSEGV (signal 11)" + broken));
 #else
   CHECK(segv_probe->reason == "killed by SIGSEGV (signal 11)" + broken);
 #endif
