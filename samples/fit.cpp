@@ -1,13 +1,13 @@
 // Tiles fitted to a device's shared memory (Sample tile parameters halved until the lowered
 // kernel fits), so a sample's defaults run on a device smaller than the GPUs they were sized for.
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "sample_support.h"
 #include "tilegen/ir/error.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/pass_manager.h"
-#include "tilegen/passes/shared_memory_plan.h"
 
 namespace tg::samples {
 
@@ -15,14 +15,27 @@ namespace {
 
 // The shared memory of the largest kernel of `k` once lowered by `pipeline` for `target`, in the
 // bytes of the IR's storage formats (what TargetInfo::shared_mem_bytes counts); nullopt when the
-// kernel does not lower.
+// kernel does not lower. Where the pipeline placed the shared buffers (place_shared_memory, the
+// last pass of cuda and hip: padding included, buffers of disjoint lifetimes on the same bytes),
+// the placements are read; without placements every buffer is its own allocation (vulkan's
+// Workgroup variables), so the sizes add up.
 std::optional<int64_t> lowered_shared_bytes(const Kernel& k, const TargetInfo& target,
                                             const std::vector<PassEntry>& pipeline) {
+  // place_shared_memory refuses a kernel over the limit, which is what this measures: it places
+  // here without one (the passes before it still size their stages to the device).
+  std::vector<PassEntry> measuring = pipeline;
+  for (PassEntry& e : measuring)
+    if (e.name == "place_shared_memory")
+      e.run = [run = e.run](const Function& f, const TargetInfo& info) {
+        TargetInfo unlimited = info;
+        unlimited.shared_mem_bytes = std::numeric_limits<int64_t>::max() / 2;
+        return run(f, unlimited);
+      };
   Function lowered;
   try {
     PassManagerOptions quiet;
     quiet.keep_stages = false;
-    lowered = PassManager(pipeline).run(bind_sizes(k.function(), {}), target, quiet);
+    lowered = PassManager(measuring).run(bind_sizes(k.function(), {}), target, quiet);
   } catch (const Error&) {
     return std::nullopt;
   }
@@ -33,11 +46,17 @@ std::optional<int64_t> lowered_shared_bytes(const Kernel& k, const TargetInfo& t
       if (const auto* kk = s.as<ir::Kernel>()) kernels.push_back(kk);
   int64_t most = 0;
   for (const ir::Kernel* kk : kernels) {
-    auto bytes_of = [](const Buffer& b) {
-      auto n = b.const_numel();
-      return n ? int64_t(storage_bytes(b->dtype, *n)) : int64_t(0);
-    };
-    most = std::max(most, plan_shared_memory(*kk, bytes_of, INT64_MAX).bytes);
+    int64_t placed_end = 0, sum = 0;
+    for (const Buffer& b : kk->buffers) {
+      if (b->scope != Scope::Shared) continue;
+      if (b->placed()) {
+        placed_end = std::max(placed_end, b->placed_offset + b->placed_bytes);
+      } else {
+        auto n = b.const_numel();
+        sum += n ? int64_t(storage_bytes(b->dtype, *n)) : int64_t(0);
+      }
+    }
+    most = std::max(most, placed_end + sum);
   }
   return most;
 }

@@ -495,6 +495,18 @@ int32_t Compiler::mma(const ir::Mma* op) {
   for (const MmaOperand* o : {&op->a, &op->b, &op->c}) {
     XRegion x;
     x.buf = buffer(o->buffer, op->loc);
+    if (o->is_tile() && o != &op->c && o->buffer->scope == Scope::Shared &&
+        o->tile.size() == o->buffer->shape.size() && o->tile.size() >= 2) {
+      // a unit tile of a Shared buffer: the indices of its first element (exec_mma reads it by
+      // the layout); told apart from registers by the buffer's scope
+      for (const Expr& e : o->tile) x.offsets.push_back(index(e, "mma tile index into " + o->buffer->name, op->loc));
+      n.regions.push_back(std::move(x));
+      continue;
+    }
+    if (o->is_tile())
+      throw Error("mma tile operand " + o->buffer->name +
+                      " must be A or B, of a shared buffer of rank 2 or more, with one index a dimension",
+                  op->loc);
     if (o->buffer->scope != Scope::Local)
       throw Error("mma operand " + o->buffer->name + " is a " + name_of(o->buffer->scope) +
                       " buffer; mma operands are each lane's registers, a local buffer",

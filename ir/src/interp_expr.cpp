@@ -29,13 +29,13 @@ inline int64_t wrap_to(DType t, int64_t v) {
   return wrap_int_to(t, v);
 }
 
+}  // namespace
+
 std::string index_text(const int64_t* v, int n) {
   std::string s = "[";
   for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "]";
 }
-
-}  // namespace
 
 void BlockExec::fail(const std::string& message) const {
   throw Error(message + block_name_, cur_ && cur_->src ? cur_->src->loc : SourceLoc{});

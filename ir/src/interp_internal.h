@@ -90,6 +90,19 @@ struct Program {
 Program compile(const Function& f);
 
 /// A buffer's numbers for one kernel launch.
+/// "[1, 2, 3]"
+std::string index_text(const int64_t* v, int n);
+
+/// One operand of an ir::Mma as exec_mma reads it.
+struct MmaOperandView {
+  int32_t buf;
+  int regs;
+  DType want;
+  const std::vector<MatrixUnit::Slot>* layout;
+  int cols;  // of the operand tile
+  const char* name;
+};
+
 struct BufShape {
   std::vector<int64_t> dims, strides;
   int64_t numel = 0;
@@ -165,6 +178,7 @@ class BlockExec {
 
   // ---- interp_mma.cpp
   void exec_mma(const SNode& s, Mask m);
+  void gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile);
   void exec_ldmatrix(const SNode& s, Mask m);
   void exec_shuffle(const SNode& s, Mask m);
   void exec_hold(const SNode& s, Mask m, int depth);

@@ -9,15 +9,6 @@ namespace tg::interp {
 
 namespace {
 
-struct Operand {
-  int32_t buf;
-  int regs;
-  DType want;
-  const std::vector<MatrixUnit::Slot>* layout;
-  int cols;  // of the operand tile
-  const char* name;
-};
-
 // C += A·B on dense tiles, with the K-sum in double and one rounding into the accumulator type.
 void multiply_accumulate(const MatrixUnit& u, std::vector<double> (&tiles)[3]) {
   std::vector<double>& c = tiles[2];
@@ -34,14 +25,52 @@ void multiply_accumulate(const MatrixUnit& u, std::vector<double> (&tiles)[3]) {
 
 }  // namespace
 
+// `a=tile A_s[.., r0, c0]`: lane l's register r is element layout[l*regs + r] = (row, col) of
+// the tile, read by that lane from A_s[.., r0 + row, c0 + col] (so the race detector sees each
+// lane's reads). Every lane of the group must name the same tile.
+void BlockExec::gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile) {
+  const BufShape& sh = L.shapes[o.buf];
+  const std::size_t rank = region.offsets.size();
+  const int rows = int(tile.size()) / o.cols;
+  std::vector<int64_t> origin(rank), first(rank), at(rank);
+  for (int l = 0; l < G; ++l) {
+    const int lane = g * G + l;
+    for (std::size_t d = 0; d < rank; ++d) origin[d] = eval_int(region.offsets[d], lane);
+    if (l == 0) first = origin;
+    if (origin != first)
+      fail("mma operand " + std::string(o.name) + ": thread " + std::to_string(lane) + " names the tile of " +
+           P.bufs[o.buf].node->name + " at " + index_text(origin.data(), int(rank)) + ", thread " +
+           std::to_string(g * G) + " the one at " + index_text(first.data(), int(rank)) +
+           ": the lanes of a group read one tile together");
+    for (int r = 0; r < o.regs; ++r) {
+      auto [row, col] = (*o.layout)[std::size_t(l * o.regs + r)];
+      at = origin;
+      at[rank - 2] += row;
+      at[rank - 1] += col;
+      int64_t flat = 0;
+      for (std::size_t d = 0; d < rank; ++d) {
+        if (at[d] < 0 || at[d] >= sh.dims[d])
+          fail("mma operand " + std::string(o.name) + ": the " + std::to_string(rows) + "x" +
+               std::to_string(o.cols) + " tile of " + P.bufs[o.buf].node->name + " at " +
+               index_text(origin.data(), int(rank)) + " reaches element " + index_text(at.data(), int(rank)) +
+               ", outside the buffer's shape " + index_text(sh.dims.data(), int(rank)));
+        flat += at[d] * sh.strides[d];
+      }
+      if (!races_[o.buf].empty()) note_read(o.buf, flat, lane);
+      tile[std::size_t(row * o.cols + col)] = scalar_as_double(o.want, read(o.buf, flat, lane));
+    }
+  }
+}
+
 void BlockExec::exec_mma(const SNode& s, Mask m) {
+  cur_ = &s;
   const MatrixUnit& u = *s.unit;
   const int G = u.group_size;
   if (single_lane_) fail("mma inside a parallel loop; move it out of the loop");
   if (T_ % G != 0)
     fail("mma with " + u.name + " needs the block's thread count (" + std::to_string(T_) +
          ") to be a multiple of " + std::to_string(G));
-  Operand ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A"},
+  MmaOperandView ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A"},
                     {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B"},
                     {s.regions[2].buf, u.c_regs(), u.c_type, &u.c_layout, u.n, "C"}};
   for (auto& o : ops) {
@@ -76,7 +105,11 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
            ", which a hold keeps in the " + "registers of " +
            static_cast<const ir::Hold*>(held_stmt_[std::size_t(c_buf)]->src)->unit + "; use that unit");
     for (int oi = 0; oi < 3; ++oi) {  // gather each operand tile from the lanes' registers
-      const Operand& o = ops[oi];
+      const MmaOperandView& o = ops[oi];
+      if (P.bufs[o.buf].node->scope == Scope::Shared) {
+        gather_tile(s.regions[std::size_t(oi)], o, g, G, tiles[oi]);
+        continue;
+      }
       int64_t numel = L.shapes[o.buf].numel;
       for (int l = 0; l < G; ++l) {
         int lane = g * G + l;

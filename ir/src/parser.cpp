@@ -576,6 +576,7 @@ Stmt Parser::atomic() {
 }
 
 // mma "mma_m16n8k16_f16_f32" a=A_l[0], b=B_l[0], c=C_l[0]
+// mma "coopmat_16x16x16_f16_f32" a=tile A_s[0, 16, 0], b=tile B_s[0, 0, 32], c=C_l[0]
 Stmt Parser::mma() {
   auto m = std::make_shared<Mma>(here());
   next();
@@ -588,10 +589,19 @@ Stmt Parser::mma() {
     if (i) expect(",", std::string("before mma operand ") + names[i]);
     expect_word(names[i], "in mma");
     expect("=", std::string("after mma operand ") + names[i]);
+    // `tile NAME[...]`; a buffer named tile is `tile[...]`
+    const bool tile = peek().text == "tile" && peek(1).text != "[";
+    if (tile) next();
     ops[i]->buffer = expect_buffer(std::string("mma operand ") + names[i]);
     expect("[", std::string("after the buffer of mma operand ") + names[i]);
-    ops[i]->offset = expression();
-    expect("]", std::string("after the offset of mma operand ") + names[i]);
+    if (tile) {
+      ops[i]->tile.push_back(expression());
+      while (peek().text == ",") next(), ops[i]->tile.push_back(expression());
+      expect("]", std::string("after the tile indices of mma operand ") + names[i]);
+    } else {
+      ops[i]->offset = expression();
+      expect("]", std::string("after the offset of mma operand ") + names[i]);
+    }
   }
   return Stmt(std::move(m));
 }

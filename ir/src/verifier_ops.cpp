@@ -264,6 +264,39 @@ void check_atomic(const ir::Atomic& op) {
   check_value_type(b->dtype, op.value, what, op.loc);
 }
 
+// `a=tile A_s[i.., r, c]`: a unit tile of a Shared buffer, rows along its second-last dimension.
+void check_mma_tile(const ir::Mma& op, const MatrixUnit& unit, int i, const char* role, DType type) {
+  const ir::MmaOperand& o = i == 0 ? op.a : op.b;
+  const Buffer& b = o.buffer;
+  const std::string what = std::string("mma: operand ") + role + " (tile " + b->name + ")";
+  if (i == 2)
+    throw Error("mma: the accumulator C is each lane's registers, never a shared tile; use a local buffer", op.loc);
+  if (b->scope != Scope::Shared || b->shape.size() < 2)
+    throw Error(what + " is " + describe(b) +
+                    "; a tile operand is a shared buffer of rank 2 or more (rows, columns last)",
+                op.loc);
+  if (o.tile.size() != b->shape.size())
+    throw Error(what + " has " + num(int64_t(o.tile.size())) + " indices for a buffer of rank " +
+                    num(int64_t(b->shape.size())) + "; give the tile's first element, one index a dimension",
+                op.loc);
+  if (b->dtype != type)
+    throw Error(what + " is " + std::string(b->dtype.name()) + " but unit " + unit.name + " takes " +
+                    std::string(type.name()) + "; convert the tile or pick a unit of that dtype",
+                op.loc);
+  const int64_t rows = i == 0 ? unit.m : unit.k, cols = i == 0 ? unit.k : unit.n;
+  for (std::size_t d = 0; d < o.tile.size(); ++d) {
+    if (!o.tile[d].defined() || !o.tile[d].dtype().is_int())
+      throw Error(what + " needs integer indices", op.loc);
+    const int64_t span = d + 2 == o.tile.size() ? rows : d + 1 == o.tile.size() ? cols : 1;
+    auto at = o.tile[d].as_int();
+    auto extent = b->shape[d].as_int();
+    if (at && extent && (*at < 0 || *at + span > *extent))
+      throw Error(what + " spans [" + num(*at) + ", " + num(*at + span) + ") of dimension " + num(int64_t(d)) +
+                      ", which has " + num(*extent) + "; move the tile inside the buffer",
+                  op.loc);
+  }
+}
+
 void check_mma(const ir::Mma& op) {
   const MatrixUnit* unit = find_matrix_unit(op.unit);
   if (!unit)
@@ -275,6 +308,10 @@ void check_mma(const ir::Mma& op) {
   for (int i = 0; i < 3; ++i) {
     const Buffer& b = ops[i]->buffer;
     if (!b) throw Error(std::string("mma: operand ") + roles[i] + " has no buffer", op.loc);
+    if (ops[i]->is_tile()) {
+      check_mma_tile(op, *unit, i, roles[i], types[i]);
+      continue;
+    }
     if (b->scope != Scope::Local)
       throw Error(std::string("mma: operand ") + roles[i] + " is " + describe(b) +
                       "; matrix-unit operands are per-lane registers, so use a local buffer",

@@ -95,7 +95,12 @@ void IRVisitor::visit(const Atomic* op) { for (auto& i : op->indices) visit_expr
 void IRVisitor::visit(const If* op) { visit_expr(op->cond); visit_stmt(op->then_body); visit_stmt(op->else_body); }
 void IRVisitor::visit(const Let* op) { visit_expr(op->value); visit_stmt(op->body); }
 void IRVisitor::visit(const Seq* op) { for (auto& s : op->stmts) visit_stmt(s); }
-void IRVisitor::visit(const Mma* op) { visit_expr(op->a.offset); visit_expr(op->b.offset); visit_expr(op->c.offset); }
+void IRVisitor::visit(const Mma* op) {
+  for (const MmaOperand* o : {&op->a, &op->b, &op->c}) {
+    if (o->offset.defined()) visit_expr(o->offset);
+    for (const Expr& e : o->tile) visit_expr(e);
+  }
+}
 
 // ---- IRMutator
 
@@ -399,10 +404,17 @@ Stmt IRMutator::visit(const Seq* op, const Stmt& self) {
   return Stmt(std::move(n));
 }
 Stmt IRMutator::visit(const Mma* op, const Stmt& self) {
-  auto operand = [&](const MmaOperand& o) { return MmaOperand{mutate_buffer(o.buffer), mutate(o.offset)}; };
+  auto operand = [&](const MmaOperand& o) {
+    MmaOperand n{mutate_buffer(o.buffer), o.offset.defined() ? mutate(o.offset) : o.offset, {}};
+    for (const Expr& e : o.tile) n.tile.push_back(mutate(e));
+    return n;
+  };
   MmaOperand a = operand(op->a), b = operand(op->b), c = operand(op->c);
   auto same_op = [](const MmaOperand& x, const MmaOperand& y) {
-    return x.buffer.same_as(y.buffer) && x.offset.same_as(y.offset);
+    if (!x.buffer.same_as(y.buffer) || !x.offset.same_as(y.offset) || x.tile.size() != y.tile.size()) return false;
+    for (std::size_t i = 0; i < x.tile.size(); ++i)
+      if (!x.tile[i].same_as(y.tile[i])) return false;
+    return true;
   };
   if (same_op(a, op->a) && same_op(b, op->b) && same_op(c, op->c)) return self;
   auto n = std::make_shared<Mma>(*op);

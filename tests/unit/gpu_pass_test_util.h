@@ -12,6 +12,7 @@
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
+#include "gpu_targets.h"
 #include "tilegen/passes/gpu_pipeline.h"
 
 namespace tg::test {
@@ -186,13 +187,13 @@ struct PassRun {
 };
 
 template <class Pass>
-PassRun run_pass(const Function& f, Pass pass, const TargetInfo& info = nvidia_target_info(80)) {
+PassRun run_pass(const Function& f, Pass pass, const TargetInfo& info = test::sm80()) {
   PassRun r{f, pass(f, info), ""};
   r.text = print(r.after);
   return r;
 }
 template <class Pass>
-PassRun run_pass(const std::string& source, Pass pass, const TargetInfo& info = nvidia_target_info(80)) {
+PassRun run_pass(const std::string& source, Pass pass, const TargetInfo& info = test::sm80()) {
   return run_pass(parse_function(source), pass, info);
 }
 

@@ -3,6 +3,7 @@
 // blocks ran on cpu with the block index wrapped to negative values).
 #include <doctest/doctest.h>
 
+#include "gpu_targets.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/grid_limits.h"
@@ -42,7 +43,7 @@ TEST_CASE("grid limits: a block index of i32 counts at most 2^31 blocks, on ever
 }
 
 TEST_CASE("grid limits: the target's TargetInfo::max_grid, per dimension and in number of dimensions") {
-  TargetInfo cuda = nvidia_target_info(80), hip = amd_target_info("gfx90a");
+  TargetInfo cuda = test::sm80(), hip = test::gfx90a();
   CHECK_NOTHROW(check_grid_limits(grid_kernel("2147483647, 65535, 65535", "bx, by, bz"), cuda));
   CHECK_THROWS_WITH_AS(check_grid_limits(grid_kernel("8, 70000", "bx, by"), cuda),
                        doctest::Contains("grid dimension 1 has 70000 blocks; the cuda target"), Error);

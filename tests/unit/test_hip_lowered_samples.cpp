@@ -37,7 +37,7 @@ bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& i
 }
 
 void check_arch(const std::string& gfx, bool conformance_only) {
-  const TargetInfo info = amd_target_info(gfx);
+  const TargetInfo info = test::cdna(gfx);
   for (const Sample& s : all())
     for (DType t : s.dtypes)
       for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
@@ -75,22 +75,8 @@ TEST_CASE("hip: the conformance suite's default-tile shapes lowered for gfx942 m
 
 TEST_CASE("hip: an fp8 gemm lowered for gfx942 runs on the 16x16x32 fp8 unit and matches the tile gemm") {
   Function f = test::fp8_gemm_kernel().function();
-  Function lowered = PassManager(gpu_pipeline()).run(f, amd_target_info("gfx942"));
+  Function lowered = PassManager(gpu_pipeline()).run(f, test::gfx942());
   INFO(print(lowered));
   CHECK(test::contains(print(lowered), "mfma_f32_16x16x32_fp8"));
   test::check_same_results(f, lowered);
-}
-
-TEST_CASE("amd_target_info: wave64, 64 KiB LDS, fp8 MFMA on gfx942 only, other archs rejected") {
-  TargetInfo a = amd_target_info("gfx90a"), b = amd_target_info("gfx942");
-  CHECK(a.warp_size == 64);
-  CHECK(a.shared_mem_bytes == 64 * 1024);
-  auto has = [](const TargetInfo& i, const std::string& u) {
-    return std::find(i.matrix_units.begin(), i.matrix_units.end(), u) != i.matrix_units.end();
-  };
-  CHECK(has(a, "mfma_f32_16x16x16_f16"));
-  CHECK(has(a, "mfma_f32_32x32x8_bf16"));
-  CHECK_FALSE(has(a, "mfma_f32_16x16x32_fp8"));
-  CHECK(has(b, "mfma_f32_16x16x32_fp8"));
-  CHECK_THROWS_WITH_AS(amd_target_info("gfx1100"), doctest::Contains("gfx90a"), Error);
 }

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "gpu_targets.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
@@ -29,7 +30,7 @@ Function lowered_gemm(int64_t M, int64_t N, int64_t K) {
   std::vector<PassEntry> passes = gpu_pipeline();
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});  // as cuda's pipeline: padded rows
   passes.push_back({"async_copies", async_copies});
-  return PassManager(passes).run(f, nvidia_target_info(80));
+  return PassManager(passes).run(f, test::sm80());
 }
 
 // C = A·B in the interpreter on small random integers (exact), C poisoned first; the error text,
@@ -128,7 +129,7 @@ TEST_CASE("async_copies: nothing changes where the target has no asynchronous co
   const Sample& s = *find("gemm");
   Params p = resolve(s, {{"M", 64}, {"N", 64}, {"K", 128}});
   Function f = bind_sizes(s.build(p, f32).function(), {});
-  TargetInfo amd = amd_target_info("gfx90a");
+  TargetInfo amd = test::gfx90a();
   Function lowered = PassManager(gpu_pipeline()).run(f, amd);
   CHECK(print(async_copies(lowered, amd)) == print(lowered));
 }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 
+#include "gpu_targets.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/visitor.h"
@@ -78,8 +79,8 @@ void check_equal(const Inputs& want, const Inputs& got, const std::string& where
 }
 
 std::vector<TargetInfo> gpu_infos() {
-  std::vector<TargetInfo> infos = {nvidia_target_info(80), nvidia_target_info(90), amd_target_info("gfx90a"),
-                                   amd_target_info("gfx942")};
+  std::vector<TargetInfo> infos = {test::sm80(), test::sm90(), test::gfx90a(),
+                                   test::gfx942()};
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
   vulkan::Features vf;
   vf.subgroup_size = 32;

@@ -6,6 +6,7 @@
 // the shared GPU pipeline alone.
 #include <doctest/doctest.h>
 
+#include "gpu_targets.h"
 #include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/printer.h"
@@ -24,7 +25,7 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles) {
   std::string why;
   TargetPlugin* cuda = find_plugin("cuda", &why);
   if (!cuda) MESSAGE("the shared gpu pipeline only: ", why);
-  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm)) : nvidia_target_info(sm);
+  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm)) : test::nvidia(sm);
   PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only != default_tiles) continue;

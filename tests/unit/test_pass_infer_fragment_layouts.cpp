@@ -47,7 +47,7 @@ TEST_CASE("infer_fragment_layouts: gemm + relu + store run per warp on mma.sync 
   CHECK_FALSE(contains(r.text, "gemm("));
   CHECK_FALSE(contains(r.text, "fragment Cf"));
   check_same_results(r.before, r.after, 1e-3);
-  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
+  check_same_results(r.before, partition_threads(r.after, test::sm80()), 1e-3);
 }
 
 TEST_CASE("infer_fragment_layouts: a fragment kept a tile still has its gemm on the matrix unit") {
@@ -59,7 +59,7 @@ TEST_CASE("infer_fragment_layouts: a fragment kept a tile still has its gemm on 
   CHECK(contains(r.text, "fragment Cf: f32[16, 16]"));
   CHECK(contains(r.text, "local c_regs_"));  // the gemm goes through temporary registers
   CHECK(contains(r.text, "mma \"mma_m16n8k16_f16_f32\""));
-  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
+  check_same_results(r.before, partition_threads(r.after, test::sm80()), 1e-3);
 }
 
 TEST_CASE("infer_fragment_layouts: nothing to do on a CPU target (warp size 1)") {
@@ -99,13 +99,13 @@ void check_simt(const Function& f, const TargetInfo& info, const std::string& lo
 TEST_CASE("infer_fragment_layouts: f32 gemm on sm_90 gets the SIMT register layout") {
   // 32×32 over 128 threads: an 8×16 thread grid, 4×2 accumulators a thread.
   Function f = parse_function(with_dtype(kGemmRelu.text(), "f16", "f32"));
-  check_simt(f, nvidia_target_info(90), "local Cf: f32[8]", 1e-5);
+  check_simt(f, test::sm90(), "local Cf: f32[8]", 1e-5);
 }
 
 TEST_CASE("infer_fragment_layouts: without a matching unit, f16 gemm runs as SIMT FMA loops") {
   Function f = parse_function(kGemmRelu.text());
   check_simt(f, no_units_target(), "local Cf: f32[8]", 1e-3);
-  TargetInfo no_f16 = nvidia_target_info(80);
+  TargetInfo no_f16 = test::sm80();
   no_f16.matrix_units = {"mma_m16n8k16_bf16_f32"};
   check_simt(f, no_f16, "local Cf: f32[8]", 1e-3);
 }
@@ -132,7 +132,7 @@ func ragged(A: f32[7, 24] global, B: f32[20, 7] global, C0: f32[24, 20] global, 
   }
 })");
   check_simt(f, no_units_target(), "local Cf: f32[8]", 1e-5);
-  check_simt(f, nvidia_target_info(90), "local Cf: f32[8]", 1e-5);
+  check_simt(f, test::sm90(), "local Cf: f32[8]", 1e-5);
 }
 
 TEST_CASE("infer_fragment_layouts: SIMT leaves big per-thread tiles, f16 accumulators, reduced fragments") {
@@ -224,10 +224,10 @@ TEST_CASE("infer_fragment_layouts: row reductions and row vectors stay in regist
   simt.lane_shuffle = true;
   const std::vector<Case> cases = {
       // 4 warps of whole rows (16 each): 1×4 unit tiles, rows lane/4 and lane/4 + 8, lanes 4r..4r+3
-      {"sm_80", nvidia_target_info(80), "local Cf: f32[16]", "local mx: f32[2]",
+      {"sm_80", test::sm80(), "local Cf: f32[16]", "local mx: f32[2]",
        {"shuffle_xor(1 of 32)", "shuffle_xor(2 of 32)"}},
       // 2 waves of 32 rows: 2×2 16x16 tiles, 4 rows of a tile a lane, 16 lanes a row
-      {"gfx90a", amd_target_info("gfx90a"), "local Cf: f32[16]", "local mx: f32[8]",
+      {"gfx90a", test::gfx90a(), "local Cf: f32[16]", "local mx: f32[8]",
        {"shuffle_xor(1 of 64)", "shuffle_xor(8 of 64)"}},
       {"simt", simt, "local Cf: f32[16]", "local mx: f32[4]", {"shuffle_xor(1 of 8)", "shuffle_xor(4 of 8)"}},
   };
@@ -259,9 +259,9 @@ TEST_CASE("infer_fragment_layouts: row vectors fall back to tiles where register
   CHECK(contains(r.text, "fragment mx: f32[64]"));
   CHECK(contains(r.text, "fragment sm: f32[64]"));
   CHECK(contains(r.text, "fragment Cf: f32[64, 32]"));
-  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)), 1e-3);
+  check_same_results(r.before, partition_threads(r.after, test::sm80()), 1e-3);
   // Without lane shuffles (vulkan's cooperative matrices) nothing of this is laid out.
-  TargetInfo opaque = nvidia_target_info(80);
+  TargetInfo opaque = test::sm80();
   opaque.lane_shuffle = false;
   PassRun v = run_pass(kGemmSoftmax, infer_fragment_layouts, opaque);
   CHECK(contains(v.text, "fragment mx: f32[64]"));
@@ -301,7 +301,7 @@ func attention_tile(Q: f16[64, 32] global, K: f16[32, 32] global, V: f16[32, 48]
 
 TEST_CASE("infer_fragment_layouts: a cast fragment copy and a register gemm operand stay in registers") {
   // 4 warps of 16 whole rows: Sf and P 1×4 unit tiles (16 registers), Of 1×6 (24).
-  PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, nvidia_target_info(80));
+  PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, test::sm80());
   INFO(r.text);
   CHECK(contains(r.text, "local P: f16[16]"));
   CHECK(contains(r.text, "local Of: f32[24]"));
@@ -311,7 +311,7 @@ TEST_CASE("infer_fragment_layouts: a cast fragment copy and a register gemm oper
   CHECK(contains(r.text, "for kk in unrolled(0 +: 2)"));
   CHECK(contains(r.text, "= P[kk*8"));
   check_same_results(r.before, r.after, 1e-3);
-  Function lowered = partition_threads(r.after, nvidia_target_info(80));
+  Function lowered = partition_threads(r.after, test::sm80());
   CHECK_FALSE(contains(print(lowered), "shared P"));
   check_same_results(r.before, lowered, 1e-3);
 }
@@ -321,12 +321,12 @@ TEST_CASE("infer_fragment_layouts: a gemm operand the unit cannot read from regi
   // memory after partition_threads), Sf and Of stay in registers.
   for (const char* arch : {"gfx90a", "gfx942"}) {
     INFO(arch);
-    PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, amd_target_info(arch));
+    PassRun r = run_pass(kAttentionTile, infer_fragment_layouts, test::cdna(arch));
     INFO(r.text);
     CHECK(contains(r.text, "fragment P: f16[64, 32]"));
     CHECK_FALSE(contains(r.text, "fragment Sf"));
     CHECK_FALSE(contains(r.text, "fragment Of"));
-    check_same_results(r.before, partition_threads(r.after, amd_target_info(arch)), 1e-3);
+    check_same_results(r.before, partition_threads(r.after, test::cdna(arch)), 1e-3);
   }
   // A transposed register operand, or warps split along N (two warp columns of Of), also go
   // through the tile.
@@ -337,10 +337,10 @@ TEST_CASE("infer_fragment_layouts: a gemm operand the unit cannot read from regi
   text.replace(text.find("Vs: f16[32, 48]"), 15, "Vs: f16[64, 48]");
   text.replace(text.find("Of: f32[64, 48]"), 15, "Of: f32[32, 48]");
   text.replace(text.find("O: f32[64, 48]"), 14, "O: f32[32, 48]");
-  PassRun t = run_pass(text, infer_fragment_layouts, nvidia_target_info(80));
+  PassRun t = run_pass(text, infer_fragment_layouts, test::sm80());
   INFO(t.text);
   CHECK(contains(t.text, "fragment P: f16[64, 32]"));
-  check_same_results(t.before, partition_threads(t.after, nvidia_target_info(80)), 1e-3);
+  check_same_results(t.before, partition_threads(t.after, test::sm80()), 1e-3);
 }
 
 namespace {
@@ -378,7 +378,7 @@ TEST_CASE("infer_fragment_layouts: a tile copied in from memory gets the SIMT la
   // e, written beside x in a nest, takes the same layout.
   for (const char* arch : {"sm_80", "gfx90a"}) {
     INFO(arch);
-    const TargetInfo info = arch[0] == 's' ? nvidia_target_info(80) : amd_target_info(arch);
+    const TargetInfo info = arch[0] == 's' ? test::sm80() : test::cdna(arch);
     PassRun r = run_pass(kRowSoftmax, infer_fragment_layouts, info);
     INFO(r.text);
     CHECK(contains(r.text, "local x: f32[4]"));
@@ -392,7 +392,7 @@ TEST_CASE("infer_fragment_layouts: a tile copied in from memory gets the SIMT la
     check_same_results(r.before, lowered, 1e-5);
   }
   // Without lane shuffles the rows cannot be reduced in registers: everything stays a tile.
-  TargetInfo opaque = nvidia_target_info(80);
+  TargetInfo opaque = test::sm80();
   opaque.lane_shuffle = false;
   PassRun v = run_pass(kRowSoftmax, infer_fragment_layouts, opaque);
   CHECK(contains(v.text, "fragment x: f32[4, 64]"));
@@ -403,14 +403,14 @@ TEST_CASE("infer_fragment_layouts: rows split over warps along N reduce through 
   // 256 threads on a 64×32 tile: a 4×2 warp grid, each warp holding half of its 16 rows' columns.
   std::string text = kGemmSoftmax;
   text.replace(text.find("threads(128)"), 12, "threads(256)");
-  PassRun r = run_pass(text, infer_fragment_layouts, nvidia_target_info(80));
+  PassRun r = run_pass(text, infer_fragment_layouts, test::sm80());
   INFO(r.text);
   CHECK(contains(r.text, "local Cf: f32[8]"));
   CHECK(contains(r.text, "shared row_scratch_"));
   CHECK(contains(r.text, "shuffle_xor(2 of 32)"));
   CHECK_FALSE(contains(r.text, "fragment "));
   check_same_results(r.before, r.after, 1e-3);
-  Function lowered = partition_threads(r.after, nvidia_target_info(80));
+  Function lowered = partition_threads(r.after, test::sm80());
   CHECK_FALSE(contains(print(lowered), "shared Cf"));
   check_same_results(r.before, lowered, 1e-3);
 }

@@ -103,7 +103,7 @@ func pack(W: int4[4, 7] global, V: int4[4, 7] global) {
     copy Ws -> V
   }
 })");
-  CHECK_THROWS_WITH_AS(partition_threads(f, nvidia_target_info(80)),
+  CHECK_THROWS_WITH_AS(partition_threads(f, test::sm80()),
                        doctest::Contains("odd innermost extent"), Error);
 }
 
@@ -120,15 +120,15 @@ func mm(A: f32[80, 8] global, B: f32[8, 24] global, C: f32[80, 24] global) {
     copy Cf -> C[by*8 +: 8, bx*8 +: 8]
   }
 })");
-  Function g = rasterize_blocks(f, nvidia_target_info(80), 4);  // panels of 4, 4 and 2 block rows
+  Function g = rasterize_blocks(f, test::sm80(), 4);  // panels of 4, 4 and 2 block rows
   std::string text = print(g);
   INFO(text);
   CHECK(contains(text, "let block"));
   CHECK(contains(text, "by_r"));
   check_same_results(f, g);
-  check_same_results(f, partition_threads(g, nvidia_target_info(80)));
+  check_same_results(f, partition_threads(g, test::sm80()));
   // No gemm, or too few block rows: unchanged.
-  CHECK(rasterize_blocks(f, nvidia_target_info(80), 16).body.same_as(f.body));
+  CHECK(rasterize_blocks(f, test::sm80(), 16).body.same_as(f.body));
 }
 
 // Found by the kernel fuzzer (tests/fuzz/kernels/barrier-collective-without-shared.tgir): a
@@ -152,7 +152,7 @@ TEST_CASE("gpu pipeline: a register-only collective keeps its barrier between pe
   }
 }
 )";  // Cf lives in registers (the gemm's layout): `copy Cf -> Y` touches no shared memory
-  for (const TargetInfo& info : {nvidia_target_info(80), amd_target_info("gfx90a")}) {
+  for (const TargetInfo& info : {test::sm80(), test::gfx90a()}) {
     PassRun r = run_pass(
         text, [](const Function& f, const TargetInfo& i) { return PassManager(gpu_pipeline()).run(f, i); },
         info);

@@ -22,11 +22,11 @@ TEST_CASE("pipeline_shared: tiles get a stage dimension, a prologue and prefetch
   CHECK(contains(r.text, "for ko_pre in pipelined(0 +: 2, stages=3)"));
   CHECK(contains(r.text, "(ko + 2) % 3"));
   check_same_results(r.before, r.after);
-  check_same_results(r.before, partition_threads(r.after, nvidia_target_info(80)));
+  check_same_results(r.before, partition_threads(r.after, test::sm80()));
 }
 
 TEST_CASE("pipeline_shared: too little shared memory lowers the depth; a tile read after the loop stops it") {
-  TargetInfo small = nvidia_target_info(80);
+  TargetInfo small = test::sm80();
   small.shared_mem_bytes = 8 * 1024;  // 3 KB of buffers + 2 KB a further stage, a quarter spare: two fit
   CHECK(contains(run_pass(kPipelined, pipeline_shared, small).text, "shared As: f32[2, 16, 16]"));
 

@@ -94,7 +94,7 @@ TEST_CASE("place_shared_memory: buffers a barrier separates share bytes, live on
 
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
 TEST_CASE("place_shared_memory: the GPU source declares buffers where the IR places them") {
-  TargetInfo info = nvidia_target_info(80);
+  TargetInfo info = test::sm80();
   std::string cu = cuda::emit_cuda(parse_function(two_phase(512, 1024)), info);
   CHECK(cu.find("V = reinterpret_cast<float*>(tg_smem + 512)") != std::string::npos);
   CHECK(cu.find("P = reinterpret_cast<float*>(tg_smem + 1024)") != std::string::npos);

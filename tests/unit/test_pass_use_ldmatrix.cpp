@@ -2,6 +2,7 @@
 // the interpreter executes as PTX defines it, so a wrong proof is a wrong answer in CI.
 #include <doctest/doctest.h>
 
+#include "gpu_targets.h"
 #include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
@@ -42,7 +43,7 @@ Lowered lowered_gemm(DType t) {
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});  // as cuda's pipeline: padded rows
   passes.push_back({"use_ldmatrix", use_ldmatrix});
   Function lowered =
-      PassManager(passes).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), nvidia_target_info(80));
+      PassManager(passes).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), test::sm80());
   return {lowered, pr, s.tolerance(p, t)};
 }
 

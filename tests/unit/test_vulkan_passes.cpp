@@ -6,9 +6,10 @@
 
 #include "gpu_pass_test_util.h"
 #include "passes/hold_accumulators.h"
-#include "passes/keep_loops_rolled.h"
+#include "passes/mma_tiles_from_shared.h"
 #include "passes/pad_shared_rows.h"
 #include "passes/prefetch_tiles.h"
+#include "passes/unroll_hints.h"
 #include "test_vulkan_spirv_util.h"
 #include "tile_storage.h"
 #include "tilegen/ir/verifier.h"
@@ -399,7 +400,41 @@ TEST_CASE("ir hold: the interpreter refuses a group entering divergently and acc
   CHECK(contains(error_of([&] { test::run_on_random(load, 1); }), "a load from c inside a hold of it"));
 }
 
-TEST_CASE("keep_loops_rolled: serial loops around barriers are hinted, loops around mmas are not") {
+TEST_CASE("mma_tiles_from_shared: coopmat operands read from their shared tiles, the register fills dropped") {
+  const Features device = test::h200_features();
+  Function f = lowered_gemm(device);
+  for (const Function& before : {f, hold_accumulators(f, device)}) {
+    Function g = mma_tiles_from_shared(before, device);
+    std::string text = print(g);
+    INFO(text);
+    const int mmas = count(text, "mma \"coopmat_16x16x16_f16_f32\"");
+    CHECK(mmas > 0);
+    CHECK(count(text, "a=tile As[") == mmas);
+    CHECK(count(text, "b=tile Bs[") == mmas);
+    // the registers that held A and B are gone: nothing reads them any more
+    for (const Buffer& b : before.body.as<ir::Kernel>()->buffers)
+      if (b->scope == Scope::Local && b->name != "Cf" && !contains(b->name, "prefetch")) {
+        INFO(b->name);
+        CHECK(!contains(text, " " + b->name + "["));
+      }
+    verify(g);
+    CHECK(print(parse_function(text)) == text);
+    test::check_same_results(before, g);
+  }
+  // without units at subgroup size 32: unchanged
+  Features plain = device;
+  plain.subgroup_size = 16;
+  CHECK(print(mma_tiles_from_shared(f, plain)) == print(f));
+  // in the pipeline, before the loop hints; not without the coopmat path
+  CompileOptions opt;
+  std::vector<PassEntry> passes = vulkan_pipeline(opt);
+  REQUIRE(passes.size() >= 2);
+  CHECK(passes[passes.size() - 2].name == "mma_tiles_from_shared");
+  opt.params["coopmat"] = "0";
+  for (const PassEntry& p : vulkan_pipeline(opt)) CHECK(p.name != "mma_tiles_from_shared");
+}
+
+TEST_CASE("unroll_hints: serial loops around barriers are rolled, short loops around mmas unrolled") {
   Function f = parse_function(R"(func f(X: f32[4, 128] global, Y: f32[4, 128] global) {
   kernel grid(1) threads(128) -> (bx; tx) {
     shared S: f32[128]
@@ -415,7 +450,7 @@ TEST_CASE("keep_loops_rolled: serial loops around barriers are hinted, loops aro
   }
 }
 )");
-  Function g = keep_loops_rolled(f);
+  Function g = unroll_hints(f);
   std::string text = print(g);
   INFO(text);
   CHECK(contains(text, "for i in serial(0 +: 4, rolled)"));
@@ -423,13 +458,40 @@ TEST_CASE("keep_loops_rolled: serial loops around barriers are hinted, loops aro
   verify(g);
   CHECK(print(parse_function(text)) == text);
   test::check_same_results(f, g);
-  // The gemm's K loop holds barriers and mmas: unchanged.
+  // The gemm: its loops around mmas (barriers beside them or not) are never rolled; those of at
+  // most kMaxUnrolledMmaSteps constant steps become unrolled, the longer ones stay serial.
   Function gemm = lowered_gemm(test::h200_features());
-  CHECK(print(keep_loops_rolled(gemm)) == print(gemm));
+  Function hinted = unroll_hints(gemm);
+  struct Loops : IRVisitor {
+    int unrolled_mma = 0, serial_short_mma = 0, rolled_mma = 0;
+    void visit(const ir::For* op) override {
+      struct HasMma : IRVisitor {
+        bool found = false;
+        void visit(const ir::Mma*) override { found = true; }
+      } m;
+      m.visit_stmt(op->body);
+      if (m.found) {
+        const auto trips = op->extent.as_int();
+        if (op->rolled) ++rolled_mma;
+        if (op->for_kind == ForKind::Unrolled) ++unrolled_mma;
+        if (op->for_kind == ForKind::Serial && trips && *trips <= kMaxUnrolledMmaSteps) ++serial_short_mma;
+      }
+      IRVisitor::visit(op);
+    }
+  } before, after;
+  before.visit_stmt(gemm.body);
+  after.visit_stmt(hinted.body);
+  INFO(print(hinted));
+  CHECK(before.serial_short_mma > 0);
+  CHECK(after.serial_short_mma == 0);
+  CHECK(after.unrolled_mma == before.unrolled_mma + before.serial_short_mma);
+  CHECK(after.rolled_mma == 0);
+  verify(hinted);
+  CHECK(print(parse_function(print(hinted))) == print(hinted));
   // In the pipeline, last.
   CompileOptions opt;
   std::vector<PassEntry> passes = vulkan_pipeline(opt);
-  CHECK(passes.back().name == "keep_loops_rolled");
+  CHECK(passes.back().name == "unroll_hints");
 }
 
 #endif  // TILEGEN_HAVE_SPIRV_CODEGEN

@@ -1,7 +1,7 @@
 // The vulkan coopmat path keeps gemm accumulators in cooperative matrices across the K loop:
 // the C operand of the Mma in the loop is loaded from and stored to a Function variable, and the
 // accumulator is staged through Workgroup memory only before and after the loop; A and B are
-// loaded straight from their Shared tiles (the register layout proven in coopmat_direct.cpp).
+// loaded straight from their Shared tiles (the pass mma_tiles_from_shared proved the register layout; the IR says `a=tile A_s[..]`).
 #ifdef TILEGEN_HAVE_SPIRV_CODEGEN
 #include <doctest/doctest.h>
 

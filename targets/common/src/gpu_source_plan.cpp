@@ -86,4 +86,19 @@ std::string entry_list(const Function& f, const TargetInfo& info) {
   return entry;
 }
 
+void check_matrix_unit(const ir::Mma& op, const TargetInfo& info) {
+  for (const ir::MmaOperand* o : {&op.a, &op.b})
+    if (o->is_tile())
+      throw Error("the " + info.target + " target reads mma operands from registers only, not from the shared tile " +
+                      o->buffer->name + "; load the tile into a local buffer first",
+                  op.loc);
+  const auto& units = info.matrix_units;
+  if (std::find(units.begin(), units.end(), op.unit) != units.end()) return;
+  std::string names;
+  for (const std::string& u : units) names += (names.empty() ? "" : ", ") + u;
+  throw Error("the " + info.target + " target has no instruction for matrix unit " + op.unit + " on " + info.arch +
+                  (names.empty() ? "; it has no matrix unit there" : "; use one of its units (" + names + ")"),
+              op.loc);
+}
+
 }  // namespace tg::gpu

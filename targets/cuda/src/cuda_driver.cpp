@@ -6,7 +6,7 @@
 #include "cuda_codegen.h"
 #include "tilegen/common/vendor_library.h"
 #include "tilegen/kernel_params.h"
-#include "tilegen/passes/gpu_pipeline.h"
+#include "cuda_target_info.h"
 #include "tilegen/timed_launches.h"
 
 namespace tg::cuda {

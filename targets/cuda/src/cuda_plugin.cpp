@@ -8,6 +8,7 @@
 #include "cuda_driver.h"
 #include "nvrtc.h"
 #include "tilegen/passes/async_copies.h"
+#include "cuda_target_info.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"

@@ -4,6 +4,7 @@
 #include "hip_codegen.h"
 #include "hip_compile.h"
 #include "hip_runtime.h"
+#include "hip_target_info.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/common/gpu_source.h"
 #include "tilegen/plugin.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "tilegen/kernel_params.h"
-#include "tilegen/passes/gpu_pipeline.h"
+#include "hip_target_info.h"
 #include "tilegen/common/gpu_source.h"
 #include "tilegen/common/vendor_library.h"
 #include "tilegen/timed_launches.h"

@@ -129,7 +129,7 @@ class NullPlugin final : public TargetPlugin {
   /// The TargetInfo of an architecture named by the user, for codegen without a device:
   /// `tilegen source gemm --target null --arch null` and `tilegen ir ... --arch null` pass it to
   /// pipeline() and codegen(). A real target keeps a table of the architectures it supports
-  /// (cuda: nvidia_target_info(sm) for sm_80 and later) and names them when given another.
+  /// (cuda: nvidia_target_info(sm) in targets/cuda/src/cuda_target_info.cpp, for sm_80 and later) and names them when given another.
   /// Without an override, plugin.h's default throws: the target has no device-less codegen.
   TargetInfo info_for_arch(const std::string& arch) override {
     if (arch == "null") return null_info();

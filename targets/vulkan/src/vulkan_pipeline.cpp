@@ -2,7 +2,8 @@
 #include "vulkan_pipeline.h"
 
 #include "passes/hold_accumulators.h"
-#include "passes/keep_loops_rolled.h"
+#include "passes/mma_tiles_from_shared.h"
+#include "passes/unroll_hints.h"
 #include "passes/pad_shared_rows.h"
 #include "passes/prefetch_tiles.h"
 #include "tilegen/passes/gpu_pipeline.h"
@@ -68,7 +69,9 @@ std::vector<PassEntry> vulkan_pipeline(const CompileOptions& opt) {
     if (param_on(opt, kDoubleBuffer))
       passes.push_back(device_pass("double_buffer_tiles", double_buffer_tiles, opt));
   }
-  passes.push_back({"keep_loops_rolled", [](const Function& f, const TargetInfo&) { return keep_loops_rolled(f); }});
+  if (param_on(opt, kCoopmat))
+    passes.push_back(device_pass("mma_tiles_from_shared", mma_tiles_from_shared, opt));
+  passes.push_back({"unroll_hints", [](const Function& f, const TargetInfo&) { return unroll_hints(f); }});
   if (!param_on(opt, kCoopmat))  // every pass sees the device without its units, as codegen does
     for (PassEntry& p : passes)
       p.run = [run = std::move(p.run)](const Function& f, const TargetInfo& info) {

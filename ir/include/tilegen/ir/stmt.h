@@ -72,7 +72,7 @@ struct Kernel : StmtNode {
 /// for var in [min, min + extent). Pipelined carries `stages` (≥ 1); Unrolled and Vectorized
 /// need a constant extent after specialisation. `rolled` (text: `serial(0 +: n, rolled)`) is a
 /// code generation hint on a serial loop: keep it a loop, ask the device compiler not to unroll
-/// it (the vulkan pass keep_loops_rolled sets it); it changes nothing the loop computes.
+/// it (the vulkan pass unroll_hints sets it); it changes nothing the loop computes.
 struct For : StmtNode {
   static constexpr StmtKind kKind = StmtKind::For;
   Var var;
@@ -203,10 +203,19 @@ struct Seq : StmtNode {
   Seq(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
-/// One operand of Mma: this lane's registers, a Local buffer from element `offset` on.
+/// One operand of Mma: this lane's registers, a Local buffer from element `offset` on; or, for A
+/// and B, the whole unit tile of a Shared buffer (`tile`: the indices of its first element, the
+/// same for every lane of the group; the tile's rows run along the buffer's second-last
+/// dimension, its columns along the last), each lane reading the elements the unit's layout
+/// gives its registers. Text: `a=A_l[8]`, `a=tile A_s[0, 16, 32]`.
 struct MmaOperand {
+  MmaOperand() = default;
+  MmaOperand(Buffer b, Expr off, std::vector<Expr> tile_at = {})
+      : buffer(std::move(b)), offset(std::move(off)), tile(std::move(tile_at)) {}
   Buffer buffer;
   Expr offset;
+  std::vector<Expr> tile;
+  bool is_tile() const { return !tile.empty(); }
 };
 
 /// The lanes of each group of the block (warp, wave, subgroup; the unit's group_size consecutive

@@ -21,13 +21,4 @@ namespace tg {
 std::vector<PassEntry> gpu_pipeline(bool check_accesses = false,
                                     const std::map<std::string, int64_t>& sizes = {});
 
-/// TargetInfo of an NVIDIA GPU of compute capability `sm` (80 for sm_80, 90 for sm_90), without
-/// a device: 32-lane warps, mma.sync m16n8k16 for f16 and bf16, 16-byte vectors, cp.async.
-TargetInfo nvidia_target_info(int sm);
-
-/// TargetInfo of an AMD CDNA GPU ("gfx90a", "gfx942"), without a device: 64-lane waves, 64 KiB
-/// of LDS a workgroup, MFMA 16x16x16 and 32x32x8 for f16 and bf16, 16x16x4 for f32, and 16x16x32 fp8 on gfx942
-/// only. Throws tg::Error for any other architecture, naming the supported ones.
-TargetInfo amd_target_info(const std::string& gfx);
-
 }  // namespace tg

@@ -21,6 +21,8 @@
 #include "spirv/kernel_lowering_internal.h"
 #include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/printer.h"
+#include "tilegen/passes/range_analysis.h"
+#include "tilegen/passes/simplify.h"
 
 namespace tg::vulkan {
 
@@ -58,6 +60,37 @@ uint32_t KernelLowering::scratch_base(const std::string& which, uint32_t compone
   }
   *ptr_type = s.element_ptr;
   return s.variable;
+}
+
+// The element lane L (= tx % 32) holds in register r of a tile operand: (L·regs + r) / cols,
+// (L·regs + r) % cols of the tile (the registry's coopmat layout), as indices into its buffer.
+std::vector<Expr> KernelLowering::tile_element(const ir::MmaOperand& o, uint32_t regs, uint32_t cols, uint32_t r) {
+  Expr e = Expr(k_.thread_var) % Expr(32) * Expr(int(regs)) + Expr(int(r));
+  std::vector<Expr> at = o.tile;
+  at[at.size() - 2] = at[at.size() - 2] + e / Expr(int(cols));
+  at[at.size() - 1] = at[at.size() - 1] + e % Expr(int(cols));
+  return at;
+}
+
+// A tile operand loadable as one cooperative matrix: its storage of the matrix's component type
+// (f16 as f16, i8 as i8: the Narrow form; f32 and i32 as themselves; 16-bit tiles held as
+// uvec4s), its rows and first element 16-byte aligned (the Vulkan rule for matrix loads).
+std::optional<KernelLowering::DirectTile> KernelLowering::direct_tile(const ir::MmaOperand& o, DType t,
+                                                                    const SourceLoc& loc) {
+  const BufferStorage& sh = storage_of(o.buffer.get(), loc);
+  const auto want = t.bits() < 32 ? BufferStorage::Form::Narrow : BufferStorage::Form::Value;
+  const bool vector = sh.form == BufferStorage::Form::Vector && t.bits() == 16;
+  if (sh.storage_class != spv::SCWorkgroup || (sh.form != want && !vector) || t.bits() > 32) return std::nullopt;
+  const std::size_t rank = o.tile.size();
+  std::optional<int64_t> pitch = sh.strides[rank - 2].as_int();
+  std::optional<int64_t> row_len = o.buffer->shape[rank - 1].as_int();
+  if (!pitch || !row_len || *pitch < *row_len) return std::nullopt;
+  Expr flat = o.tile[rank - 1];
+  for (std::size_t d = 0; d + 1 < rank; ++d) flat = flat + o.tile[d] * sh.strides[d];
+  flat = simplify_expr(flat);
+  const int64_t per16 = 16 / std::max(1, t.bits() / 8);
+  if (*pitch % per16 != 0 || !is_multiple_of(flat, per16)) return std::nullopt;
+  return DirectTile{o.buffer.get(), flat, uint32_t(*pitch)};
 }
 
 void KernelLowering::mma(const ir::Mma& op) {
@@ -109,12 +142,11 @@ void KernelLowering::mma(const ir::Mma& op) {
     return m.op(spv::OpIAdd, M.t_i32, {m.op(spv::OpIMul, M.t_i32, {lane, c_i32(o.regs)}), c_i32(r)});
   };
 
-  // A and B straight from their Shared tiles where coopmat_direct.cpp proved the layout
-  const DirectTile* direct[3] = {nullptr, nullptr, nullptr};
-  if (auto it = direct_.find(&op); it != direct_.end()) {  // plan_direct checked the storage
-    if (it->second.first) direct[0] = &*it->second.first;
-    if (it->second.second) direct[1] = &*it->second.second;
-  }
+  // A and B from their Shared tiles (`a=tile A_s[..]`, the pass mma_tiles_from_shared): one
+  // matrix load where the tile's storage allows it, else staged element by element
+  std::optional<DirectTile> direct[3];
+  for (int i = 0; i < 2; ++i)
+    if (ops[i].reg->is_tile()) direct[i] = direct_tile(*ops[i].reg, ops[i].dtype, op.loc);
   bool any_staged = false;
   for (int i = 0; i < staged; ++i) any_staged = any_staged || !direct[i];
   if (any_staged) barrier(spv::ScopeSubgroup);
@@ -122,10 +154,12 @@ void KernelLowering::mma(const ir::Mma& op) {
     Operand& o = ops[i];
     if (direct[i]) continue;
     o.var = scratch_base(role[i], o.component, o.rows * o.cols, &o.ptr);
-    const BufferStorage& regs = storage_of(o.reg->buffer.get(), op.loc);
+    const bool tile = o.reg->is_tile();
+    const BufferStorage& src = storage_of(o.reg->buffer.get(), op.loc);
     for (uint32_t r = 0; r < o.regs; ++r) {
-      uint32_t v = load_element(regs, {o.reg->offset + Expr(int(r))}, op.loc);
-      v = convert(v, regs.dtype, o.dtype, op.loc);
+      uint32_t v = load_element(src, tile ? tile_element(*o.reg, o.regs, o.cols, r) : std::vector<Expr>{o.reg->offset + Expr(int(r))},
+                                op.loc);
+      v = convert(v, src.dtype, o.dtype, op.loc);
       if (o.component != M.t_f32 && o.component != M.t_i32)
         v = m.op(o.dtype.is_float() ? spv::OpFConvert : spv::OpSConvert, o.component, {v});
       m.inst(spv::OpStore, {stage_pointer(o, lane_slot(o, r)), v, nonprivate});

@@ -110,19 +110,14 @@ class KernelLowering {
   /// Direct A/B matrices already loaded by the run of consecutive Mmas being emitted, by tile.
   std::map<std::string, uint32_t> coopmat_loads_;
   uint32_t coopmat_component(DType t, const SourceLoc& loc);
-  /// An Mma operand that is a unit tile of a Shared buffer (coopmat_direct.cpp).
+  /// A tile operand (`a=tile A_s[..]`) loadable as one cooperative matrix.
   struct DirectTile {
     const ir::BufferNode* shared = nullptr;
-    Expr flat;            // the tile's first element, flat in the buffer
-    uint32_t stride = 0;  // the buffer's row length
+    Expr flat;            // the tile's first element, flat in the buffer's storage
+    uint32_t stride = 0;  // the buffer's row pitch in storage
   };
-  std::optional<DirectTile> prove_direct(const Stmt& nest, const ir::BufferNode* regs, const Expr& offset,
-                                         int64_t unit_regs, int64_t cols, DType type);
-  void plan_direct(const ir::Seq& seq, std::size_t i);
-  /// Whether seq's child i only fills registers that every reader loads straight from Shared.
-  bool dead_fill(const ir::Seq& seq, std::size_t i);
-  std::map<const ir::Mma*, std::pair<std::optional<DirectTile>, std::optional<DirectTile>>> direct_;
-  std::map<const ir::VarNode*, std::pair<Var, Expr>> lets_;  // the Lets in scope
+  std::optional<DirectTile> direct_tile(const ir::MmaOperand& o, DType t, const SourceLoc& loc);
+  std::vector<Expr> tile_element(const ir::MmaOperand& o, uint32_t regs, uint32_t cols, uint32_t r);
   void sync_resident(const ir::BufferNode* b, Resident& r, bool into_matrices, const SourceLoc& loc);
 
   const ir::Kernel& k_;

@@ -26,15 +26,6 @@ constexpr uint32_t kLoopControlDontUnroll = 0x2;
 // unrolled loop's body is copied once per iteration.
 constexpr int64_t kMaxLocalBytesPerThread = 32 * 1024;
 constexpr int64_t kMaxUnrolledCopies = 4096;
-bool contains_mma(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false;
-    void visit(const ir::Mma*) override { found = true; }
-  } f;
-  f.visit_stmt(s);
-  return f.found;
-}
-
 }  // namespace
 
 uint32_t KernelLowering::lower(uint32_t function_type, std::vector<uint32_t>* interface) {
@@ -209,10 +200,7 @@ void KernelLowering::stmt(const Stmt& s) {
 void KernelLowering::statement(const Stmt& s) {
   switch (s->kind) {
     case ir::StmtKind::Seq: {
-      const auto* seq = s.as<ir::Seq>();
-      for (std::size_t i = 0; i < seq->stmts.size(); ++i) plan_direct(*seq, i);
-      for (std::size_t i = 0; i < seq->stmts.size(); ++i)
-        if (!dead_fill(*seq, i)) stmt(seq->stmts[i]);
+      for (const Stmt& child : s.as<ir::Seq>()->stmts) stmt(child);
       return;
     }
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
@@ -237,14 +225,7 @@ void KernelLowering::statement(const Stmt& s) {
       std::optional<uint32_t> saved;
       if (it != values_.end()) saved = it->second;
       values_[op->var.node()] = v;
-      auto saved_let =
-          lets_.find(op->var.node()) != lets_.end() ? std::optional(lets_.at(op->var.node())) : std::nullopt;
-      lets_[op->var.node()] = {op->var, op->value};
       stmt(op->body);
-      if (saved_let)
-        lets_[op->var.node()] = *saved_let;
-      else
-        lets_.erase(op->var.node());
       if (saved)
         values_[op->var.node()] = *saved;
       else
@@ -275,12 +256,11 @@ void KernelLowering::counted_loop(const ir::For& op, const std::function<void()>
   m.label(header);
   uint32_t i = m.op(spv::OpLoad, type, {var});
   uint32_t c = m.op(spv::OpSLessThan, M.t_bool, {i, end});
-  // short loops around cooperative-matrix MulAdds too (the K steps of a tile): the driver then
-  // schedules the next step's matrix loads beside this step's MulAdds
-  const bool asked = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized;
-  const bool unroll = asked || (op.extent.as_int() && *op.extent.as_int() <= 8 && contains_mma(op.body));
+  // the loop controls are IR (unroll_hints: short loops around mmas are unrolled, loops around
+  // barriers rolled); the emitter translates them
+  const bool unroll = op.for_kind == ForKind::Unrolled || op.for_kind == ForKind::Vectorized;
   const int64_t outer_copies = unrolled_copies_;
-  if (asked) {
+  if (unroll) {
     const int64_t trips = op.extent.as_int().value_or(1);
     if (trips > kMaxUnrolledCopies / outer_copies)
       throw Error("unsupported: " + std::string(name_of(op.for_kind)) + " loop over " + op.var.name() +

@@ -56,6 +56,11 @@ TargetInfo codegen_target(TargetPlugin& plugin, const TargetInfo& device, const 
 /// Artifact::entry of f: its kernels' names in launch order, comma-separated ("gemm", "attn_k0,attn_k1").
 std::string entry_list(const Function& f, const TargetInfo& info);
 
+/// An Mma's unit must be one of info.matrix_units (the units the target's device header
+/// implements) and its operands registers: otherwise a tg::Error at the statement naming the
+/// target, its architecture and the units it has.
+void check_matrix_unit(const ir::Mma& op, const TargetInfo& info);
+
 /// C++ type of an expression of type t ("float" for f16 too) and of a stored element ("tg_u16").
 std::string value_type(DType t);
 std::string storage_type(DType t);

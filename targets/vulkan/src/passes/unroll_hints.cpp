@@ -1,5 +1,5 @@
-// keep_loops_rolled (see the header).
-#include "keep_loops_rolled.h"
+// unroll_hints (see the header).
+#include "unroll_hints.h"
 
 #include "tilegen/ir/visitor.h"
 
@@ -16,21 +16,25 @@ struct Contents : IRVisitor {
   }
 };
 
-struct KeepRolled : IRMutator {
+struct UnrollHints : IRMutator {
   Stmt visit(const ir::For* op, const Stmt& self) override {
     Stmt rebuilt = IRMutator::visit(op, self);
     if (op->for_kind != ForKind::Serial || op->rolled) return rebuilt;
     Contents c;
     c.visit_stmt(op->body);
-    if (!c.barrier || c.mma) return rebuilt;
+    const std::optional<int64_t> trips = op->extent.as_int();
+    const bool unroll = c.mma && trips && *trips <= kMaxUnrolledMmaSteps;
+    const bool rolled = c.barrier && !c.mma;
+    if (!unroll && !rolled) return rebuilt;
     auto n = std::make_shared<ir::For>(*rebuilt.as<ir::For>());
-    n->rolled = true;
+    if (unroll) n->for_kind = ForKind::Unrolled;
+    n->rolled = rolled;
     return Stmt(std::move(n));
   }
 };
 
 }  // namespace
 
-Function keep_loops_rolled(const Function& f) { return KeepRolled().mutate_function(f); }
+Function unroll_hints(const Function& f) { return UnrollHints().mutate_function(f); }
 
 }  // namespace tg::vulkan

@@ -1,0 +1,24 @@
+#include "cuda_target_info.h"
+
+#include <string>
+
+namespace tg::cuda {
+
+TargetInfo nvidia_target_info(int sm) {
+  TargetInfo info;
+  info.target = "cuda";
+  info.arch = "sm_" + std::to_string(sm);
+  info.device_name = "NVIDIA GPU (" + info.arch + ")";
+  info.warp_size = 32;
+  info.max_threads = 1024;
+  // Opt-in dynamic shared memory per block: 163 KB on sm_80, 227 KB on sm_90.
+  info.shared_mem_bytes = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
+  info.vector_bytes = 16;
+  info.async_copy = sm >= 80;
+  info.lane_shuffle = true;  // shfl.sync
+  info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
+  info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  return info;
+}
+
+}  // namespace tg::cuda
