@@ -9,6 +9,9 @@
 #include <set>
 
 #include "test_vulkan_spirv_util.h"
+#include "tilegen/ir/printer.h"
+#include "tilegen/ir/parser.h"
+#include "tilegen/ir/verifier.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/samples.h"
 #include "vulkan_pipeline.h"
@@ -20,7 +23,8 @@ using tg::test::instructions;
 
 namespace {
 
-SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
+SpirvOutput gemm_module(int64_t size, samples::Params extra = {}, const Features& device = test::h200_features(),
+                        const CompileOptions& opt = {}, std::string* ir = nullptr) {
   const samples::Sample* s = nullptr;
   for (const samples::Sample& x : samples::all())
     if (x.name == "gemm") s = &x;
@@ -29,9 +33,23 @@ SpirvOutput gemm_module(int64_t size, samples::Params extra = {}) {
   samples::Params p = samples::resolve(*s, extra);
   Function f = s->build(p, f16).function();
   Function b = bind_sizes(f, infer_sizes(f, {{size, size}, {size, size}, {size, size}}));
-  PassManager pm(vulkan_pipeline({}));
-  Function lowered = pm.run(b, target_info(test::h200_features(), "test", false));
-  return emit_spirv(lowered, test::h200_features());
+  PassManager pm(vulkan_pipeline(opt));
+  Function lowered = pm.run(b, target_info(device, "test", false));
+  if (ir) *ir = print(lowered);
+  return emit_spirv(lowered, device);
+}
+
+std::map<uint32_t, std::string> debug_names(const std::vector<Inst>& insts) {
+  std::map<uint32_t, std::string> names;
+  for (const Inst& in : insts)
+    if (in.op == spv::OpName) {
+      std::string n;
+      for (std::size_t w = 1; w < in.operands.size(); ++w)
+        for (int b = 0; b < 4; ++b)
+          if (char ch = char((in.operands[w] >> (8 * b)) & 0xff)) n += ch;
+      names[in.operands[0]] = n;
+    }
+  return names;
 }
 
 }  // namespace
@@ -89,15 +107,7 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
       CHECK(coopmat_types.count(pointee[in.operands[0]]));
   for (uint32_t v : accumulators) CHECK(variables.count(v));
   // A and B: OpCooperativeMatrixLoadKHR from an access chain into A_shared / B_shared
-  std::map<uint32_t, std::string> names;
-  for (const Inst& in : insts)
-    if (in.op == spv::OpName) {
-      std::string n;
-      for (std::size_t w = 1; w < in.operands.size(); ++w)
-        for (int b = 0; b < 4; ++b)
-          if (char ch = char((in.operands[w] >> (8 * b)) & 0xff)) n += ch;
-      names[in.operands[0]] = n;
-    }
+  std::map<uint32_t, std::string> names = debug_names(insts);
   auto source_of = [&](uint32_t matrix) -> std::string {
     for (const Inst& in : insts)
       if (in.op == spv::OpCooperativeMatrixLoadKHR && in.operands[1] == matrix)
@@ -108,15 +118,53 @@ TEST_CASE("vulkan coopmat: gemm accumulators stay cooperative matrices across th
   };
   CHECK(source_of(insts[first].operands[2]) == "A_shared");
   CHECK(source_of(insts[first].operands[3]) == "B_shared");
-  // so the per-lane register fills of A and B are dead, and not emitted: nothing indexes them
+  // so the per-lane register fills of A and B are dead: mma_tiles_from_shared dropped them and
+  // their buffers, nothing declares them
   int regs_vars = 0;
-  for (const auto& [id, name] : names) {
-    if (name.rfind("a_regs", 0) != 0 && name.rfind("b_regs", 0) != 0) continue;
-    ++regs_vars;
-    for (const Inst& in : insts)
-      if (in.op == spv::OpAccessChain) CHECK(in.operands[2] != id);
+  for (const auto& [id, name] : names)
+    if (name.rfind("a_regs", 0) == 0 || name.rfind("b_regs", 0) == 0) ++regs_vars;
+  CHECK(regs_vars == 0);
+}
+
+TEST_CASE("vulkan coopmat: tile operands whose rows no matrix load can read are staged element by element") {
+  // A's rows are 20 f16 (40 bytes): not the 16-byte multiple OpCooperativeMatrixLoadKHR needs,
+  // so the emitter stages A through the subgroup's Workgroup area; B's 32-byte rows load directly.
+  Function f = parse_function(R"(func f(A: f16[32, 20] global, B: f16[16, 16] global, C: f32[32, 16] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared As: f16[32, 20]
+    shared Bs: f16[16, 16]
+    local Cr: f32[8]
+    for i in serial(0 +: 10) {
+      As[(tx * 10 + i) / 20, (tx * 10 + i) % 20] = A[(tx * 10 + i) / 20, (tx * 10 + i) % 20]
+    }
+    for i in serial(0 +: 4) {
+      Bs[(tx * 4 + i) / 16, (tx * 4 + i) % 16] = B[(tx * 4 + i) / 16, (tx * 4 + i) % 16]
+    }
+    for i in serial(0 +: 8) {
+      Cr[i] = 0.0
+    }
+    barrier
+    mma "coopmat_16x16x16_f16_f32" a=tile As[tx / 32 * 16, 2], b=tile Bs[0, 0], c=Cr[0]
+    for i in serial(0 +: 8) {
+      C[tx / 32 * 16 + (tx % 32 * 8 + i) / 16, (tx % 32 * 8 + i) % 16] = Cr[i]
+    }
   }
-  CHECK(regs_vars == 2);
+}
+)");
+  verify(f);
+  SpirvOutput out = emit_spirv(f, test::h200_features());
+  REQUIRE(out.uses_coopmat);  // (Debian 12's spirv-val predates SPV_KHR_cooperative_matrix)
+  auto insts = instructions(out.words);
+  std::map<uint32_t, std::string> names = debug_names(insts);
+  std::map<uint32_t, uint32_t> chain_base;  // access chain → the variable it indexes
+  for (const Inst& in : insts)
+    if (in.op == spv::OpAccessChain) chain_base[in.operands[1]] = in.operands[2];
+  std::multiset<std::string> sources;
+  for (const Inst& in : insts)
+    if (in.op == spv::OpCooperativeMatrixLoadKHR) sources.insert(names[chain_base[in.operands[2]]]);
+  CHECK(sources.count("coopmat_stage_a") == 1);
+  CHECK(sources.count("Bs") == 1);
+  CHECK(sources.count("coopmat_stage_c") == 1);
 }
 
 TEST_CASE("vulkan coopmat: a nest too large to unroll keeps the accumulators in an indexed array") {
