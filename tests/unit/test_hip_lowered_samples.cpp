@@ -1,10 +1,14 @@
 // The hip target's proof of correctness without an AMD GPU: every sample at every dtype and test
-// shape the conformance suite has (ragged and default-tile shapes included), lowered by the
-// shared GPU pipeline for gfx90a and gfx942 (64-lane waves, MFMA), then executed by the
+// shape the conformance suite has (ragged and default-tile shapes included), lowered by the hip
+// target's whole pipeline for gfx90a and gfx942 (64-lane waves, MFMA; the shared GPU pipeline
+// alone where the build has no hip plugin), then executed by the
 // interpreter with the MFMA descriptions and its race detection, must match the float64 reference.
 #include <doctest/doctest.h>
 
 #include "gpu_pass_test_util.h"
+#ifdef TILEGEN_HAVE_HIP_CODEGEN
+#include "hip_plugin.h"
+#endif
 #include "hip_test_util.h"
 #include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
@@ -27,8 +31,17 @@ bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& i
   Params p = resolve(s, s.test_shapes[shape]);
   Function f = s.build(p, t).function();
   Problem pr = s.make_problem(p, t, rng);
-  Function lowered =
-      PassManager(gpu_pipeline()).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
+  // the hip target's complete list (its plugin's pipeline(): pad_shared_tiles and
+  // place_shared_memory after the shared GPU pipeline); without the plugin in the build (the
+  // sanitizer build), the shared GPU pipeline alone
+#ifdef TILEGEN_HAVE_HIP_CODEGEN
+  static const std::unique_ptr<TargetPlugin> plugin(hip::make_plugin());  // the linked code generator
+  TargetPlugin* hip = plugin.get();
+#else
+  TargetPlugin* hip = nullptr;
+#endif
+  Function lowered = PassManager(hip ? hip->pipeline(info, {}) : gpu_pipeline())
+                         .run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
   const std::string text = print(lowered);
   INFO(text);
   interpret(lowered, host_args(lowered, pr));
