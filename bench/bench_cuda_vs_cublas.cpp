@@ -158,32 +158,50 @@ struct MemoryRow {
   std::string name, dtype;
   int64_t M, N;
   double tilegen_ms, copy_ms, bytes, max_abs_err;
+  std::string config;  // the tiles timed best
 };
 
 // A memory-bound sample against a device-to-device copy moving the same bytes (its input into
 // its output buffer's size: one read and one write of M×N elements, the sample's minimal traffic).
+// Timed at the sample's default tiles and at whole rows a tile (one read and one write), 1 or 2
+// row a block of 256, 512 or 1024 threads; each checked against the float64 reference, the fastest kept.
 MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, int64_t M, int64_t N, DType t,
                           int runs) {
   const Sample& s = *find(sample);
-  Params p = resolve(s, {{"M", M}, {"N", N}});
-  std::mt19937_64 rng(7);
-  OnDevice d = launch_once(gpu, s, p, t, rng, true);
-  std::vector<DeviceBuffer>& bufs = d.bufs;
-  const Problem& pr = d.pr;
-  // Checked against the float64 reference before it is timed.
-  std::vector<uint8_t> out(bufs.back().bytes());
-  bufs.back().download(out.data(), out.size());
-  double err = 0;
-  for (int64_t i = 0; i < bufs.back().numel(); ++i)
-    err = std::max(err, std::abs(scalar_as_double(t, load_element(t, out.data(), i)) - pr.expected[0][size_t(i)]));
-  ProfileOptions po;
-  po.runs = runs;
-  double ours = d.k.profile(d.args, po).median_ms;
-  DeviceBuffer& x = bufs.front();
-  DeviceBuffer y = gpu.alloc({M, N}, t);
-  auto ptr = [](const DeviceBuffer& b) { return CUdeviceptr(reinterpret_cast<uintptr_t>(b.device_ptr())); };
-  double copy = ev.median_ms([&] { ev.copy(ptr(y), ptr(x), x.bytes()); }, runs);
-  return {sample, std::string(t.name()), M, N, ours, copy, 2.0 * double(x.bytes()), err};
+  std::vector<Params> configs = {{}};
+  for (auto [bm, threads] : {std::pair<int64_t, int64_t>{1, 256}, {1, 512}, {1, 1024}})
+    configs.push_back({{"block_M", bm}, {"block_N", N}, {"threads", threads}});
+  MemoryRow best{sample, std::string(t.name()), M, N, 0, 0, 0, 0, ""};
+  for (const Params& extra : configs) {
+    Params given = extra;
+    given["M"] = M, given["N"] = N;
+    Params p = resolve(s, given);
+    std::mt19937_64 rng(7);
+    OnDevice d = launch_once(gpu, s, p, t, rng, true);
+    std::vector<DeviceBuffer>& bufs = d.bufs;
+    const Problem& pr = d.pr;
+    // Checked against the float64 reference before it is timed.
+    std::vector<uint8_t> out(bufs.back().bytes());
+    bufs.back().download(out.data(), out.size());
+    double err = 0;
+    for (int64_t i = 0; i < bufs.back().numel(); ++i)
+      err = std::max(err, std::abs(scalar_as_double(t, load_element(t, out.data(), i)) - pr.expected[0][size_t(i)]));
+    ProfileOptions po;
+    po.runs = runs;
+    double ours = d.k.profile(d.args, po).median_ms;
+    std::string config = "block_M=" + std::to_string(p.at("block_M")) + " block_N=" + std::to_string(p.at("block_N")) +
+                         " threads=" + std::to_string(p.at("threads"));
+    std::printf("  %s %s %lldx%lld %s: %.4f ms\n", sample.c_str(), std::string(t.name()).c_str(), (long long)M, (long long)N,
+                config.c_str(), ours);
+    if (best.config.empty() || ours < best.tilegen_ms) {
+      DeviceBuffer& x = bufs.front();
+      DeviceBuffer y = gpu.alloc({M, N}, t);
+      auto ptr = [](const DeviceBuffer& b) { return CUdeviceptr(reinterpret_cast<uintptr_t>(b.device_ptr())); };
+      double copy = ev.median_ms([&] { ev.copy(ptr(y), ptr(x), x.bytes()); }, runs);
+      best = {sample, std::string(t.name()), M, N, ours, copy, 2.0 * double(x.bytes()), err, config};
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -229,15 +247,17 @@ int main(int argc, char** argv) {
       for (DType t : {f16, f32}) mem.push_back(run_memory_case(gpu, ev, sample, mn, mn, t, runs));
     std::string mcsv = csv.substr(0, csv.rfind('.')) + "_memory.csv";
     std::ofstream mo(mcsv);
-    mo << "device,kernel,dtype,M,N,tilegen_ms,copy_ms,tilegen_gbs,copy_gbs,ratio,max_abs_err\n";
-    std::printf("%-8s %-5s %6s %6s %11s %9s %9s %9s %7s %10s\n", "kernel", "dtype", "M", "N", "tilegen ms",
-                "copy ms", "GB/s", "copy GB/s", "ratio", "max abs");
+    mo << "device,kernel,dtype,M,N,tilegen_ms,copy_ms,tilegen_gbs,copy_gbs,ratio,max_abs_err,config\n";
+    std::printf("%-8s %-5s %6s %6s %11s %9s %9s %9s %7s %10s  %s\n", "kernel", "dtype", "M", "N", "tilegen ms",
+                "copy ms", "GB/s", "copy GB/s", "ratio", "max abs", "tiles");
     for (const MemoryRow& r : mem) {
       double a = r.bytes / r.tilegen_ms / 1e6, b = r.bytes / r.copy_ms / 1e6;
-      std::printf("%-8s %-5s %6lld %6lld %11.4f %9.4f %9.1f %9.1f %7.3f %10.2e\n", r.name.c_str(), r.dtype.c_str(),
-                  (long long)r.M, (long long)r.N, r.tilegen_ms, r.copy_ms, a, b, a / b, r.max_abs_err);
+      std::printf("%-8s %-5s %6lld %6lld %11.4f %9.4f %9.1f %9.1f %7.3f %10.2e  %s\n", r.name.c_str(),
+                  r.dtype.c_str(), (long long)r.M, (long long)r.N, r.tilegen_ms, r.copy_ms, a, b, a / b,
+                  r.max_abs_err, r.config.c_str());
       mo << gpu.info().device_name << "," << r.name << "," << r.dtype << "," << r.M << "," << r.N << ","
-         << r.tilegen_ms << "," << r.copy_ms << "," << a << "," << b << "," << a / b << "," << r.max_abs_err << "\n";
+         << r.tilegen_ms << "," << r.copy_ms << "," << a << "," << b << "," << a / b << "," << r.max_abs_err
+         << ",\"" << r.config << "\"\n";
     }
     std::cout << "ratio = tilegen GB/s / copy GB/s, both counting one read and one write of M×N; CSV: " << mcsv
               << "\n";

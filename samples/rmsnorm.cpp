@@ -1,5 +1,6 @@
 // rmsnorm: Y[i, j] = X[i, j] / sqrt(mean(X[i, :]²) + eps) · w[j], any row length. A block owns
-// block_M rows: one pass over column tiles accumulates the sum of squares into a fragment, a
+// block_M rows: where a row fits one tile (block_N ≥ N) it is read once, reduced, scaled and
+// written; otherwise one pass over column tiles accumulates the sum of squares into a fragment, a
 // second pass scales and stores. eps is a compile-time constant, eps_e6 · 1e-6.
 #include <cmath>
 
@@ -20,11 +21,23 @@ Kernel build_rmsnorm(const Params& p, DType t) {
   auto X = k.tensor("X", {M, N}, t);
   auto W = k.tensor("W", {N}, t);
   auto Y = k.tensor("Y", {M, N}, t);
+  const bool one_tile = param(p, "block_N") >= N;
   k.grid(ceildiv(M, bm)).threads(int(param(p, "threads"))).body([&](Expr bx) {
     auto Xf = k.fragment({bm, bn}, f32, "x");
     auto Ws = k.shared({bn}, t, "w");
     auto sum_sq = k.fragment({bm}, f32, "sum_sq");
     auto inv_rms = k.fragment({bm}, f32, "inv_rms");
+    if (one_tile) {  // the rows fit one tile: read once, written once
+      auto sq = k.fragment({bm, bn}, f32, "sq");
+      k.copy(X.at(bx * bm, 0), Xf);
+      k.copy(W.at(0), Ws);
+      k.parallel(Xf, [&](Expr i, Expr j) { sq(i, j) = Xf(i, j) * Xf(i, j); });
+      k.reduce_sum(sq, sum_sq, 1);
+      k.parallel({bm}, [&](Expr i) { inv_rms(i) = rsqrt(sum_sq(i) / double(N) + eps); });
+      k.parallel(Xf, [&](Expr i, Expr j) { Xf(i, j) = Xf(i, j) * inv_rms(i) * Ws(j); });
+      k.copy(Xf, Y.at(bx * bm, 0));
+      return;
+    }
     k.clear(sum_sq);
     // Columns past N read as zero and add nothing to the sum of squares.
     k.serial(ceildiv(N, bn), [&](Expr jo) {
