@@ -9,6 +9,7 @@
 
 using namespace tg;
 
+#if defined(TILEGEN_HAVE_CUDA_CODEGEN) || defined(TILEGEN_HAVE_HIP_CODEGEN)
 namespace {
 
 void check_same(const TargetInfo& model, const TargetInfo& vendor) {
@@ -30,6 +31,7 @@ void check_same(const TargetInfo& model, const TargetInfo& vendor) {
 }
 
 }  // namespace
+#endif
 
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
 TEST_CASE("gpu targets: the sm_80 and sm_90 models are the cuda plugin's TargetInfo") {
