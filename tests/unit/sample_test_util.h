@@ -4,8 +4,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <random>
+#include <string>
 #include <vector>
 
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/printer.h"
+#include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/pass_manager.h"
 #include "tilegen/samples.h"
 
 namespace tg::testing {
@@ -36,6 +42,23 @@ inline std::size_t check_outputs(const samples::Problem& p, samples::Tolerance t
     CHECK(c.mismatches == 0);
   }
   return out;
+}
+
+/// Sample s at dtype t and its test shape `shape`, lowered by `pm` for `info` and run by the
+/// interpreter (races detected) on fresh inputs, outputs checked against the float64 reference.
+/// Returns the lowered IR's text.
+inline std::string check_lowered_sample(const samples::Sample& s, DType t, std::size_t shape, PassManager& pm,
+                                        const TargetInfo& info, std::mt19937_64& rng) {
+  INFO(s.name << " [" << s.test_shape_info[shape].label << "] " << t.name() << " on " << info.arch);
+  samples::Params p = samples::resolve(s, s.test_shapes[shape]);
+  Function f = s.build(p, t).function();
+  samples::Problem pr = s.make_problem(p, t, rng);
+  Function lowered = pm.run(bind_sizes(f, infer_sizes(f, tensor_shapes(f, pr))), info);
+  const std::string text = print(lowered);
+  INFO(text);
+  interpret(lowered, samples::host_args(lowered, pr));
+  check_outputs(pr, s.tolerance(p, t));
+  return text;
 }
 
 }  // namespace tg::testing

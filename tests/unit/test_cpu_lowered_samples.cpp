@@ -36,16 +36,7 @@ void check_sample(const Sample& s) {
   PassManager pm(cpu->pipeline(info, {}));
   std::mt19937_64 rng(17);
   for (DType t : s.dtypes)
-    for (std::size_t i = 0; i < s.test_shapes.size(); ++i) {
-      INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name());
-      Params p = resolve(s, s.test_shapes[i]);
-      Function f = s.build(p, t).function();
-      Problem pr = s.make_problem(p, t, rng);
-      Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
-      INFO(print(lowered));
-      interpret(lowered, host_args(lowered, pr));
-      testing::check_outputs(pr, s.tolerance(p, t));
-    }
+    for (std::size_t i = 0; i < s.test_shapes.size(); ++i) testing::check_lowered_sample(s, t, i, pm, info, rng);
 }
 
 }  // namespace

@@ -27,10 +27,6 @@ bool uses_mma(const std::string& ir_text) { return ir_text.find("mma ") != std::
 // Lowers and runs one sample at one dtype and shape; returns whether the lowered IR uses MFMA.
 bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& info) {
   std::mt19937_64 rng(11);
-  INFO(s.name << " [" << s.test_shape_info[shape].label << "] " << t.name() << " on " << info.arch);
-  Params p = resolve(s, s.test_shapes[shape]);
-  Function f = s.build(p, t).function();
-  Problem pr = s.make_problem(p, t, rng);
   // the hip target's complete list (its plugin's pipeline(): pad_shared_tiles and
   // place_shared_memory after the shared GPU pipeline); without the plugin in the build (the
   // sanitizer build), the shared GPU pipeline alone
@@ -40,13 +36,8 @@ bool check_case(const Sample& s, DType t, std::size_t shape, const TargetInfo& i
 #else
   TargetPlugin* hip = nullptr;
 #endif
-  Function lowered = PassManager(hip ? hip->pipeline(info, {}) : gpu_pipeline())
-                         .run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
-  const std::string text = print(lowered);
-  INFO(text);
-  interpret(lowered, host_args(lowered, pr));
-  testing::check_outputs(pr, s.tolerance(p, t));
-  return uses_mma(text);
+  PassManager pm(hip ? hip->pipeline(info, {}) : gpu_pipeline());
+  return uses_mma(testing::check_lowered_sample(s, t, shape, pm, info, rng));
 }
 
 void check_arch(const std::string& gfx, bool conformance_only) {

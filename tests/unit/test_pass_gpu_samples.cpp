@@ -36,14 +36,7 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles) {
   PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only != default_tiles) continue;
-    INFO(s.name << " [" << s.test_shape_info[i].label << "] " << t.name());
-    Params p = resolve(s, s.test_shapes[i]);
-    Function f = s.build(p, t).function();
-    Problem pr = s.make_problem(p, t, rng);
-    Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
-    INFO(print(lowered));
-    interpret(lowered, host_args(lowered, pr));
-    testing::check_outputs(pr, s.tolerance(p, t));
+    testing::check_lowered_sample(s, t, i, pm, info, rng);
   }
 }
 
