@@ -15,6 +15,7 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/plugin.h"
 #include "tilegen/samples.h"
 
 using namespace tg;
