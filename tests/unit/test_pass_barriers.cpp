@@ -242,36 +242,34 @@ Kernel same_thread_stages(bool shift, bool in_loop) {
   return k.build();
 }
 
+// Each GPU target's lowered k, with its barrier count (the IR in the test's output on failure).
+template <typename Check>
+void for_each_lowering(const Kernel& k, Check check) {
+  for (const TargetInfo& info : gpu_infos()) {
+    Function lowered = lowered_for(k, info);
+    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
+    check(barriers_in(lowered.body));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("barriers: element-wise stages that keep every element in one thread need no barrier") {
   Kernel k = same_thread_stages(/*shift=*/false, /*in_loop=*/false);
   check_everywhere(k);
-  for (const TargetInfo& info : gpu_infos()) {
-    Function lowered = lowered_for(k, info);
-    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
-    CHECK(barriers_in(lowered.body) == 0);
-  }
+  for_each_lowering(k, [](int barriers) { CHECK(barriers == 0); });
 }
 
 TEST_CASE("barriers: a stage that reads another thread's element keeps its barrier") {
   Kernel k = same_thread_stages(/*shift=*/true, /*in_loop=*/false);
   check_everywhere(k);  // the lowered IR runs race-checked in the interpreter
-  for (const TargetInfo& info : gpu_infos()) {
-    Function lowered = lowered_for(k, info);
-    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
-    CHECK(barriers_in(lowered.body) >= 1);
-  }
+  for_each_lowering(k, [](int barriers) { CHECK(barriers >= 1); });
 }
 
 TEST_CASE("barriers: a loop whose steps keep their elements in one thread has no barrier inside") {
   Kernel k = same_thread_stages(/*shift=*/false, /*in_loop=*/true);
   check_everywhere(k);
-  for (const TargetInfo& info : gpu_infos()) {
-    Function lowered = lowered_for(k, info);
-    INFO(info.target << " " << info.arch << ":\n" << print(lowered));
-    CHECK(barriers_in(lowered.body) == 0);
-  }
+  for_each_lowering(k, [](int barriers) { CHECK(barriers == 0); });
   // Reading the next row: the loop's steps need their barriers, across iterations too.
   Kernel across = same_thread_stages(/*shift=*/true, /*in_loop=*/true);
   check_everywhere(across);
