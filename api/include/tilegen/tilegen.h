@@ -1,5 +1,6 @@
 // The whole public API of tilegen.
 #pragma once
+#include "tilegen/autotune.h"
 #include "tilegen/builder.h"
 #include "tilegen/ir/function.h"
 #include "tilegen/ir/interpreter.h"
