@@ -9,9 +9,11 @@ namespace tg::samples {
 const std::vector<Sample>& all() {
   static const std::vector<Sample> samples = [] {
     using namespace detail;
-    return std::vector<Sample>{gemm_sample(),    gemm_relu_sample(),       softmax_sample(),
-                               rmsnorm_sample(), flash_attention_sample(), dequant_gemm_sample(),
-                               conv2d_sample(),  block_reduce_sample(),    gemm_softmax_sample()};
+    std::vector<Sample> v{gemm_sample(),    gemm_relu_sample(),       softmax_sample(),
+                          rmsnorm_sample(), flash_attention_sample(), dequant_gemm_sample(),
+                          conv2d_sample(),  block_reduce_sample(),    gemm_softmax_sample()};
+    for (Sample& s : v) s.tune_space = tune_space_of(s.name);
+    return v;
   }();
   return samples;
 }

@@ -41,6 +41,9 @@ inline std::string dtype_name(DType t) { return std::string(t.name()); }
 /// measurements (docs/PERF.md, CPU); empty for any other target. gemm.cpp.
 Params cpu_gemm_tiles(const TargetInfo& target, const Params& p, DType t);
 
+/// The tuning space of the sample of that name (tune_spaces.cpp), or null.
+std::function<TuneSpace(const Params&, DType, const TargetInfo&)> tune_space_of(const std::string& sample);
+
 // One factory per sample file.
 Sample gemm_sample();
 Sample gemm_relu_sample();

@@ -20,6 +20,7 @@ int cmd_source(const std::vector<std::string>& argv);
 int cmd_run(const std::vector<std::string>& argv);
 int cmd_conformance(const std::vector<std::string>& argv);
 int cmd_bench(const std::vector<std::string>& argv);
+int cmd_tune(const std::vector<std::string>& argv);
 int cmd_fuzz(const std::vector<std::string>& argv);
 
 /// Print a command's usage line on stdout (for --help); returns 0.

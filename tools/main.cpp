@@ -28,6 +28,9 @@ commands:
   bench SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--vs PEER] [--csv FILE]
                [--runs N] [--warmup N] [--check] [--seed N]
                                median time and TFLOP/s or GB/s at the sample's bench shape
+  tune SAMPLE [--target T] [--set K=V,...] [--dtype D] [--space K=V:V...,...] [--jobs N] [--retune]
+                               every config of the sample's tuning space at its bench shape:
+                               checked, timed, the best kept (docs/autotune.md)
   fuzz [--target T|all] [--seconds N | --count N] [--seed S] [--out DIR] | --replay DIR
                                random tile programs vs the interpreter; failures shrunk to DIR
 
@@ -46,6 +49,7 @@ int dispatch(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "run") return cmd_run(rest);
   if (command == "conformance") return cmd_conformance(rest);
   if (command == "bench") return cmd_bench(rest);
+  if (command == "tune") return cmd_tune(rest);
   if (command == "fuzz") return cmd_fuzz(rest);
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << kUsage;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tilegen/autotune.h"
 #include "tilegen/builder.h"
 #include "tilegen/passes/pass_manager.h"
 #include "tilegen/passes/target_info.h"
@@ -89,6 +90,11 @@ struct Sample {
   /// the target, the resolved parameters and the dtype, the values to use instead. resolve_for()
   /// applies them under the user's own settings. Null, or an empty result: the defaults.
   std::function<Params(const TargetInfo&, const Params&, DType)> tuned;
+  /// What `tilegen tune` and tg::autotune try (samples/tune_spaces.cpp): the tile parameters
+  /// (names of `params`) with values for the kind of device — GPU, cpu, software — and a filter
+  /// for combinations that cannot work there, given the resolved parameters (the problem's
+  /// shape) and the dtype.
+  std::function<TuneSpace(const Params&, DType, const TargetInfo&)> tune_space;
 };
 
 /// Every sample, in a stable order: gemm, gemm_relu, softmax, rmsnorm, flash_attention,
