@@ -3,8 +3,8 @@
 //
 // Compiling in parallel is safe: Target::compile runs the pass pipeline (functions of their
 // input IR) and the plugin's codegen, which keeps no state between calls in any plugin (cpu: an
-// LLVMContext and TargetMachine per call; cuda: NVRTC, thread-safe, one program per call;
-// vulkan: its own SPIR-V builder per call; interp: the IR text); the one step that touches the
+// LLVMContext and TargetMachine per call; cuda: NVRTC, thread-safe, one program per call; hip:
+// hiprtc, or clang in a private temporary directory per call; vulkan: its own SPIR-V builder per call; interp: the IR text); the one step that touches the
 // device, loading the module, holds the device's lock; kernel-cache writes use unique temporary
 // names. Timing is kept apart from compiling so that no timed run shares the machine with a
 // compiler (on the cpu target they would share the cores).

@@ -175,6 +175,8 @@ Inputs Inputs::make(const Target& target, const Function& f, const TuneOptions& 
     in.slots.push_back(std::move(s));
     ++i;
   }
+  if (std::string why = in.mismatch(f); !why.empty())
+    throw Error("autotune: the arguments do not fit kernel '" + f.name + "': " + why, loc);
   return in;
 }
 

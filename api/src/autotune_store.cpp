@@ -77,7 +77,10 @@ std::optional<TuneTrial> Store::load(const std::vector<std::string>& names) cons
   auto median = real(field("median_ms")), lo = real(field("min_ms")), hi = real(field("max_ms"));
   auto runs = whole(field("runs"));
   if (!median || !lo || !hi || !runs || *runs < 1) return std::nullopt;
-  t.time = {*median, *lo, *hi, int(*runs)};
+  t.time.median_ms = *median;
+  t.time.min_ms = *lo;
+  t.time.max_ms = *hi;
+  t.time.runs = int(*runs);
   t.status = TuneStatus::Ok;
   return t;
 }
