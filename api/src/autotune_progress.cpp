@@ -91,6 +91,7 @@ void Progress::finish() {
 
 void Progress::note(const std::string& line) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (mode_ == TuneProgress::Bar) *os_ << "\r\033[K";  // over a bar left undrawn
   if (mode_ != TuneProgress::None) *os_ << "tune: " << line << std::endl;
 }
 
