@@ -151,6 +151,52 @@ DeviceBuffer Target::alloc(std::vector<int64_t> shape, DType t, Loc loc) const {
   return b;
 }
 
+std::size_t tensor_alignment(const DeviceState& dev, DType t) {
+  return std::max<std::size_t>(storage_bytes(t, 1), dev.ctx->pointer_alignment());
+}
+
+void check_application_memory(DeviceState& dev, const void* ptr, const std::vector<int64_t>& shape, DType t,
+                              const std::string& what, const SourceLoc& loc) {
+  const std::string tensor = std::string(t.name()) + shape_str(shape);
+  for (int64_t d : shape)
+    if (d < 0) throw Error(what + ": shape " + shape_str(shape) + " has a negative dimension", loc);
+  if (!ptr) throw Error(what + ": the pointer for " + tensor + " is null", loc);
+  const std::size_t bytes = storage_bytes(t, checked_shape_numel(shape, t, (what + ":").c_str(), loc));
+  if (const std::size_t align = tensor_alignment(dev, t); reinterpret_cast<uintptr_t>(ptr) % align)
+    throw Error(what + ": the pointer for " + tensor + " is not a multiple of " + std::to_string(align) +
+                    " bytes, as target '" + dev.target + "' needs of a tensor of " + std::string(t.name()) +
+                    "; pass aligned memory (or copy it in with Target::upload)",
+                loc);
+  try {
+    std::lock_guard<std::mutex> lock(dev.mu);
+    dev.ctx->check_pointer(ptr, bytes);
+  } catch (const std::exception& e) {
+    throw Error(what + ": target '" + dev.target + "' device " + std::to_string(dev.index) +
+                    " cannot use the memory for " + tensor + ": " + e.what(),
+                loc);
+  }
+}
+
+DeviceBuffer RuntimeAccess::make(std::shared_ptr<DeviceState> dev, std::shared_ptr<void> memory,
+                                      std::vector<int64_t> shape, DType t, bool owns) {
+  DeviceBuffer b;
+  b.dev_ = std::move(dev);
+  b.ptr_ = std::move(memory);
+  b.shape_ = std::move(shape);
+  b.dtype_ = t;
+  b.owns_ = owns;
+  return b;
+}
+
+DeviceBuffer Target::wrap(void* ptr, std::vector<int64_t> shape, DType t, Loc loc) const {
+  const SourceLoc where = SourceLoc::from(loc);
+  check_application_memory(*impl_->dev, ptr, shape, t, "wrap", where);
+  // The deleter frees nothing; it holds the device open while the buffer lives, as alloc's does.
+  std::shared_ptr<DeviceState> dev = impl_->dev;
+  return RuntimeAccess::make(dev, std::shared_ptr<void>(ptr, [dev](void*) {}), std::move(shape), t,
+                                  false);
+}
+
 DeviceBuffer Target::upload(const HostTensor& h, Loc loc) const {
   if (!h.data) throw Error("upload: the host tensor's data is null", SourceLoc::from(loc));
   DeviceBuffer b = alloc(h.shape, h.dtype, loc);
@@ -166,6 +212,8 @@ const std::string& DeviceBuffer::target() const {
   static const std::string none;
   return dev_ ? dev_->target : none;
 }
+
+int DeviceBuffer::device_index() const { return dev_ ? dev_->index : -1; }
 
 void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
   std::string what = std::string(dtype_.name()) + shape_str(shape_);

@@ -53,6 +53,26 @@ struct Target::Impl {
 /// "[64, 32]"
 std::string shape_str(const std::vector<int64_t>& shape);
 
+/// The alignment a tensor's first element needs on `dev`: its element's size (natural alignment,
+/// which every target's loads assume) and the device's pointer_alignment(), whichever is more.
+std::size_t tensor_alignment(const DeviceState& dev, DType t);
+
+/// A tg::Error at `loc`, its message beginning with `what` ("wrap"), unless `ptr` may be the
+/// memory of a t[shape] tensor on `dev`: not null, a byte size that fits, aligned
+/// (tensor_alignment), and memory of that device as far as its context can tell (check_pointer).
+void check_application_memory(DeviceState& dev, const void* ptr, const std::vector<int64_t>& shape, DType t,
+                              const std::string& what, const SourceLoc& loc);
+
+/// What DeviceBuffer and Target keep private, for the runtime's own files (the DLPack exchange).
+struct RuntimeAccess {
+  /// A buffer over `memory` on `dev`: owned (freed by memory's deleter through the context) or the
+  /// application's (memory's deleter frees nothing of tilegen's).
+  static DeviceBuffer make(std::shared_ptr<DeviceState> dev, std::shared_ptr<void> memory,
+                           std::vector<int64_t> shape, DType t, bool owns);
+  static const std::shared_ptr<DeviceState>& device(const DeviceBuffer& b) { return b.dev_; }
+  static const std::shared_ptr<DeviceState>& device(const Target& t) { return t.impl_->dev; }
+};
+
 /// A scalar launch argument (a double or an int64_t) converted to its parameter's dtype t. A
 /// value that t cannot hold is a tg::Error naming `label` at `loc`: 3.7 or NaN for an integer,
 /// 100000 for i8, 7 for bool, 1e6 for f16 (it would become infinity). Floats round to nearest.

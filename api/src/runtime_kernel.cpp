@@ -171,6 +171,9 @@ struct TensorView {
   DType dtype;
   const DeviceBuffer* buffer = nullptr;  // else host
   const HostTensor* host = nullptr;
+  // A host tensor the kernel uses where it is: the device's memory is the host's and the pointer
+  // is aligned as the kernels need (an unaligned one is staged into aligned memory instead).
+  bool in_place = false;
 };
 
 TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const DeviceState& dev,
@@ -202,6 +205,8 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
     t.host = h;
     t.shape = &h->shape;
     t.dtype = h->dtype;
+    t.in_place = dev.ctx->memory_space() == MemorySpace::Host &&
+                 reinterpret_cast<uintptr_t>(h->data) % tensor_alignment(dev, h->dtype) == 0;
   } else {
     throw Error(
         label + ": the kernel expects a tensor " + std::string(p.buffer->dtype.name()) + ", got a scalar",
@@ -244,22 +249,31 @@ std::vector<bool> written_params(const Function& f) {
   return out;
 }
 
-/// Whether two tensor arguments share memory: the same device allocation, or overlapping host
-/// byte ranges. (A device buffer and a host tensor never do: the host one is staged.)
-bool overlaps(const TensorView& a, const TensorView& b) {
-  if (a.buffer && b.buffer) return a.buffer->bytes() > 0 && a.buffer->device_ptr() == b.buffer->device_ptr();
-  if (!a.host || !b.host || !a.host->bytes() || !b.host->bytes()) return false;
-  auto lo = [](const HostTensor* h) { return static_cast<const char*>(h->data); };
-  return lo(a.host) < lo(b.host) + b.host->bytes() && lo(b.host) < lo(a.host) + a.host->bytes();
+/// Whether two tensor arguments share memory: overlapping byte ranges of one address space.
+/// Buffers are in the device's, host tensors in the host's (staged or not: the application sees
+/// them there), and the two are one where the device's memory is the host's. Ranges, not start
+/// pointers: wrapped buffers may view parts of one allocation.
+bool overlaps(const TensorView& a, const TensorView& b, bool host_memory) {
+  auto range = [](const TensorView& v) {
+    const char* lo = static_cast<const char*>(v.buffer ? v.buffer->device_ptr() : v.host->data);
+    return std::pair<const char*, std::size_t>{lo, v.buffer ? v.buffer->bytes() : v.host->bytes()};
+  };
+  if (!host_memory && !a.buffer != !b.buffer) return false;
+  auto [pa, na] = range(a);
+  auto [pb, nb] = range(b);
+  return na && nb && pa < pb + nb && pb < pa + na;
 }
 
 /// Every target compiles tensor parameters as non-overlapping (LLVM noalias, CUDA/HIP
 /// __restrict__, the interpreter's separate buffers), so a written tensor that shares memory
 /// with another argument would give each target its own answer. Reading one buffer twice is fine.
-void check_no_overlap(const CheckedArgs& c, const std::vector<bool>& writes, const SourceLoc& loc) {
+void check_no_overlap(const CheckedArgs& c, const std::vector<bool>& writes, const DeviceState& dev,
+                      const SourceLoc& loc) {
+  const bool host_memory = dev.ctx->memory_space() == MemorySpace::Host;
   for (std::size_t i = 0; i < c.tensors.size(); ++i)
     for (std::size_t j = i + 1; j < c.tensors.size(); ++j) {
-      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j])) continue;
+      if (!c.tensors[i].shape || !c.tensors[j].shape) continue;  // scalars
+      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j], host_memory)) continue;
       std::size_t w = writes[i] ? i : j;
       throw Error(arg_label(i, *c.params[i]) + " and " + arg_label(j, *c.params[j]) +
                       " share memory, and the kernel writes " + arg_label(w, *c.params[w]) +
@@ -383,6 +397,7 @@ struct HostStaging {
   };
   std::vector<Copy> copies;
   void* record = nullptr;
+  bool holds_memory() const { return record || !copies.empty(); }
   ~HostStaging() {
     for (const Copy& c : copies) release(c.device);
     if (record) release(record);
@@ -435,7 +450,9 @@ std::vector<LaunchArg> make_launch_args(const Variant& v, const CheckedArgs& c, 
       const TensorView& t = c.tensors[i];
       la.shape = *t.shape;
       la.dtype = t.dtype;
-      la.device_ptr = t.buffer ? t.buffer->device_ptr() : staging.stage_in(*t.host, i);
+      la.device_ptr = t.buffer     ? t.buffer->device_ptr()
+                      : t.in_place ? t.host->data
+                                   : staging.stage_in(*t.host, i);
     } else {
       la.is_tensor = false;
       la.dtype = p.var.dtype();
@@ -476,20 +493,65 @@ void on_device(const DeviceState& dev, const std::string& kernel, const SourceLo
   }
 }
 
+/// The application's stream, given to the context for one launch or profile and taken back
+/// however it ends. Without one the context is never asked (a target without streams is
+/// untouched).
+class StreamScope {
+ public:
+  StreamScope(DeviceState& dev, const std::optional<Stream>& stream, const SourceLoc& loc) : dev_(dev) {
+    if (!stream) return;
+    try {
+      dev.ctx->use_stream(stream);
+    } catch (const std::exception& e) {
+      throw Error("target '" + dev.target + "' cannot launch on the stream given: " + e.what(), loc);
+    }
+    given_ = true;
+  }
+  ~StreamScope() {
+    if (!given_) return;
+    try {
+      dev_.ctx->use_stream(std::nullopt);
+    } catch (...) {  // taking the stream back cannot fail in any target; nobody to tell here
+    }
+  }
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+  bool given() const { return given_; }
+
+ private:
+  DeviceState& dev_;
+  bool given_ = false;
+};
+
 /// What launch and profile share: check the arguments, specialise, stage host tensors, then
 /// run(dev, variant, launch_args) on the device under its lock, and copy host tensors back.
 template <typename F>
-void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const SourceLoc& where,
-               F&& run) {
+void on_launch(CompiledKernel::Impl& im, const std::vector<KernelArg>& args, const std::optional<Stream>& stream,
+               const SourceLoc& where, F&& run) {
   CheckedArgs c = check_args(im.generic, args, *im.dev, where);
-  check_no_overlap(c, im.writes, where);
+  check_no_overlap(c, im.writes, *im.dev, where);
   std::shared_ptr<Variant> v = specialise(im, c, where);
   DeviceState& dev = *im.dev;
   std::lock_guard<std::mutex> lock(dev.mu);
-  HostStaging staging{dev, im.writes, {}};
+  HostStaging staging{dev, im.writes, {}};  // released after the stream is taken back
+  StreamScope scope(dev, stream, where);
+  // On the application's stream a kernel may still run when run() returns or throws: staged
+  // memory is released only after the stream has passed it.
+  auto drain = [&] {
+    if (scope.given() && staging.holds_memory()) dev.ctx->synchronize();
+  };
   on_device(dev, im.generic.name, where, [&] {
     std::vector<LaunchArg> la = make_launch_args(*v, c, staging);
-    run(dev, *v, la);
+    try {
+      run(dev, *v, la);
+    } catch (...) {
+      try {
+        drain();
+      } catch (...) {  // the launch's own error is the one to report
+      }
+      throw;
+    }
+    drain();
     staging.copy_back();
     staging.raise_access_error(v->lowered);
   });
@@ -512,9 +574,13 @@ const Variant& current(CompiledKernel::Impl& im, const char* what, const SourceL
 }  // namespace
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
-  on_launch(*impl_, args, SourceLoc::from(loc), [](DeviceState& dev, const Variant& v, const auto& la) {
-    dev.ctx->launch(v.loaded, v.lowered, la);
-  });
+  on_launch(*impl_, args, std::nullopt, SourceLoc::from(loc),
+            [](DeviceState& dev, const Variant& v, const auto& la) { dev.ctx->launch(v.loaded, v.lowered, la); });
+}
+
+void CompiledKernel::launch(const std::vector<KernelArg>& args, Stream stream, Loc loc) const {
+  on_launch(*impl_, args, stream, SourceLoc::from(loc),
+            [](DeviceState& dev, const Variant& v, const auto& la) { dev.ctx->launch(v.loaded, v.lowered, la); });
 }
 
 ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, ProfileOptions opt, Loc loc) const {
@@ -524,7 +590,7 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
   std::vector<double> ms;
-  on_launch(*impl_, args, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
+  on_launch(*impl_, args, opt.stream, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
     for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);
     dev.ctx->synchronize();
     if (opt.flush_l2) {

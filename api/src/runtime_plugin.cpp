@@ -23,6 +23,16 @@ std::vector<double> DeviceContext::time_launches(const std::shared_ptr<void>& lo
   return timed_launches(timer, runs);
 }
 
+void DeviceContext::check_pointer(const void*, std::size_t) {
+  throw Error("its buffers are handles it makes itself, not addresses: it cannot take memory it did not "
+              "allocate; allocate with Target::alloc and copy in instead");
+}
+
+void DeviceContext::use_stream(const std::optional<Stream>& stream) {
+  if (stream)
+    throw Error("it has no streams or queues of the application's to launch on; launch without a stream");
+}
+
 TargetInfo TargetPlugin::info_for_arch(const std::string& arch) {
   throw Error("target '" + name() + "' cannot generate code for architecture '" + arch +
               "' without a device: it knows no architecture by name; run on a machine with the device");

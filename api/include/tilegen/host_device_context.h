@@ -26,6 +26,13 @@ class HostDeviceContext : public DeviceContext {
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
   /// Launches return when the work is done.
   void synchronize() override {}
+  /// Host memory: a launch runs on HostTensor arguments in place, and any host pointer wraps.
+  MemorySpace memory_space() const override { return MemorySpace::Host; }
+  /// The compiled host kernels (cpu) load and store elements at their natural alignment only;
+  /// vectors and AMX tiles are unaligned accesses. So the element's own size is all they need.
+  std::size_t pointer_alignment() const override { return 1; }
+  /// Any host pointer: the runtime cannot tell a valid range from a dangling one.
+  void check_pointer(const void*, std::size_t) override {}
   /// Overwrites a buffer larger than the last-level cache, so a timed run reads its inputs from
   /// memory.
   void flush_l2() override;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,9 @@ namespace tg {
 // 6: param_keys() returns ParamKeys (values, default, environment variable), not names.
 // 7: ir::BufferNode gained placed_offset/placed_bytes (place_shared_memory); ir::Prefetch, and
 //    ir::Gemm gained its per-step hints (insert_prefetches); ir::Hold (hold_accumulators).
-inline constexpr uint32_t kPluginAbiVersion = 7;
+// 8: DeviceContext gained memory_space, pointer_alignment, check_pointer (host tensors in place,
+//    Target::wrap, DLPack) and use_stream (launches on the application's stream).
+inline constexpr uint32_t kPluginAbiVersion = 8;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
 /// common_param_keys() and of the target's param_keys(); any other key, or a value its key does
@@ -101,6 +104,22 @@ struct LaunchArg {
   bool is_tensor = true;
 };
 
+/// A stream or queue the application owns, for a launch or a profile: a CUstream on cuda, a
+/// hipStream_t on hip. tilegen never creates or destroys it. A null handle is a stream too (CUDA's
+/// and HIP's legacy default stream), so "no stream" is std::nullopt, never a null handle.
+struct Stream {
+  void* handle = nullptr;
+};
+
+/// What the pointers a device context allocates are: what decides whether a host tensor runs in
+/// place, and what memory Target::wrap and DLPack exchange with the application.
+enum class MemorySpace : uint8_t {
+  Handles,  // the plugin's own handles (vulkan: VkBuffer records): nothing is wrapped or exchanged
+  Host,     // host memory (cpu, interp): any host pointer is this device's memory
+  Cuda,     // CUDA device memory of the device opened (its probe index is its CUDA ordinal)
+  Rocm,     // HIP device memory of the device opened (its probe index is its HIP ordinal)
+};
+
 /// An open device. Not thread-safe: one host thread at a time per context.
 class DeviceContext {
  public:
@@ -121,6 +140,27 @@ class DeviceContext {
   /// Evict the device's caches (L2) between timed runs, so each run reads its inputs from memory.
   /// Default: nothing to flush (the interpreter).
   virtual void flush_l2() {}
+
+  /// Whose addresses this device's buffers are (MemorySpace). Host: the runtime runs a launch on
+  /// HostTensor arguments in place (no copy) and Target::wrap takes any host pointer. Default:
+  /// Handles.
+  virtual MemorySpace memory_space() const { return MemorySpace::Handles; }
+  /// The alignment in bytes that this device's kernels need of a tensor's first element, besides
+  /// the element's own size (which every target needs): GPU kernels move 16-byte vectors, so a
+  /// pointer they take must be a multiple of 16. A tensor argument that is not is staged
+  /// (HostTensor) or refused (Target::wrap, from_dlpack). Default: 16.
+  virtual std::size_t pointer_alignment() const { return 16; }
+  /// A tg::Error saying why, unless [ptr, ptr + bytes) is memory this device's kernels may use as
+  /// a tensor (Target::wrap, from_dlpack check each pointer here):
+  ///   cuda: a host pointer  →  "it is host memory, not memory of device 0"
+  /// Default: refuses every pointer (a context whose buffers are handles, as vulkan's, cannot take
+  /// memory it did not allocate).
+  virtual void check_pointer(const void* ptr, std::size_t bytes);
+  /// Launches, timings, copies and synchronize() go to the application's `stream` from this call
+  /// until the next one; std::nullopt: back to the context's own. The runtime calls it under the
+  /// device's lock around one launch or profile, and a handle it refuses is a tg::Error saying why
+  /// (another device's stream). Default: refuses every stream (a target with no streams).
+  virtual void use_stream(const std::optional<Stream>& stream);
 };
 
 struct ProbeResult {

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <variant>
@@ -15,6 +16,12 @@
 
 #include "tilegen/builder.h"
 #include "tilegen/plugin.h"
+
+// TILEGEN_DLPACK: libtilegen was built with <dlpack/dlpack.h> (CMake defines it for users of the
+// tilegen target), so tg::from_dlpack and tg::to_dlpack exist.
+#if TILEGEN_DLPACK
+#include <dlpack/dlpack.h>
+#endif
 
 namespace tg {
 
@@ -60,7 +67,9 @@ struct HostTensor {
 
 struct DeviceState;  // private: a plugin's open device, shared by its buffers and kernels
 
-/// Device memory owned by a target's device context. Move-only semantics via shared ownership.
+/// Memory of a target's device: allocated by it (Target::alloc, upload), freed when the last copy
+/// goes; or the application's (Target::wrap, from_dlpack), never freed by tilegen. Copies share
+/// the memory.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -72,24 +81,34 @@ class DeviceBuffer {
   void upload(const void* host, std::size_t bytes, Loc loc = Loc::current());
   void download(void* host, std::size_t bytes, Loc loc = Loc::current()) const;
   const std::string& target() const;
+  /// The device's index in its target (Target::get(target(), device_index())).
+  int device_index() const;
+  /// False for memory tilegen did not allocate (Target::wrap, from_dlpack): its owner frees it.
+  bool owns_memory() const { return owns_; }
 
  private:
   friend class Target;
   friend class CompiledKernel;
+  friend struct RuntimeAccess;  // the runtime's own files (runtime_internal.h)
   std::shared_ptr<DeviceState> dev_;
+  bool owns_ = true;
   std::shared_ptr<void> ptr_;
   std::vector<int64_t> shape_;
   DType dtype_ = f32;
 };
 
-/// One launch argument: a device buffer, a host tensor (copied in before the launch, and back
-/// after it when the kernel writes that tensor: inputs are never written), or a scalar.
+/// One launch argument: a device buffer, a host tensor, or a scalar. A host tensor is used in
+/// place on a target whose memory is the host's (cpu, interp) when its pointer is aligned to its
+/// element; otherwise it is copied in before the launch, and back after it when the kernel writes
+/// that tensor (inputs are never written).
 using KernelArg = std::variant<const DeviceBuffer*, HostTensor, double, int64_t>;
 
 struct ProfileOptions {
   int warmup = 3;
   int runs = 20;
   bool flush_l2 = true;  // where the target has a cache to flush
+  /// Run and time on the application's stream (cuda, hip) instead of the device's own.
+  std::optional<Stream> stream = std::nullopt;
 };
 struct ProfileResult {
   double median_ms = 0, min_ms = 0, max_ms = 0;
@@ -115,6 +134,12 @@ class CompiledKernel {
   /// a tensor the kernel writes that shares memory with another argument (every target compiles
   /// tensors as non-overlapping; passing one buffer to two read-only parameters is fine).
   void launch(const std::vector<KernelArg>& args, Loc loc = Loc::current()) const;
+  /// launch() on the application's stream (a CUstream on cuda, a hipStream_t on hip), in order
+  /// with the work the application queued there. On device buffers alone it returns once the
+  /// kernel is queued; with a HostTensor argument (or check_bounds) it waits for the stream, as
+  /// the copies back need. A target without streams (cpu, interp, vulkan), or a stream of another
+  /// device, is a tg::Error. docs/runtime.md has the ordering rules.
+  void launch(const std::vector<KernelArg>& args, Stream stream, Loc loc = Loc::current()) const;
   /// kernel(a, b, alpha): launch(). The first argument carries the call site, so a mismatch is
   /// reported at the line of the call, as launch() does.
   struct FirstArg {
@@ -165,15 +190,40 @@ class Target {
 
   DeviceBuffer alloc(std::vector<int64_t> shape, DType t, Loc loc = Loc::current()) const;
   DeviceBuffer upload(const HostTensor& h, Loc loc = Loc::current()) const;
+  /// A buffer over memory of this device that the application allocated: not owned, never freed
+  /// by tilegen; the application keeps it alive while the buffer, or a launch on it, may use it.
+  /// Checked: ptr is not null, the shape's byte size fits, ptr is aligned to the element and to
+  /// what the target's kernels need (16 bytes on GPUs), and, where the target can tell, that it
+  /// is memory of this device (cuda asks the driver; host targets take any host pointer; vulkan
+  /// takes none).
+  DeviceBuffer wrap(void* ptr, std::vector<int64_t> shape, DType t, Loc loc = Loc::current()) const;
 
   struct Impl;
   explicit Target(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
  private:
+  friend struct RuntimeAccess;
   std::shared_ptr<Impl> impl_;
 };
 
 /// Load (or find already loaded) a plugin by name; nullptr with `reason` set when it fails.
 TargetPlugin* find_plugin(const std::string& name, std::string* reason = nullptr);
+
+#if TILEGEN_DLPACK
+/// A DeviceBuffer over a DLPack tensor's memory (byte_offset applied) on `target`, which must be
+/// the tensor's device: kDLCPU takes a host-memory target (cpu or interp), kDLCUDA the cuda
+/// target's device of that id, kDLROCM hip's. The buffer calls the tensor's deleter, once, when
+/// its last copy goes. Its dtype must be one tilegen has (f16, bf16, f32, f64, i8, u8, i16, i32,
+/// u32, i64) and its strides compact row-major (or null). On a tg::Error the tensor is not taken:
+/// its deleter is not called and the caller still owns it.
+DeviceBuffer from_dlpack(DLManagedTensor* tensor, const Target& target, Loc loc = Loc::current());
+/// from_dlpack on the target of the tensor's device: kDLCPU → cpu, kDLCUDA → cuda (device_id),
+/// kDLROCM → hip (device_id); any other device is a tg::Error.
+DeviceBuffer from_dlpack(DLManagedTensor* tensor, Loc loc = Loc::current());
+/// A DLPack tensor over the buffer's memory, compact row-major, which keeps the buffer (and its
+/// memory) alive until the consumer calls its deleter. A target whose buffers are not addresses
+/// (vulkan), or a dtype DLPack 0.6 has no code for (fp8, 4-bit, bool), is a tg::Error.
+DLManagedTensor* to_dlpack(const DeviceBuffer& buffer, Loc loc = Loc::current());
+#endif
 
 }  // namespace tg

@@ -3,6 +3,9 @@
 #include "cuda_driver.h"
 
 #include <cuda.h>
+
+#include <optional>
+
 #include "cuda_codegen.h"
 #include "tilegen/common/vendor_library.h"
 #include "tilegen/kernel_params.h"
@@ -78,7 +81,7 @@ struct Loaded {
 
 class CudaContext final : public DeviceContext {
  public:
-  explicit CudaContext(int index) {
+  explicit CudaContext(int index) : index_(index) {
     Driver& d = driver();
     d.check(d.cuDeviceGet(&dev_, index), "cuDeviceGet");
     d.check(d.cuDevicePrimaryCtxRetain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
@@ -104,18 +107,83 @@ class CudaContext final : public DeviceContext {
     bind();
     driver().cuMemFree_v2(reinterpret_cast<CUdeviceptr>(ptr));
   }
+  // On the application's stream a copy goes there, after the work queued on it, and is waited
+  // for: a synchronous cuMemcpy would run on the legacy stream, unordered with a non-blocking one.
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
     bind();
-    if (bytes)
-      driver().check(driver().cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes),
-                     "cuMemcpyHtoD");
+    Driver& d = driver();
+    if (!bytes) return;
+    if (!app_) {
+      d.check(d.cuMemcpyHtoD_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
+      return;
+    }
+    d.check(d.cuMemcpyHtoDAsync_v2(reinterpret_cast<CUdeviceptr>(dst), src, bytes, *app_), "cuMemcpyHtoDAsync");
+    synchronize();
   }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
     bind();
+    Driver& d = driver();
     synchronize();
-    if (bytes)
-      driver().check(driver().cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes),
-                     "cuMemcpyDtoH");
+    if (!bytes) return;
+    if (!app_) {
+      d.check(d.cuMemcpyDtoH_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+      return;
+    }
+    d.check(d.cuMemcpyDtoHAsync_v2(dst, reinterpret_cast<CUdeviceptr>(src), bytes, *app_), "cuMemcpyDtoHAsync");
+    synchronize();
+  }
+
+  MemorySpace memory_space() const override { return MemorySpace::Cuda; }
+
+  // The driver knows every allocation of the process's contexts (unified addressing): the
+  // pointer must be device (or managed) memory of this device, and the tensor within it.
+  void check_pointer(const void* ptr, std::size_t bytes) override {
+    bind();
+    Driver& d = driver();
+    const auto p = reinterpret_cast<CUdeviceptr>(ptr);
+    unsigned type = 0;
+    if (CUresult r = d.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p); r != CUDA_SUCCESS)
+      throw Error("the CUDA driver does not know it (" + d.message(r) +
+                  "): it is not CUDA memory; pass memory from cuMemAlloc/cudaMalloc, or copy host memory in "
+                  "with Target::upload");
+    int managed = 0, ordinal = -1;
+    d.check(d.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p),
+            "cuPointerGetAttribute(IS_MANAGED)");
+    if (type == CU_MEMORYTYPE_HOST && !managed)
+      throw Error("it is host memory (pinned or registered with CUDA), not memory of a device; copy it in "
+                  "with Target::upload");
+    d.check(d.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, p),
+            "cuPointerGetAttribute(DEVICE_ORDINAL)");
+    if (!managed && ordinal != index_)
+      throw Error("it is memory of CUDA device " + std::to_string(ordinal) + ", not of device " +
+                  std::to_string(index_) + "; use Target::get(\"cuda\", " + std::to_string(ordinal) + ")");
+    CUdeviceptr start = 0;
+    std::size_t size = 0;
+    d.check(d.cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, p),
+            "cuPointerGetAttribute(RANGE_START_ADDR)");
+    d.check(d.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, p), "cuPointerGetAttribute(RANGE_SIZE)");
+    if (p - start + bytes > size)
+      throw Error("the tensor's " + std::to_string(bytes) + " bytes run past the end of its allocation (" +
+                  std::to_string(size - (p - start)) + " bytes from the pointer on)");
+  }
+
+  // The stream must belong to this device's primary context (the one the CUDA runtime, and so
+  // PyTorch, uses); 0 is the legacy default stream, as in CUDA.
+  void use_stream(const std::optional<Stream>& stream) override {
+    if (!stream) {
+      app_.reset();
+      return;
+    }
+    bind();
+    auto s = static_cast<CUstream>(stream->handle);
+    CUcontext owner = nullptr;
+    if (CUresult r = driver().cuStreamGetCtx(s, &owner); r != CUDA_SUCCESS)
+      throw Error("cuStreamGetCtx failed on it: " + driver().message(r) + "; pass a live CUstream");
+    if (owner != ctx_)
+      throw Error("the stream belongs to another CUDA context than device " + std::to_string(index_) +
+                  "'s primary context; pass a stream of that device (cudaStreamCreate after cudaSetDevice(" +
+                  std::to_string(index_) + "))");
+    app_ = s;
   }
 
   // cubin → module; each kernel's function, grid, threads and dynamic shared memory (above
@@ -147,13 +215,13 @@ class CudaContext final : public DeviceContext {
     KernelParams params(args);
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
       driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared,
-                                             stream_, params.data(), nullptr),
+                                             current(), params.data(), nullptr),
                      "cuLaunchKernel");
   }
 
   void synchronize() override {
     bind();
-    driver().check(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    driver().check(driver().cuStreamSynchronize(current()), "cuStreamSynchronize");
   }
 
   std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
@@ -165,7 +233,7 @@ class CudaContext final : public DeviceContext {
         d.cuEventSynchronize, d.cuEventElapsedTime_v2, d.cuEventDestroy_v2};
     auto check = [&](CUresult e, const char* call) { d.check(e, ("cu" + std::string(call)).c_str()); };
     return time_with_events(
-        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
+        calls, current(), check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing a buffer larger than L2 (H200: 60 MB) evicts the previous run's data.
@@ -173,11 +241,15 @@ class CudaContext final : public DeviceContext {
     bind();
     const std::size_t bytes = 256u << 20;
     if (!flush_) driver().check(driver().cuMemAlloc_v2(&flush_, bytes), "cuMemAlloc");
-    driver().check(driver().cuMemsetD8Async(flush_, 0, bytes, stream_), "cuMemsetD8Async");
+    driver().check(driver().cuMemsetD8Async(flush_, 0, bytes, current()), "cuMemsetD8Async");
   }
 
  private:
   void bind() { driver().check(driver().cuCtxSetCurrent(ctx_), "cuCtxSetCurrent"); }
+  // Where launches, copies and timings go: the application's stream while one is given.
+  CUstream current() const { return app_ ? *app_ : stream_; }
+  int index_;
+  std::optional<CUstream> app_;
   CUdevice dev_ = 0;
   CUcontext ctx_ = nullptr;
   CUstream stream_ = nullptr;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "tilegen/kernel_params.h"
@@ -23,6 +24,9 @@ using hipFunction_t = void*;
 using hipStream_t = void*;
 using hipEvent_t = void*;
 constexpr int kHtoD = 1, kDtoH = 2;  // hipMemcpyKind
+// hipPointer_attribute (the CUDA driver's numbering, stable across ROCm releases; hipMemoryType's
+// values are not, so the memory type is never asked).
+constexpr int kAttrDeviceOrdinal = 9, kAttrRangeStart = 11, kAttrRangeSize = 12;
 
 #define TG_HIP_SYMBOLS(X)                                                                              \
   X(hipInit, hipError_t, (unsigned))                                                                   \
@@ -33,6 +37,9 @@ constexpr int kHtoD = 1, kDtoH = 2;  // hipMemcpyKind
   X(hipMalloc, hipError_t, (void**, std::size_t))                                                      \
   X(hipFree, hipError_t, (void*))                                                                      \
   X(hipMemcpy, hipError_t, (void*, const void*, std::size_t, int))                                     \
+  X(hipMemcpyAsync, hipError_t, (void*, const void*, std::size_t, int, hipStream_t))                   \
+  X(hipPointerGetAttribute, hipError_t, (void*, int, void*))                                           \
+  X(hipStreamGetDevice, hipError_t, (hipStream_t, int*))                                               \
   X(hipMemsetAsync, hipError_t, (void*, int, std::size_t, hipStream_t))                                \
   X(hipStreamCreate, hipError_t, (hipStream_t*))                                                       \
   X(hipStreamDestroy, hipError_t, (hipStream_t))                                                       \
@@ -143,15 +150,48 @@ class HipContext final : public DeviceContext {
     bind();
     runtime().hipFree(ptr);
   }
-  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+  // On the application's stream a copy goes there, after the work queued on it, and is waited for.
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes, kHtoD); }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override { copy(dst, src, bytes, kDtoH); }
+
+  MemorySpace memory_space() const override { return MemorySpace::Rocm; }
+
+  // The pointer must be memory HIP allocated (or registered) on this device, the tensor within it.
+  void check_pointer(const void* ptr, std::size_t bytes) override {
     bind();
-    synchronize();
-    if (bytes) runtime().check(runtime().hipMemcpy(dst, src, bytes, kHtoD), "hipMemcpy(HtoD)");
+    Runtime& r = runtime();
+    void* p = const_cast<void*>(ptr);
+    int ordinal = -1;
+    if (hipError_t e = r.hipPointerGetAttribute(&ordinal, kAttrDeviceOrdinal, p); e != 0)
+      throw Error("HIP does not know it (" + r.message(e) +
+                  "): it is not HIP memory; pass memory from hipMalloc, or copy host memory in with Target::upload");
+    if (ordinal != index_)
+      throw Error("it is memory of HIP device " + std::to_string(ordinal) + ", not of device " +
+                  std::to_string(index_) + "; use Target::get(\"hip\", " + std::to_string(ordinal) + ")");
+    void* start = nullptr;
+    std::size_t size = 0;
+    r.check(r.hipPointerGetAttribute(&start, kAttrRangeStart, p), "hipPointerGetAttribute(RANGE_START_ADDR)");
+    r.check(r.hipPointerGetAttribute(&size, kAttrRangeSize, p), "hipPointerGetAttribute(RANGE_SIZE)");
+    const std::size_t from = std::size_t(static_cast<const char*>(ptr) - static_cast<const char*>(start));
+    if (from + bytes > size)
+      throw Error("the tensor's " + std::to_string(bytes) + " bytes run past the end of its allocation (" +
+                  std::to_string(size - from) + " bytes from the pointer on)");
   }
-  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+
+  // The stream must be one of this device (0, the null stream, is the current device's).
+  void use_stream(const std::optional<Stream>& stream) override {
+    if (!stream) {
+      app_.reset();
+      return;
+    }
     bind();
-    synchronize();
-    if (bytes) runtime().check(runtime().hipMemcpy(dst, src, bytes, kDtoH), "hipMemcpy(DtoH)");
+    int device = -1;
+    if (hipError_t e = runtime().hipStreamGetDevice(stream->handle, &device); e != 0)
+      throw Error("hipStreamGetDevice failed on it: " + runtime().message(e) + "; pass a live hipStream_t");
+    if (device != index_)
+      throw Error("it is a stream of HIP device " + std::to_string(device) + ", not of device " +
+                  std::to_string(index_) + "; pass a stream of the kernel's device");
+    app_ = stream->handle;
   }
 
   // Code object → module; each kernel's function and launch shape (LDS is static in the code).
@@ -178,13 +218,13 @@ class HipContext final : public DeviceContext {
     KernelParams params(args);
     for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
       runtime().check(runtime().hipModuleLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1,
-                                                      0, stream_, params.data(), nullptr),
+                                                      0, current(), params.data(), nullptr),
                       "hipModuleLaunchKernel");
   }
 
   void synchronize() override {
     bind();
-    runtime().check(runtime().hipStreamSynchronize(stream_), "hipStreamSynchronize");
+    runtime().check(runtime().hipStreamSynchronize(current()), "hipStreamSynchronize");
   }
 
   std::vector<double> time_launches(const std::shared_ptr<void>& loaded, const Function& lowered,
@@ -195,7 +235,7 @@ class HipContext final : public DeviceContext {
         r.hipEventCreate, r.hipEventRecord, r.hipEventSynchronize, r.hipEventElapsedTime, r.hipEventDestroy};
     auto check = [&](hipError_t e, const char* call) { r.check(e, ("hip" + std::string(call)).c_str()); };
     return time_with_events(
-        calls, stream_, check, [&] { launch(loaded, lowered, args); }, runs);
+        calls, current(), check, [&] { launch(loaded, lowered, args); }, runs);
   }
 
   // Writing more than the last-level cache (MI300X: 256 MB Infinity Cache) evicts the last run's data.
@@ -203,12 +243,24 @@ class HipContext final : public DeviceContext {
     bind();
     const std::size_t bytes = 512u << 20;
     if (!flush_) runtime().check(runtime().hipMalloc(&flush_, bytes), "hipMalloc");
-    runtime().check(runtime().hipMemsetAsync(flush_, 0, bytes, stream_), "hipMemsetAsync");
+    runtime().check(runtime().hipMemsetAsync(flush_, 0, bytes, current()), "hipMemsetAsync");
   }
 
  private:
   void bind() { runtime().check(runtime().hipSetDevice(index_), "hipSetDevice"); }
+  // Where launches, copies and timings go: the application's stream while one is given.
+  hipStream_t current() const { return app_ ? *app_ : stream_; }
+  void copy(void* dst, const void* src, std::size_t bytes, int kind) {
+    bind();
+    synchronize();
+    if (!bytes) return;
+    const char* what = kind == kHtoD ? "hipMemcpy(HtoD)" : "hipMemcpy(DtoH)";
+    if (!app_) return runtime().check(runtime().hipMemcpy(dst, src, bytes, kind), what);
+    runtime().check(runtime().hipMemcpyAsync(dst, src, bytes, kind, *app_), what);
+    synchronize();
+  }
   int index_;
+  std::optional<hipStream_t> app_;
   hipStream_t stream_ = nullptr;
   void* flush_ = nullptr;
   TargetInfo info_;
