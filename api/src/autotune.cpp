@@ -236,7 +236,7 @@ void check_and_time(Candidate& c, Inputs& in, Reference& ref, const TuneOptions&
   if (opt.bytes > 0 && t.time.median_ms > 0) t.gbps = opt.bytes / (t.time.median_ms * 1e6);
 }
 
-void check_options(const TuneOptions& opt, const SourceLoc& where) {
+void check_options(const Target& target, const TuneOptions& opt, const SourceLoc& where) {
   if (opt.profile.runs < 1 || opt.profile.warmup < 0)
     throw Error("autotune: TuneOptions::profile needs runs >= 1 and warmup >= 0 (got runs " +
                     std::to_string(opt.profile.runs) + ", warmup " + std::to_string(opt.profile.warmup) + ")",
@@ -244,6 +244,7 @@ void check_options(const TuneOptions& opt, const SourceLoc& where) {
   if (opt.jobs < 0) throw Error("autotune: TuneOptions::jobs is " + std::to_string(opt.jobs) + "; give 0 (all) or more", where);
   if (!(opt.flops >= 0) || !(opt.bytes >= 0))
     throw Error("autotune: TuneOptions::flops and bytes must be 0 (not reported) or positive", where);
+  resolve_compile_options(target.plugin(), opt.compile, where);  // the same for every config: misuse
   if (!opt.args.empty() && (!opt.shapes.empty() || !opt.scalars.empty()))
     throw Error("autotune: give TuneOptions::args, or shapes and scalars for random inputs, not both", where);
 }
@@ -254,7 +255,7 @@ TuneResult autotune(const Target& target, const TuneSpace& space, const std::fun
                     const TuneOptions& opt, Loc loc) {
   const SourceLoc where = SourceLoc::from(loc);
   if (!make) throw Error("autotune: the kernel-making function is empty", where);
-  check_options(opt, where);
+  check_options(target, opt, where);
   std::vector<Candidate> cands;
   for (TuneConfig& c : configs_to_try(space, opt, where, loc)) {
     cands.emplace_back();

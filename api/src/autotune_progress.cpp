@@ -5,6 +5,7 @@
 // and elsewhere (a pipe, a log file) one plain line a config, so a log reads top to bottom:
 //
 //   tune: timing 20/40 block_M=128,block_N=128: ok 0.503 ms (best 0.412 ms block_M=128,block_N=64)
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -81,6 +82,11 @@ void Progress::draw(const TuneTrial* best) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     line += "  ~" + clock_text(elapsed / double(done_) * double(total_ - done_)) + " left";
   }
+  // A line longer than the terminal would wrap, and \r would then redraw only its last row.
+  struct winsize ws {};
+  if (os_ == &std::cerr && ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 &&
+      line.size() > std::size_t(ws.ws_col) + 4)  // + 4: "\r\033[K" takes no columns
+    line.resize(std::size_t(ws.ws_col) + 4 - 1);
   *os_ << line << std::flush;
 }
 
