@@ -272,6 +272,9 @@ TuneResult autotune(const Target& target, const TuneSpace& space, const std::fun
     } catch (const std::exception& e) {
       cands[first].trial.status = TuneStatus::BuildFailed;
       cands[first].trial.reason = message_of(e);
+    } catch (...) {
+      cands[first].trial.status = TuneStatus::BuildFailed;
+      cands[first].trial.reason = "the kernel-making function threw something that is not a std::exception";
     }
   }
   TuneResult result;
