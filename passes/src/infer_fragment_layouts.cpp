@@ -24,16 +24,19 @@ using BufferKey = const ir::BufferNode*;
 // How warps tile an M×N accumulator: a wm×wn warp grid, each warp mt×nt unit tiles. Without a
 // matrix unit (unit null, the SIMT layout) threads tile it: a wm×wn thread grid, thread t owning
 // the mt×nt elements (t / wn + wm·mi, t % wn + wn·ni), strided so that neighbouring threads touch
-// neighbouring columns; `warps` is then the block's thread count.
+// neighbouring columns; `warps` is then the block's thread count. With `vec` > 1 (SIMT tiles copied
+// in from memory) a thread owns runs of vec neighbouring columns instead of single ones, column
+// (ni / vec)·wn·vec + (t % wn)·vec + ni % vec, so that its loads and stores are vector moves.
 struct Tiling {
   const MatrixUnit* unit = nullptr;
   int64_t bm = 0, bn = 0;
   int wm = 0, wn = 0, mt = 0, nt = 0, warps = 0;
+  int vec = 1;
   int used() const { return wm * wn; }
   int c_elems() const { return unit ? mt * nt * unit->c_regs() : mt * nt; }
   bool operator==(const Tiling& o) const {
     return unit == o.unit && bm == o.bm && bn == o.bn && wm == o.wm && wn == o.wn && mt == o.mt &&
-           nt == o.nt && warps == o.warps;
+           nt == o.nt && warps == o.warps && vec == o.vec;
   }
 };
 
@@ -86,27 +89,37 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
 
 // The SIMT thread grid for a bm×bn accumulator: the most threads, then the fewest operand loads a
 // K step (mt + nt), then the widest rows of threads; nullopt when a thread would hold more than
-// kMaxSimtElements. With `row_lanes` > 0, only grids whose rows a shuffle butterfly can reduce:
-// a power-of-two gn up to row_lanes (the warp) and whole warps of threads.
-std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, int row_lanes = 0) {
+// kMaxSimtElements. With `row_lanes` > 0 (the warp), only grids whose rows a shuffle butterfly and,
+// past one warp, shared scratch can reduce: a power-of-two gn up to row_lanes or a multiple of it,
+// and whole warps of threads; at equal thread counts, rows within one warp (no scratch, no barrier)
+// come first. `max_vec` > 1 gives the thread runs of up to max_vec columns (Tiling::vec).
+std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, int row_lanes = 0, int max_vec = 1) {
   std::optional<Tiling> best;
   if (row_lanes > 0 && threads % row_lanes != 0) return best;
+  auto split = [&](int gn) { return row_lanes > 0 && gn > row_lanes; };  // rows over several warps
   for (int gm = 1; gm <= threads && gm <= bm; ++gm) {
     if (bm % gm != 0) continue;
     for (int gn = 1; gm * gn <= threads && gn <= bn; ++gn) {
       if (bn % gn != 0) continue;
-      if (row_lanes > 0 && ((gn & (gn - 1)) != 0 || gn > row_lanes || gm * gn % row_lanes != 0)) continue;
+      if (row_lanes > 0 && ((gn & (gn - 1)) != 0 || gm * gn % row_lanes != 0)) continue;
       const int64_t mt = bm / gm, nt = bn / gn;
       if (mt * nt > kMaxSimtElements) continue;
       if (best) {
         const int64_t loads = mt + nt, best_loads = best->mt + best->nt;
-        if (gm * gn < best->used() ||
-            (gm * gn == best->used() && (loads > best_loads || (loads == best_loads && gn <= best->wn))))
-          continue;
+        if (gm * gn < best->used()) continue;
+        if (gm * gn == best->used()) {
+          if (split(gn) != split(best->wn)) {
+            if (split(gn)) continue;
+          } else if (loads > best_loads || (loads == best_loads && gn <= best->wn)) {
+            continue;
+          }
+        }
       }
       best = Tiling{nullptr, bm, bn, gm, gn, int(mt), int(nt), threads};
     }
   }
+  if (best)
+    while (best->vec * 2 <= max_vec && best->nt % (best->vec * 2) == 0) best->vec *= 2;
   return best;
 }
 
@@ -133,9 +146,12 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
 // elements are in, mt·R registers (R rows of each unit tile, q consecutive C registers a row),
 // replicated across the lanes that hold the same rows (the xor masks: mma.sync m16n8k16 lanes
 // 4r..4r+3, masks 1 and 2). A row's holders are then exactly those lanes in each warp along N.
+// `split` warps hold parts of each row (the matrix unit's warps along N, or a SIMT row wider than
+// a warp): their parts meet in shared scratch.
 struct RowInfo {
   int R = 1, q = 1;
   std::vector<int> masks;
+  int split = 1;
   int regs(const Tiling& t) const { return t.mt * R; }
 };
 
@@ -143,10 +159,13 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
   RowInfo ri;
   if (!t.unit) {  // SIMT: thread th holds rows th / wn + wm·mi; the wn threads of a row are neighbours
     const int wn = t.wn;
-    // Shuffles take whole warps: the block (t.warps is its thread count here) and the threads used.
-    if ((wn & (wn - 1)) != 0 || wn > warp_size || t.used() % warp_size != 0 || t.warps % warp_size != 0)
+    // Shuffles take whole warps: the block (t.warps is its thread count here) and the threads used;
+    // a row wider than a warp spans whole warps.
+    if ((wn & (wn - 1)) != 0 || (wn > warp_size && wn % warp_size != 0) || t.used() % warp_size != 0 ||
+        t.warps % warp_size != 0)
       return std::nullopt;
-    for (int m = 1; m < wn; m <<= 1) ri.masks.push_back(m);
+    for (int m = 1; m < std::min(wn, warp_size); m <<= 1) ri.masks.push_back(m);
+    ri.split = wn > warp_size ? wn / warp_size : 1;
     return ri;
   }
   const MatrixUnit& u = *t.unit;
@@ -172,13 +191,14 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
   }
   // The butterfly must reach every holder of a row: G·R (lane, row) pairs over u.m rows.
   if ((int64_t(1) << ri.masks.size()) * u.m != int64_t(G) * ri.R) return std::nullopt;
+  ri.split = t.wn;
   return ri;
 }
 
 // Whether two tilings put the same rows in the same threads (N may differ: a row vector fits both).
 bool same_rows(const Tiling& a, const Tiling& b) {
   return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt && a.warps == b.warps &&
-         (a.unit || a.nt == b.nt);  // SIMT rows are strided by the thread grid, which N shapes
+         (a.unit || (a.nt == b.nt && a.vec == b.vec));  // SIMT rows are strided by the thread grid, which N shapes
 }
 
 // Where a gemm's A operand registers come from when A is a laid-out fragment: for each A register
@@ -264,15 +284,24 @@ struct NestAccess : IRVisitor {
   std::map<BufferKey, Use> uses;
   std::map<BufferKey, bool> exact;  // fragment → all accesses at [i, j]
   bool other_store = false;         // a store or atomic into a buffer that is not a fragment
-  NestAccess(const std::map<BufferKey, int>& f, const Var& i_, const Var* j_) : frags(f), i(i_), j(j_) {}
+  // A loop of one iteration has had its variable simplified to 0 in the body (x[0, j] for a
+  // one-row tile): index 0 then counts as the loop's.
+  bool i_one = false, j_one = false;
+  NestAccess(const std::map<BufferKey, int>& f, const ir::For* outer, const ir::For* inner)
+      : frags(f), i(outer->var), j(inner ? &inner->var : nullptr) {
+    i_one = is_const(outer->extent, 1);
+    j_one = inner && is_const(inner->extent, 1);
+  }
+  bool is_i(const Expr& e) const { return e.same_as(i) || (i_one && is_const(e, 0)); }
+  bool is_j(const Expr& e) const { return e.same_as(*j) || (j_one && is_const(e, 0)); }
   void note(BufferKey b, const std::vector<Expr>& idx, bool write) {
     if (!frags.count(b)) {
       other_store = other_store || write;
       return;
     }
     Use& u = uses[b];
-    const bool at_ij = j && idx.size() == 2 && idx[0].same_as(i) && idx[1].same_as(*j);
-    const bool at_i = idx.size() == 1 && idx[0].same_as(i);
+    const bool at_ij = j && idx.size() == 2 && is_i(idx[0]) && is_j(idx[1]);
+    const bool at_i = idx.size() == 1 && is_i(idx[0]);
     u.exact = u.exact && at_ij;
     u.row = u.row && at_i;
     u.written = u.written || write;
@@ -357,11 +386,19 @@ class FragmentUses : public IRVisitor {
       tile_copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});  // e.g. f32 scores → f16 P
       return IRVisitor::visit(op);
     }
-    if (dst_frag && !src_frag && op->dst.buffer.rank() == 2 && rank == 2 && full_region(op->dst))
+    // Copies pair the regions' dimensions of extent above 1 (a one-row tile is a row of memory).
+    const bool same_rank = rank == op->dst.squeezed_extents().size();
+    if (dst_frag && !src_frag && op->dst.buffer.rank() == 2 && same_rank && full_region(op->dst)) {
       copied_in_.push_back(op->dst.buffer.get());
+      // Runs of columns a 16-byte move of the source's elements holds (1 for sub-byte types).
+      const int bits = op->src.buffer->dtype.bits();
+      const int v = bits >= 8 ? 128 / bits : 1;
+      auto [it, fresh] = copy_vec_.emplace(op->dst.buffer.get(), v);
+      if (!fresh) it->second = std::min(it->second, v);
+    }
     for (const Region* r : {&op->src, &op->dst}) {
-      const bool row_vector = rows_ok_ && r->buffer.rank() == 1 && rank == 1;
-      if ((src_frag && dst_frag) || !full_region(*r) || !((r->buffer.rank() == 2 && rank == 2) || row_vector))
+      const bool row_vector = rows_ok_ && r->buffer.rank() == 1 && same_rank;
+      if ((src_frag && dst_frag) || !full_region(*r) || !((r->buffer.rank() == 2 && same_rank) || row_vector))
         fail(r->buffer);
     }
     IRVisitor::visit(op);
@@ -448,7 +485,7 @@ class FragmentUses : public IRVisitor {
         if (!u.rows_ok_) return IRVisitor::visit(op);
         const ir::For* inner = inner_of_nest(op);
         if (!inner) return IRVisitor::visit(op);
-        NestAccess acc(u.index_, op->var, &inner->var);
+        NestAccess acc(u.index_, op, inner);
         acc.visit_stmt(inner->body);
         bool rows = false;
         for (auto& [b, use] : acc.uses) rows = rows || b->shape.size() == 1;
@@ -468,7 +505,7 @@ class FragmentUses : public IRVisitor {
   }
 
   void nest2(const ir::For* op, const ir::For* inner) {
-    NestAccess acc(index_, op->var, &inner->var);
+    NestAccess acc(index_, op, inner);
     acc.visit_stmt(inner->body);
     Nest2 n;
     for (auto& [b, use] : acc.uses) {
@@ -486,7 +523,7 @@ class FragmentUses : public IRVisitor {
   }
 
   void nest1(const ir::For* op) {
-    NestAccess acc(index_, op->var, nullptr);
+    NestAccess acc(index_, op, nullptr);
     acc.visit_stmt(op->body);
     Nest1 n;
     n.bad = acc.other_store;  // replicated threads would store it more than once
@@ -618,7 +655,7 @@ class FragmentUses : public IRVisitor {
       if (!st(b).ok || st(b).tiling) continue;
       const auto bm = b->shape[0].as_int(), bn = b->shape[1].as_int();
       if (!bm || !bn) continue;
-      auto t = choose_simt_tiling(*bm, *bn, threads_, coupled_.count(b) ? info_.warp_size : 0);
+      auto t = choose_simt_tiling(*bm, *bn, threads_, coupled_.count(b) ? info_.warp_size : 0, copy_vec_.at(b));
       if (t && offer(b, *t)) spread();
     }
   }
@@ -673,6 +710,7 @@ class FragmentUses : public IRVisitor {
   std::set<BufferKey> gemm_tiled_;  // accumulators: their tiling is their gemm's
   std::vector<Operand> operands_;   // fragments used as a gemm's A operand
   std::vector<BufferKey> copied_in_;  // 2-D fragments a copy fills from memory, in program order
+  std::map<BufferKey, int> copy_vec_;  // their widest vector move: elements of 16 bytes of the source
   std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_, tile_copies_;
   std::vector<Nest2> nests2_;
   std::vector<Nest1> nests1_;
@@ -783,7 +821,7 @@ class LayoutLowering : public IRMutator {
     bool check = op->check_bounds && other.buffer->scope == Scope::Global;
     if (l.rows) {  // every holder reads a row in; only its representative writes it out
       Stmt s = per_row(t, op->loc, [&](const Expr& k, const Expr& row, const Expr& rep) {
-        std::vector<Expr> at = region_index(other, {row});
+        std::vector<Expr> at = region_index(other, squeezed(out ? op->src.buffer : op->dst.buffer, {row}));
         Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
         if (out)
           return make_if(rep && ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({k})), op->loc),
@@ -793,8 +831,9 @@ class LayoutLowering : public IRMutator {
       });
       return fenced(s, op->loc);
     }
+    if (!t.unit && t.vec > 1 && !check) return fenced(vector_copy(*op, t, regs, other, out), op->loc);
     Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-      std::vector<Expr> at = region_index(other, {row, col});
+      std::vector<Expr> at = region_index(other, squeezed(out ? op->src.buffer : op->dst.buffer, {row, col}));
       Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
       if (out)
         return make_if(ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({idx})), op->loc),
@@ -814,7 +853,7 @@ class LayoutLowering : public IRMutator {
       if (!row_nest(op)) return IRMutator::visit(op, self);
       //   for i in parallel(0 +: 64) { l[i] = l[i] * rescale[i] + tile_sum[i] }
       //   → per thread, for each row it holds: l[k] = l[k] * rescale[k] + tile_sum[k]   (i = its row)
-      NestAccess acc(laid, op->var, nullptr);
+      NestAccess acc(laid, op, nullptr);
       acc.visit_stmt(op->body);
       if (acc.uses.empty()) return IRMutator::visit(op, self);
       const Tiling& t = laid_.at(acc.uses.begin()->first).t;
@@ -824,7 +863,7 @@ class LayoutLowering : public IRMutator {
       });
       return fenced(s, op->loc);
     }
-    NestAccess acc(laid, op->var, &inner->var);
+    NestAccess acc(laid, op, inner);
     acc.visit_stmt(inner->body);
     const Tiling* t = nullptr;
     for (auto& [b, use] : acc.uses)
@@ -881,31 +920,71 @@ class LayoutLowering : public IRMutator {
     auto finish = [&](const Expr& k, const Expr& v) {
       return make_store(dregs, {k}, op->clear ? v : merge(dregs.load({k}), v), loc);
     };
-    if (!t.unit || t.wn == 1) {
+    if (ri.split == 1) {
       steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) { return finish(k, part.load({k})); }));
       return fenced(make_seq(std::move(steps), loc), loc);
     }
-    // Warps along N (wn > 1) hold parts of the same rows: one lane of each writes its warp's part
-    // to shared scratch[warp % wn, row]; after a barrier (outside the `warp < used` guard) every
-    // holder merges the wn parts in warp order.
-    Buffer scratch = Buffer::make("row_scratch_" + std::to_string(counter_++), {Expr(t.wn), Expr(t.bm)}, d,
+    // Several warps hold parts of the same rows (warps along N on a matrix unit, or a SIMT row
+    // wider than a warp): one lane of each writes its warp's part to shared scratch[part, row];
+    // after a barrier (outside the `warp < used` guard) every holder merges the parts in order.
+    //   SIMT, a row over 256 threads (8 warps): scratch[tx % 256 / 32, row] = part[k]; barrier;
+    //   row_sum[k] = scratch[0, row] + scratch[1, row] + ... + scratch[7, row]
+    Buffer scratch = Buffer::make("row_scratch_" + std::to_string(counter_++), {Expr(ri.split), Expr(t.bm)}, d,
                                   Scope::Shared, {}, loc);
     locals_.push_back(scratch);
+    const Expr which = t.unit ? tx_ / t.unit->group_size % t.wn : tx_ % t.wn / info_.warp_size;
     steps.push_back(per_row(
         t, loc,
         [&](const Expr& k, const Expr& row, const Expr& lane_rep) {
-          return make_if(lane_rep, make_store(scratch, {tx_ / t.unit->group_size % t.wn, row}, part.load({k}), loc), loc);
+          return make_if(lane_rep, make_store(scratch, {which, row}, part.load({k}), loc), loc);
         },
         /*lane_only=*/true));
     Stmt gather = per_row(t, loc, [&](const Expr& k, const Expr& row, const Expr&) {
       Expr v = scratch.load({Expr(0), row});
-      for (int w = 1; w < t.wn; ++w) v = merge(v, scratch.load({Expr(w), row}));
+      for (int w = 1; w < ri.split; ++w) v = merge(v, scratch.load({Expr(w), row}));
       return finish(k, v);
     });
     return fenced(make_seq({make_seq(std::move(steps), loc), make_barrier(loc), gather}, loc), loc);
   }
 
   private:
+  // A fragment's element index without the dimensions of extent 1, as Copy pairs a fragment's
+  // elements with a region's (region_index): x[0, j] of a one-row x is the region's element j.
+  static std::vector<Expr> squeezed(const Buffer& frag, const std::vector<Expr>& idx) {
+    std::vector<Expr> out;
+    for (std::size_t d = 0; d < idx.size(); ++d)
+      if (!is_const(frag->shape[d], 1)) out.push_back(idx[d]);
+    return out;
+  }
+
+  // A SIMT tile with runs of vec columns copied from or to memory, run by run as vector moves
+  // (match_vector_move; code generators emit one 16-byte access where the start is aligned). A
+  // dtype conversion goes through registers of the memory's dtype, f16 X into f32 x (vec 8):
+  //   for mi, g { for v in vectorized(0 +: 8) { x_stage[mi*32 + g*8 + v] = X[row, g*2048 + tx%256*8 + v] } }
+  //   for mi, g, v { x[mi*32 + g*8 + v] = f32(x_stage[mi*32 + g*8 + v]) }
+  Stmt vector_copy(const ir::Copy& op, const Tiling& t, const Buffer& regs, const Region& other, bool out) {
+    const Buffer& mem = other.buffer;
+    const SourceLoc& loc = op.loc;
+    const bool convert = mem->dtype != regs->dtype;
+    Buffer stage = convert ? new_local(regs->name + "_stage", t.c_elems(), mem->dtype, loc) : regs;
+    auto moves = [&](const Expr& th) {
+      return simt_elements(t, th, loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+        std::vector<Expr> at = region_index(other, squeezed(out ? op.src.buffer : op.dst.buffer, {row, col}));
+        return out ? make_store(mem, at, stage.load({idx}), loc) : make_store(stage, {idx}, mem.load(at), loc);
+      }, ForKind::Vectorized);
+    };
+    auto casts = [&](const Expr& th) {
+      return simt_elements(t, th, loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
+        return out ? make_store(stage, {idx}, cast(mem->dtype, regs.load({idx})), loc)
+                   : make_store(regs, {idx}, cast(regs->dtype, stage.load({idx})), loc);
+      });
+    };
+    return in_threads(t, loc, [&](const Expr& th) {
+      if (!convert) return moves(th);
+      return out ? make_seq({casts(th), moves(th)}, loc) : make_seq({moves(th), casts(th)}, loc);
+    });
+  }
+
   struct RegisterA {  // a gemm's A operand held in a laid-out fragment
     Buffer regs;
     Tiling t;
@@ -961,9 +1040,20 @@ class LayoutLowering : public IRMutator {
   }
 
   // for mi, ni over thread `th`'s SIMT elements: fn(mi·nt + ni, th / wn + wm·mi, th % wn + wn·ni).
-  Stmt simt_elements(const Tiling& t, const Expr& th, const SourceLoc& loc, const ElementFn& fn) {
+  // With runs of vec columns (Tiling::vec), ni is g·vec + v over runs g and a last loop v of kind
+  // `run` (Vectorized for the moves of a copy): column g·wn·vec + (th % wn)·vec + v.
+  Stmt simt_elements(const Tiling& t, const Expr& th, const SourceLoc& loc, const ElementFn& fn,
+                     ForKind run = ForKind::Unrolled) {
     Var mi("mi"), ni("ni");
-    Stmt s = fn(mi * t.nt + ni, th / t.wn + mi * t.wm, th % t.wn + ni * t.wn, mi);
+    Expr row = th / t.wn + mi * t.wm;
+    if (t.vec > 1) {
+      Var g("g"), v("v");
+      Stmt s = fn(mi * t.nt + g * t.vec + v, row, g * (t.wn * t.vec) + th % t.wn * t.vec + v, mi);
+      s = make_for(v, 0, t.vec, s, run, loc);
+      s = make_for(g, 0, t.nt / t.vec, s, ForKind::Unrolled, loc);
+      return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
+    }
+    Stmt s = fn(mi * t.nt + ni, row, th % t.wn + ni * t.wn, mi);
     s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
     return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
   }
@@ -981,7 +1071,9 @@ class LayoutLowering : public IRMutator {
     if (!t.unit)
       return in_threads(t, loc, [&](const Expr& th) {
         Var mi("mi");
-        Stmt s = fn(mi, th / t.wn + mi * t.wm, rep_of(th));
+        // A row over several warps: lane 0 of each (lane_only), else the first of its wn threads.
+        Expr rep = ri.split > 1 && !lane_only ? th % t.wn == 0 : rep_of(th);
+        Stmt s = fn(mi, th / t.wn + mi * t.wm, rep);
         return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);
       });
     const MatrixUnit& u = *t.unit;

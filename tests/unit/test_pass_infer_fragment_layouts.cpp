@@ -414,3 +414,71 @@ TEST_CASE("infer_fragment_layouts: rows split over warps along N reduce through 
   CHECK_FALSE(contains(print(lowered), "shared Cf"));
   check_same_results(r.before, lowered, 1e-3);
 }
+
+namespace {
+
+// Row softmax with one row a block over 128 threads (4 warps), f16 in and out: x's row is wider
+// than a warp.
+const char* const kWideRowSoftmax = R"(
+func wide_row_softmax(X: f16[3, 1024] global, Y: f16[3, 1024] global) {
+  kernel grid(3) threads(128) -> (bx; tx) {
+    fragment x: f32[1, 1024]
+    fragment mx: f32[1]
+    fragment sm: f32[1]
+    copy X[bx +: 1, 0 +: 1024] -> x unchecked
+    reduce max(x -> mx, axis=1, clear)
+    for i in parallel(0 +: 1) {
+      for j in parallel(0 +: 1024) {
+        x[i, j] = exp(x[i, j] - mx[i])
+      }
+    }
+    reduce sum(x -> sm, axis=1, clear)
+    for i in parallel(0 +: 1) {
+      for j in parallel(0 +: 1024) {
+        x[i, j] = x[i, j] / sm[i]
+      }
+    }
+    copy x -> Y[bx +: 1, 0 +: 1024] unchecked
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("infer_fragment_layouts: a SIMT row wider than a warp reduces by shuffles, then shared scratch") {
+  // 128 threads on one row of 1024: a 1×128 grid, 8 columns a thread in one run of 8 (a 16-byte
+  // move of f16), each warp's part through row_scratch after its butterfly over 32 lanes.
+  for (const char* arch : {"sm_80", "gfx90a"}) {
+    INFO(arch);
+    const TargetInfo info = arch[0] == 's' ? test::sm80() : test::cdna(arch);
+    PassRun r = run_pass(kWideRowSoftmax, infer_fragment_layouts, info);
+    INFO(r.text);
+    CHECK(contains(r.text, "local x: f32[8]"));
+    CHECK(contains(r.text, "local mx: f32[1]"));
+    CHECK(contains(r.text, "local x_stage_"));
+    CHECK(contains(r.text, "vectorized(0 +: 8)"));
+    CHECK(contains(r.text, arch[0] == 's' ? "shuffle_xor(16 of 32)" : "shuffle_xor(32 of 64)"));
+    CHECK(contains(r.text, "shared row_scratch_"));
+    CHECK(contains(r.text, arch[0] == 's' ? ": f32[4, 1]" : ": f32[2, 1]"));  // a part per warp
+    CHECK_FALSE(contains(r.text, "fragment "));
+    check_same_results(r.before, r.after, 1e-5);
+    Function lowered = partition_threads(r.after, info);
+    CHECK_FALSE(contains(print(lowered), "shared x"));
+    check_same_results(r.before, lowered, 1e-5);
+  }
+  // Where one warp can hold the rows with every thread busy, no scratch: 4 rows of 256 over 128
+  // threads are a 4×32 grid.
+  std::string four = kWideRowSoftmax;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"f16[3, 1024]", "f16[12, 256]"},
+                          {"f32[1, 1024]", "f32[4, 256]"},
+                          {"0 +: 1024", "0 +: 256"},
+                          {"f32[1]", "f32[4]"},
+                          {"0 +: 1)", "0 +: 4)"},
+                          {"bx +: 1", "bx*4 +: 4"}})
+    for (std::size_t at; (at = four.find(from)) != std::string::npos;) four.replace(at, from.size(), to);
+  PassRun q = run_pass(four, infer_fragment_layouts, test::sm80());
+  INFO(q.text);
+  CHECK(contains(q.text, "local x: f32[8]"));
+  CHECK_FALSE(contains(q.text, "row_scratch"));
+  check_same_results(q.before, q.after, 1e-5);
+}
