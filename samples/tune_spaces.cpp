@@ -19,7 +19,9 @@ Device kind(const TargetInfo& t) {
 }
 
 /// A tile is worth trying when it is the smallest one listed or its half does not cover the extent.
-bool not_oversized(int64_t tile, int64_t extent, int64_t smallest) { return tile <= smallest || tile / 2 < extent; }
+bool not_oversized(int64_t tile, int64_t extent, int64_t smallest) {
+  return tile <= smallest || tile / 2 < extent;
+}
 
 double elt(DType t) { return element_bytes(t); }
 
@@ -39,9 +41,11 @@ TuneSpace gemm_like_space(const Params& p, DType t, const TargetInfo& info, bool
   const Device d = kind(info);
   if (d == Device::Gpu) {
     s.params = {{"block_M", {64, 128, 256}}, {"block_N", {64, 128, 256}}, {"block_K", {32, 64}}};
-    if (threads_and_stages) s.params.push_back({"stages", {2, 3, 4}}), s.params.push_back({"threads", {128, 256}});
+    if (threads_and_stages)
+      s.params.push_back({"stages", {2, 3, 4}}), s.params.push_back({"threads", {128, 256}});
   } else if (d == Device::Cpu) {  // tiles sized for the caches (docs/PERF.md, CPU); no stages there
-    s.params = {{"block_M", {32, 64, 96, 128, 192}}, {"block_N", {64, 128, 256}}, {"block_K", {32, 64, 128, 256}}};
+    s.params = {
+        {"block_M", {32, 64, 96, 128, 192}}, {"block_N", {64, 128, 256}}, {"block_K", {32, 64, 128, 256}}};
   } else {
     s.params = {{"block_M", {16, 32, 64}}, {"block_N", {16, 32, 64}}, {"block_K", {16, 32}}};
   }
@@ -51,7 +55,8 @@ TuneSpace gemm_like_space(const Params& p, DType t, const TargetInfo& info, bool
   s.valid = [=](const TuneConfig& c) {
     View v{c, p};
     const int64_t bm = v("block_M"), bn = v("block_N"), bk = v("block_K");
-    if (!not_oversized(bm, M, smallest_m) || !not_oversized(bn, N, smallest_n) || !not_oversized(bk, K, smallest_k))
+    if (!not_oversized(bm, M, smallest_m) || !not_oversized(bn, N, smallest_n) ||
+        !not_oversized(bk, K, smallest_k))
       return false;
     if (d == Device::Cpu)  // a block's A and B tiles and its f32 accumulators within L2 (2 MiB)
       return (bm * bk + bk * bn) * elt(t) + bm * bn * 4.0 <= 2.0 * 1024 * 1024;
@@ -82,7 +87,8 @@ TuneSpace flash_attention_space(const Params& p, DType t, const TargetInfo& info
   TuneSpace s;
   const Device d = kind(info);
   if (d == Device::Gpu)
-    s.params = {{"block_M", {64, 128}}, {"block_N", {32, 64, 128}}, {"stages", {1, 2, 3}}, {"threads", {128, 256}}};
+    s.params = {
+        {"block_M", {64, 128}}, {"block_N", {32, 64, 128}}, {"stages", {1, 2, 3}}, {"threads", {128, 256}}};
   else
     s.params = {{"block_M", {16, 32, 64}}, {"block_N", {16, 32, 64}}};
   const int64_t S = param(p, "S"), D = param(p, "D");
@@ -169,7 +175,8 @@ TuneSpace conv2d_space(const Params& p, DType t, const TargetInfo& info) {
 
 TuneSpace block_reduce_space(const Params& p, DType, const TargetInfo& info) {
   TuneSpace s;
-  s.params = {{"threads", {64, 128, 256, 512, 1024}}, {"elements_per_block", {1024, 2048, 4096, 8192, 16384}}};
+  s.params = {{"threads", {64, 128, 256, 512, 1024}},
+              {"elements_per_block", {1024, 2048, 4096, 8192, 16384}}};
   const int64_t N = param(p, "N");
   s.valid = [=](const TuneConfig& c) {
     const int64_t threads = c.at("threads"), per_block = c.at("elements_per_block");
@@ -188,9 +195,13 @@ std::function<TuneSpace(const Params&, DType, const TargetInfo&)> tune_space_of(
   if (sample == "gemm_softmax") return gemm_softmax_space;
   if (sample == "flash_attention") return flash_attention_space;
   if (sample == "softmax")
-    return [](const Params& p, DType t, const TargetInfo& i) { return row_space(p, t, i, {128, 256, 512, 1024}); };
+    return [](const Params& p, DType t, const TargetInfo& i) {
+      return row_space(p, t, i, {128, 256, 512, 1024});
+    };
   if (sample == "rmsnorm")
-    return [](const Params& p, DType t, const TargetInfo& i) { return row_space(p, t, i, {256, 512, 1024, 2048}); };
+    return [](const Params& p, DType t, const TargetInfo& i) {
+      return row_space(p, t, i, {256, 512, 1024, 2048});
+    };
   if (sample == "dequant_gemm") return dequant_gemm_space;
   if (sample == "conv2d") return conv2d_space;
   if (sample == "block_reduce") return block_reduce_space;

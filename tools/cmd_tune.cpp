@@ -29,7 +29,8 @@ std::vector<TuneParam> parse_space(const std::string& text) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
       throw UsageError("--space takes NAME=V:V:...,..., not '" + item + "'");
     TuneParam p{item.substr(0, eq), {}};
-    for (const std::string& v : split(item.substr(eq + 1), ':')) p.values.push_back(parse_int(v, "--space " + p.name));
+    for (const std::string& v : split(item.substr(eq + 1), ':'))
+      p.values.push_back(parse_int(v, "--space " + p.name));
     out.push_back(std::move(p));
   }
   return out;
@@ -37,8 +38,8 @@ std::vector<TuneParam> parse_space(const std::string& text) {
 
 /// The sample's space for this problem and target, with --set names left out (the user's value
 /// holds) and --space values in place of the sample's.
-TuneSpace sample_space(const samples::Sample& s, const samples::Params& params, DType t, const TargetInfo& info,
-                       const samples::Params& fixed, const std::string& space_flag) {
+TuneSpace sample_space(const samples::Sample& s, const samples::Params& params, DType t,
+                       const TargetInfo& info, const samples::Params& fixed, const std::string& space_flag) {
   if (!s.tune_space) throw UsageError("sample " + s.name + " declares no tuning space");
   TuneSpace space = s.tune_space(params, t, info);
   std::erase_if(space.params, [&](const TuneParam& p) { return fixed.count(p.name) != 0; });
@@ -83,15 +84,18 @@ void print_table(const TuneResult& r) {
   std::size_t width = 6;
   for (const TuneTrial& t : r.trials) width = std::max(width, format_config(t.config).size() + 3);
   std::cout << std::left << std::setw(int(width)) << "CONFIG" << std::setw(16) << "STATUS" << std::setw(11)
-            << "MEDIAN_MS" << "RATE / REASON\n";
+            << "MEDIAN_MS"
+            << "RATE / REASON\n";
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     const TuneTrial& t = r.trials[i];
     const std::string mark = r.best_index == i ? " *" : r.baseline_index == i ? " d" : "";
-    std::cout << std::setw(int(width)) << format_config(t.config) + mark << std::setw(16) << status_name(t.status);
+    std::cout << std::setw(int(width)) << format_config(t.config) + mark << std::setw(16)
+              << status_name(t.status);
     if (t.status == TuneStatus::Ok)
       std::cout << std::setw(11) << format_number(t.time.median_ms) << rate_text(t);
     else
-      std::cout << std::setw(11) << "-" << t.reason.substr(0, std::min(t.reason.find('\n'), std::size_t(160)));
+      std::cout << std::setw(11) << "-"
+                << t.reason.substr(0, std::min(t.reason.find('\n'), std::size_t(160)));
     std::cout << "\n";
   }
   std::cout << "(* the best, d the default)\n";
@@ -99,8 +103,8 @@ void print_table(const TuneResult& r) {
 
 void print_winner(const TuneResult& r) {
   const TuneTrial& best = r.trials[*r.best_index];
-  std::cout << std::setw(9) << "best" << format_config(best.config) << "  " << format_number(best.time.median_ms)
-            << " ms";
+  std::cout << std::setw(9) << "best" << format_config(best.config) << "  "
+            << format_number(best.time.median_ms) << " ms";
   if (!rate_text(best).empty()) std::cout << "  " << rate_text(best);
   if (r.baseline_index && r.trials[*r.baseline_index].status == TuneStatus::Ok) {
     const double base = r.trials[*r.baseline_index].time.median_ms;
@@ -123,13 +127,15 @@ TuneCheck parse_check(const std::string& v) {
 
 int cmd_tune(const std::vector<std::string>& argv) {
   static const char* usage =
-      "usage: tilegen tune SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--space K=V:V...,...]\n"
-      "                   [--runs N] [--warmup N] [--jobs N] [--check first|interp|none] [--retune] [--no-store]\n"
+      "usage: tilegen tune SAMPLE [--target T] [--device N] [--set K=V,...] [--dtype D] [--space "
+      "K=V:V...,...]\n"
+      "                   [--runs N] [--warmup N] [--jobs N] [--check first|interp|none] [--retune] "
+      "[--no-store]\n"
       "                   [--seed N] [--param K=V,...]\n"
       "  tunes the sample's tiles at its bench shape; --set fixes a parameter, --space gives its values\n";
-  static const std::vector<FlagSpec> flags = {{"target"}, {"device"}, {"set"},    {"dtype"},           {"space"},
-                                              {"runs"},   {"warmup"}, {"jobs"},   {"check"},           {"seed"},
-                                              {"param"},  {"retune", false},      {"no-store", false}};
+  static const std::vector<FlagSpec> flags = {
+      {"target"}, {"device"}, {"set"},  {"dtype"}, {"space"},         {"runs"},           {"warmup"},
+      {"jobs"},   {"check"},  {"seed"}, {"param"}, {"retune", false}, {"no-store", false}};
   Args a = parse_args(argv, flags, 1);
   if (a.has("help")) return print_usage(usage);
   if (a.positional.empty()) throw UsageError(std::string("missing SAMPLE; ") + usage);
@@ -163,11 +169,12 @@ int cmd_tune(const std::vector<std::string>& argv) {
   // The sample's own inputs (int4 weights in range, ...) at the baseline's kernel parameters.
   const Kernel baseline = build_kernel(s, params, dtype);
   std::mt19937_64 rng(a.get_u64("seed", 1));
-  samples::Problem problem = s.make_inputs ? s.make_inputs(params, dtype, rng) : s.make_problem(params, dtype, rng);
+  samples::Problem problem =
+      s.make_inputs ? s.make_inputs(params, dtype, rng) : s.make_problem(params, dtype, rng);
   opt.args = samples::kernel_args(baseline.function(), problem);
 
-  std::cout << std::left << std::setw(9) << "sample" << s.name << " " << dtype.name() << " " << format_params(params)
-            << "\n"
+  std::cout << std::left << std::setw(9) << "sample" << s.name << " " << dtype.name() << " "
+            << format_params(params) << "\n"
             << std::setw(9) << "target" << target.name() << ": " << describe_device(target.info()) << "\n"
             << std::setw(9) << "space" << space_text(space) << " (" << space.size() << " combinations, "
             << space.configs().size() << " after the filter)" << std::endl;
@@ -180,8 +187,9 @@ int cmd_tune(const std::vector<std::string>& argv) {
       },
       opt);
   if (r.from_cache) {
-    std::cout << std::setw(9) << "best" << format_config(r.best) << "  " << format_number(r.best_time.median_ms)
-              << " ms (stored in " << r.store_path << "; --retune tunes again)\n";
+    std::cout << std::setw(9) << "best" << format_config(r.best) << "  "
+              << format_number(r.best_time.median_ms) << " ms (stored in " << r.store_path
+              << "; --retune tunes again)\n";
     return 0;
   }
   print_table(r);

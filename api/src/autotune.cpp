@@ -4,10 +4,10 @@
 // Compiling in parallel is safe: Target::compile runs the pass pipeline (functions of their
 // input IR) and the plugin's codegen, which keeps no state between calls in any plugin (cpu: an
 // LLVMContext and TargetMachine per call; cuda: NVRTC, thread-safe, one program per call; hip:
-// hiprtc, or clang in a private temporary directory per call; vulkan: its own SPIR-V builder per call; interp: the IR text); the one step that touches the
-// device, loading the module, holds the device's lock; kernel-cache writes use unique temporary
-// names. Timing is kept apart from compiling so that no timed run shares the machine with a
-// compiler (on the cpu target they would share the cores).
+// hiprtc, or clang in a private temporary directory per call; vulkan: its own SPIR-V builder per call;
+// interp: the IR text); the one step that touches the device, loading the module, holds the device's lock;
+// kernel-cache writes use unique temporary names. Timing is kept apart from compiling so that no timed run
+// shares the machine with a compiler (on the cpu target they would share the cores).
 #include "tilegen/autotune.h"
 
 #include <algorithm>
@@ -44,11 +44,13 @@ std::vector<TuneConfig> TuneSpace::configs(Loc loc) const {
     if (p.name.empty()) throw Error("autotune: a parameter of the space has no name", where);
     if (!names.insert(p.name).second)
       throw Error("autotune: the space names '" + p.name + "' twice; give each parameter once", where);
-    if (p.values.empty()) throw Error("autotune: parameter '" + p.name + "' of the space has no values", where);
+    if (p.values.empty())
+      throw Error("autotune: parameter '" + p.name + "' of the space has no values", where);
     std::set<int64_t> seen;
     for (int64_t v : p.values)
       if (!seen.insert(v).second)
-        throw Error("autotune: parameter '" + p.name + "' lists the value " + std::to_string(v) + " twice", where);
+        throw Error("autotune: parameter '" + p.name + "' lists the value " + std::to_string(v) + " twice",
+                    where);
   }
   if (size() > kMaxConfigs)
     throw Error("autotune: the space has more than " + std::to_string(kMaxConfigs) +
@@ -120,8 +122,8 @@ std::vector<TuneConfig> configs_to_try(const TuneSpace& space, const TuneOptions
   if (opt.baseline) {
     for (const TuneParam& p : space.params)
       if (!opt.baseline->count(p.name))
-        throw Error("autotune: the baseline " + format_config(*opt.baseline) + " has no value for '" + p.name +
-                        "'; give it every parameter of the space",
+        throw Error("autotune: the baseline " + format_config(*opt.baseline) + " has no value for '" +
+                        p.name + "'; give it every parameter of the space",
                     where);
     if (opt.baseline->size() != space.params.size())
       throw Error("autotune: the baseline " + format_config(*opt.baseline) +
@@ -139,8 +141,9 @@ std::vector<TuneConfig> configs_to_try(const TuneSpace& space, const TuneOptions
 
 /// make() of each config and Target::compile on `jobs` threads. The first kernel (made on the
 /// caller's thread) fixes the parameters every other kernel must take.
-void compile_all(const Target& target, std::vector<Candidate>& cands, const std::function<Kernel(const TuneConfig&)>& make,
-                 const Inputs& in, const TuneOptions& opt, Progress& progress) {
+void compile_all(const Target& target, std::vector<Candidate>& cands,
+                 const std::function<Kernel(const TuneConfig&)>& make, const Inputs& in,
+                 const TuneOptions& opt, Progress& progress) {
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < cands.size(); i = next++) {
@@ -167,7 +170,8 @@ void compile_all(const Target& target, std::vector<Candidate>& cands, const std:
           c.trial.reason = message_of(e);
         }
       }
-      c.trial.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      c.trial.compile_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       progress.step(c.trial, nullptr);
     }
   };
@@ -241,7 +245,9 @@ void check_options(const Target& target, const TuneOptions& opt, const SourceLoc
     throw Error("autotune: TuneOptions::profile needs runs >= 1 and warmup >= 0 (got runs " +
                     std::to_string(opt.profile.runs) + ", warmup " + std::to_string(opt.profile.warmup) + ")",
                 where);
-  if (opt.jobs < 0) throw Error("autotune: TuneOptions::jobs is " + std::to_string(opt.jobs) + "; give 0 (all) or more", where);
+  if (opt.jobs < 0)
+    throw Error("autotune: TuneOptions::jobs is " + std::to_string(opt.jobs) + "; give 0 (all) or more",
+                where);
   if (!(opt.flops >= 0) || !(opt.bytes >= 0))
     throw Error("autotune: TuneOptions::flops and bytes must be 0 (not reported) or positive", where);
   resolve_compile_options(target.plugin(), opt.compile, where);  // the same for every config: misuse
@@ -251,8 +257,8 @@ void check_options(const Target& target, const TuneOptions& opt, const SourceLoc
 
 }  // namespace
 
-TuneResult autotune(const Target& target, const TuneSpace& space, const std::function<Kernel(const TuneConfig&)>& make,
-                    const TuneOptions& opt, Loc loc) {
+TuneResult autotune(const Target& target, const TuneSpace& space,
+                    const std::function<Kernel(const TuneConfig&)>& make, const TuneOptions& opt, Loc loc) {
   const SourceLoc where = SourceLoc::from(loc);
   if (!make) throw Error("autotune: the kernel-making function is empty", where);
   check_options(target, opt, where);
@@ -290,8 +296,8 @@ TuneResult autotune(const Target& target, const TuneSpace& space, const std::fun
   for (const TuneParam& p : space.params) names.push_back(p.name);
   if (opt.use_store && KernelCache::enabled()) {
     try {
-      store = make_store(opt.store_dir.empty() ? default_store_dir() : opt.store_dir, target, space, first_kernel,
-                         in, opt);
+      store = make_store(opt.store_dir.empty() ? default_store_dir() : opt.store_dir, target, space,
+                         first_kernel, in, opt);
       result.store_path = store->cache.path_of(store->key);
       if (!opt.retune)
         if (std::optional<TuneTrial> hit = store->load(names)) {

@@ -20,12 +20,14 @@ std::string shape_text(const std::vector<int64_t>& s) {
 /// Whether the kernel writes the tensor anywhere.
 bool writes(const Function& f, const Buffer& b) {
   bool w = false;
-  for_each_buffer_access(f.body, [&](const Buffer& x, BufferAccess how) { w = w || (is_write(how) && x.same_as(b)); });
+  for_each_buffer_access(
+      f.body, [&](const Buffer& x, BufferAccess how) { w = w || (is_write(how) && x.same_as(b)); });
   return w;
 }
 bool reads(const Function& f, const Buffer& b) {
   bool r = false;
-  for_each_buffer_access(f.body, [&](const Buffer& x, BufferAccess how) { r = r || (is_read(how) && x.same_as(b)); });
+  for_each_buffer_access(f.body,
+                         [&](const Buffer& x, BufferAccess how) { r = r || (is_read(how) && x.same_as(b)); });
   return r;
 }
 
@@ -80,13 +82,14 @@ void copy_given(Slot& s, const KernelArg& a, std::size_t i, const SourceLoc& loc
       throw Error("autotune: " + label + " is a null or empty DeviceBuffer", loc);
     s.shape = (*b)->shape();
     if ((*b)->dtype() != s.dtype)
-      throw Error("autotune: " + label + " has dtype " + std::string((*b)->dtype().name()) + ", the kernel's is " +
-                      std::string(s.dtype.name()),
+      throw Error("autotune: " + label + " has dtype " + std::string((*b)->dtype().name()) +
+                      ", the kernel's is " + std::string(s.dtype.name()),
                   loc);
     s.initial.resize((*b)->bytes());
     if (!s.initial.empty()) (*b)->download(s.initial.data(), s.initial.size());
   } else if (auto* h = std::get_if<HostTensor>(&a)) {
-    if (!h->data && h->bytes() > 0) throw Error("autotune: " + label + ": the host tensor's data is null", loc);
+    if (!h->data && h->bytes() > 0)
+      throw Error("autotune: " + label + ": the host tensor's data is null", loc);
     if (h->dtype != s.dtype)
       throw Error("autotune: " + label + " has dtype " + std::string(h->dtype.name()) + ", the kernel's is " +
                       std::string(s.dtype.name()),
@@ -95,8 +98,8 @@ void copy_given(Slot& s, const KernelArg& a, std::size_t i, const SourceLoc& loc
     s.initial.resize(h->bytes());
     if (!s.initial.empty()) std::memcpy(s.initial.data(), h->data, s.initial.size());
   } else {
-    throw Error("autotune: " + label + " is a scalar; the kernel takes a tensor " + std::string(s.dtype.name()) +
-                    " there",
+    throw Error("autotune: " + label + " is a scalar; the kernel takes a tensor " +
+                    std::string(s.dtype.name()) + " there",
                 loc);
   }
 }
@@ -110,14 +113,15 @@ Inputs Inputs::make(const Target& target, const Function& f, const TuneOptions& 
   for (const Param& p : f.params) n_params += p.kind != Param::Kind::Size;
   const bool given = !opt.args.empty();
   if (given && opt.args.size() != n_params)
-    throw Error("autotune: TuneOptions::args has " + std::to_string(opt.args.size()) + " argument(s); kernel '" +
-                    f.name + "' takes " + std::to_string(n_params) + " (sizes omitted)",
+    throw Error("autotune: TuneOptions::args has " + std::to_string(opt.args.size()) +
+                    " argument(s); kernel '" + f.name + "' takes " + std::to_string(n_params) +
+                    " (sizes omitted)",
                 loc);
   for (const auto& [name, shape] : opt.shapes) {
     const Param* p = f.find_param(name);
     if (!p || p->kind != Param::Kind::Tensor)
-      throw Error("autotune: TuneOptions::shapes names '" + name + "', which is no tensor parameter of kernel '" +
-                      f.name + "'",
+      throw Error("autotune: TuneOptions::shapes names '" + name +
+                      "', which is no tensor parameter of kernel '" + f.name + "'",
                   loc);
   }
   std::size_t i = 0;
@@ -131,7 +135,8 @@ Inputs Inputs::make(const Target& target, const Function& f, const TuneOptions& 
       if (given) {
         const KernelArg& a = opt.args[i];
         if (!std::holds_alternative<double>(a) && !std::holds_alternative<int64_t>(a))
-          throw Error("autotune: " + param_label(i, s.name) + " is a tensor; the kernel takes a scalar there", loc);
+          throw Error("autotune: " + param_label(i, s.name) + " is a tensor; the kernel takes a scalar there",
+                      loc);
         s.scalar = a;
       } else {
         auto it = opt.scalars.find(s.name);
@@ -152,11 +157,13 @@ Inputs Inputs::make(const Target& target, const Function& f, const TuneOptions& 
         s.shape = *c;
       } else {
         throw Error("autotune: tensor '" + s.name + "' of kernel '" + f.name +
-                        "' has symbolic dimensions; give its shape in TuneOptions::shapes (or pass TuneOptions::args)",
+                        "' has symbolic dimensions; give its shape in TuneOptions::shapes (or pass "
+                        "TuneOptions::args)",
                     loc);
       }
       for (int64_t d : s.shape)
-        if (d < 0) throw Error("autotune: tensor '" + s.name + "' has the negative shape " + shape_text(s.shape), loc);
+        if (d < 0)
+          throw Error("autotune: tensor '" + s.name + "' has the negative shape " + shape_text(s.shape), loc);
       if (s.shape.size() != p.buffer->shape.size())
         throw Error("autotune: tensor '" + s.name + "' has rank " + std::to_string(s.shape.size()) + " " +
                         shape_text(s.shape) + "; the kernel's is " + std::to_string(p.buffer->shape.size()),
@@ -167,8 +174,8 @@ Inputs Inputs::make(const Target& target, const Function& f, const TuneOptions& 
         s.buffer = target.alloc(s.shape, s.dtype);
         if (!s.initial.empty()) s.buffer.upload(s.initial.data(), s.initial.size());
       } catch (const Error& e) {
-        throw Error("autotune: cannot allocate the tuner's copy of '" + s.name + "' " + shape_text(s.shape) + ": " +
-                        e.message(),
+        throw Error("autotune: cannot allocate the tuner's copy of '" + s.name + "' " + shape_text(s.shape) +
+                        ": " + e.message(),
                     loc);
       }
     }
@@ -223,7 +230,8 @@ std::string Inputs::mismatch(const Function& f) const {
     if (i >= slots.size()) return "it has more parameters than the first config's kernel";
     const Slot& s = slots[i++];
     if (p.name() != s.name || (p.kind == Param::Kind::Tensor) != s.is_tensor)
-      return "its parameter " + std::to_string(i) + " is '" + p.name() + "', the first config's is '" + s.name + "'";
+      return "its parameter " + std::to_string(i) + " is '" + p.name() + "', the first config's is '" +
+             s.name + "'";
     if (!s.is_tensor) continue;
     if (p.buffer->dtype != s.dtype || p.buffer->shape.size() != s.shape.size())
       return "its tensor '" + s.name + "' differs in dtype or rank from the first config's";
@@ -284,8 +292,9 @@ std::string compare_outputs(const Inputs& in, const std::vector<std::vector<uint
     }
     if (bad && first_problem.empty())
       first_problem = s.name + ": " + std::to_string(bad) + " of " + std::to_string(numel) +
-                      " elements differ from the reference's beyond the tolerance, first at " + std::to_string(first) +
-                      ": got " + std::to_string(got_first) + ", reference " + std::to_string(want_first);
+                      " elements differ from the reference's beyond the tolerance, first at " +
+                      std::to_string(first) + ": got " + std::to_string(got_first) + ", reference " +
+                      std::to_string(want_first);
   }
   if (max_error) *max_error = worst;
   return first_problem;

@@ -65,7 +65,8 @@ void Progress::step(const TuneTrial& trial, const TuneTrial* best) {
        << status_name(trial.status);
   if (trial.status == TuneStatus::Ok && timing) *os_ << " " << ms_text(trial.time.median_ms);
   if (trial.status != TuneStatus::Ok) *os_ << " (" << trial.reason.substr(0, trial.reason.find('\n')) << ")";
-  if (timing && best) *os_ << " (best " << ms_text(best->time.median_ms) << " " << format_config(best->config) << ")";
+  if (timing && best)
+    *os_ << " (best " << ms_text(best->time.median_ms) << " " << format_config(best->config) << ")";
   *os_ << std::endl;
 }
 
@@ -74,8 +75,8 @@ void Progress::draw(const TuneTrial* best) {
   const std::size_t filled = total_ ? done_ * width / total_ : width;
   std::string line = "\r\033[K" + phase_;
   line.resize(std::max<std::size_t>(line.size(), 15), ' ');
-  line += "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + std::to_string(done_) + "/" +
-          std::to_string(total_);
+  line += "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + std::to_string(done_) +
+          "/" + std::to_string(total_);
   if (failed_) line += "  " + std::to_string(failed_) + " failed";
   if (best) line += "  best " + ms_text(best->time.median_ms) + " " + format_config(best->config);
   if (done_ > 0 && done_ < total_) {

@@ -53,10 +53,10 @@ Store make_store(const std::string& dir, const Target& target, const TuneSpace& 
   if (opt.baseline) options += "|baseline=" + format_config(*opt.baseline);
   Store s{KernelCache(dir), {}};
   // The kernel is its name and the IR of the first config: a change to the kernel's code re-tunes.
-  s.key = KernelCache::key({first.ir(), "autotune;" + target.name() + ";" + info.device_name,
-                            info.arch + ";t" + std::to_string(info.max_threads) + ";s" +
-                                std::to_string(info.shared_mem_bytes),
-                            options});
+  s.key = KernelCache::key(
+      {first.ir(), "autotune;" + target.name() + ";" + info.device_name,
+       info.arch + ";t" + std::to_string(info.max_threads) + ";s" + std::to_string(info.shared_mem_bytes),
+       options});
   return s;
 }
 

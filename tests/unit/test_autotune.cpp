@@ -62,7 +62,8 @@ const TuneTrial& trial_of(const TuneResult& r, int64_t bs) {
 }  // namespace
 
 TEST_CASE("autotune: the space enumerates every combination in order, less those the filter rejects") {
-  TuneSpace s{{{"a", {1, 2}}, {"b", {10, 20, 30}}}, [](const TuneConfig& c) { return c.at("a") * c.at("b") != 40; }};
+  TuneSpace s{{{"a", {1, 2}}, {"b", {10, 20, 30}}},
+              [](const TuneConfig& c) { return c.at("a") * c.at("b") != 40; }};
   CHECK(s.size() == 6);
   const std::vector<TuneConfig> c = s.configs();
   REQUIRE(c.size() == 5);
@@ -78,20 +79,26 @@ TEST_CASE("autotune: the space enumerates every combination in order, less those
   std::string e = error_of([] { TuneSpace{{{"a", {1}}, {"a", {2}}}, nullptr}.configs(); });
   CHECK(e.find(at_line(__FILE__, line)) == 0);
   CHECK(e.find("names 'a' twice") != std::string::npos);
-  CHECK(error_of([] { TuneSpace{{{"a", {}}}, nullptr}.configs(); }).find("has no values") != std::string::npos);
-  CHECK(error_of([] { TuneSpace{{{"a", {4, 4}}}, nullptr}.configs(); }).find("value 4 twice") != std::string::npos);
+  CHECK(error_of([] {
+          TuneSpace{{{"a", {}}}, nullptr}.configs();
+        }).find("has no values") != std::string::npos);
+  CHECK(error_of([] {
+          TuneSpace{{{"a", {4, 4}}}, nullptr}.configs();
+        }).find("value 4 twice") != std::string::npos);
   CHECK(error_of([] { TuneSpace{}.configs(); }).find("no parameters") != std::string::npos);
   std::vector<int64_t> many(400);
   for (int64_t i = 0; i < 400; ++i) many[std::size_t(i)] = i;
-  CHECK(error_of([&] { TuneSpace{{{"a", many}, {"b", many}}, nullptr}.configs(); }).find("more than 100000") !=
-        std::string::npos);
+  CHECK(error_of([&] {
+          TuneSpace{{{"a", many}, {"b", many}}, nullptr}.configs();
+        }).find("more than 100000") != std::string::npos);
 
   // A filter that rejects everything is the caller's mistake, said at the autotune call.
   const Target interp = Target::get("interp");
   TuneSpace none = scale_space({32, 64});
   none.valid = [](const TuneConfig&) { return false; };
+  auto make = [](const TuneConfig& c) { return scale_kernel(64, c.at("bs")); };
   const int call = __LINE__ + 1;
-  e = error_of([&] { autotune(interp, none, [](const TuneConfig& c) { return scale_kernel(64, c.at("bs")); }, quick()); });
+  e = error_of([&] { autotune(interp, none, make, quick()); });
   CHECK(e.find(at_line(__FILE__, call)) == 0);
   CHECK(e.find("rejects all of its 2 combinations") != std::string::npos);
 }
@@ -125,8 +132,8 @@ TEST_CASE("autotune: configs that do not build or compile are reported with thei
   for (const Target& t : tg::testing::host_test_targets(false)) {
     if (t.name() != "vulkan") continue;
     const TuneResult v = autotune(
-        t, scale_space({32, 65536}), [](const TuneConfig& c) { return scale_kernel(256, c.at("bs"), 2.0, 32); },
-        quick());
+        t, scale_space({32, 65536}),
+        [](const TuneConfig& c) { return scale_kernel(256, c.at("bs"), 2.0, 32); }, quick());
     CHECK(trial_of(v, 32).status == TuneStatus::Ok);
     CHECK(trial_of(v, 65536).status == TuneStatus::CompileFailed);
     CHECK(trial_of(v, 65536).reason.find(" memory") != std::string::npos);  // vulkan: Workgroup memory
@@ -135,7 +142,8 @@ TEST_CASE("autotune: configs that do not build or compile are reported with thei
   // Compile options no target takes are the caller's mistake, not a failed config.
   o = quick();
   o.compile.params["no_such_option"] = "1";
-  CHECK(error_of([&] { autotune(interp, scale_space({32}), make, o); }).find("no_such_option") != std::string::npos);
+  CHECK(error_of([&] { autotune(interp, scale_space({32}), make, o); }).find("no_such_option") !=
+        std::string::npos);
 
   // Nothing that builds: every trial says why, and no best.
   const TuneResult none = autotune(
@@ -200,7 +208,9 @@ TEST_CASE("autotune: the stored best is reused without timing; a corrupt or trun
 
   // Another problem (shape), another space, or another target is another key.
   CHECK(!autotune(interp, scale_space({32, 64}), make, o).from_cache);
-  CHECK(!autotune(interp, scale_space({32, 64, 128}), [](const TuneConfig& c) { return scale_kernel(512, c.at("bs")); }, o)
+  CHECK(!autotune(
+             interp, scale_space({32, 64, 128}),
+             [](const TuneConfig& c) { return scale_kernel(512, c.at("bs")); }, o)
              .from_cache);
 
   // Truncated, then overwritten with garbage: a miss each time, tuned again and stored whole.
@@ -263,8 +273,9 @@ TEST_CASE("autotune: inputs are the caller's arguments, copied, or random ones o
   CHECK(y[0] == 7.0f);  // the caller's output is not written
 
   o.args = {HostTensor{x.data(), {32}, f32}, HostTensor{y.data(), {64}, f32}};
-  CHECK(error_of([&] { autotune(interp, scale_space({32}), make, o); })
-            .find("its tensor 'X' has dimension 0 = 64, the arguments' is 32") != std::string::npos);
+  CHECK(error_of([&] {
+          autotune(interp, scale_space({32}), make, o);
+        }).find("its tensor 'X' has dimension 0 = 64, the arguments' is 32") != std::string::npos);
 
   const int line = __LINE__ + 2;
   o.args = {HostTensor{x.data(), {64}, f32}};
@@ -272,7 +283,8 @@ TEST_CASE("autotune: inputs are the caller's arguments, copied, or random ones o
   CHECK(e.find(at_line(__FILE__, line)) == 0);
   CHECK(e.find("has 1 argument(s)") != std::string::npos);
   o.args = {HostTensor{x.data(), {64}, f16}, HostTensor{y.data(), {64}, f32}};
-  CHECK(error_of([&] { autotune(interp, scale_space({32}), make, o); }).find("has dtype f16") != std::string::npos);
+  CHECK(error_of([&] { autotune(interp, scale_space({32}), make, o); }).find("has dtype f16") !=
+        std::string::npos);
 
   // Symbolic sizes need shapes; a shape for no tensor is misuse too.
   auto symbolic = [](const TuneConfig&) { return tg::testing::matmul_kernel(); };
@@ -282,15 +294,18 @@ TEST_CASE("autotune: inputs are the caller's arguments, copied, or random ones o
   o.shapes = {{"A", {3, 4}}, {"B", {4, 5}}, {"C", {3, 5}}};
   CHECK(autotune(interp, scale_space({1}), symbolic, o).found());
   o.shapes["Z"] = {1};
-  CHECK(error_of([&] { autotune(interp, scale_space({1}), symbolic, o); }).find("names 'Z'") != std::string::npos);
+  CHECK(error_of([&] { autotune(interp, scale_space({1}), symbolic, o); }).find("names 'Z'") !=
+        std::string::npos);
   // Scalars need values.
   o = quick();
   auto axpy = [](const TuneConfig&) { return tg::testing::axpy_kernel(64); };
-  CHECK(error_of([&] { autotune(interp, scale_space({1}), axpy, o); }).find("scalar 'alpha'") != std::string::npos);
+  CHECK(error_of([&] { autotune(interp, scale_space({1}), axpy, o); }).find("scalar 'alpha'") !=
+        std::string::npos);
   o.scalars = {{"alpha", 0.5}};
   CHECK(autotune(interp, scale_space({1}), axpy, o).found());
   o.profile.runs = 0;
-  CHECK(error_of([&] { autotune(interp, scale_space({1}), axpy, o); }).find("runs >= 1") != std::string::npos);
+  CHECK(error_of([&] { autotune(interp, scale_space({1}), axpy, o); }).find("runs >= 1") !=
+        std::string::npos);
 }
 
 #ifdef TILEGEN_HAVE_SAMPLES
@@ -305,7 +320,8 @@ TEST_CASE("autotune: every sample declares a tuning space its defaults' names be
       info.software = std::string(target) == "interp";
       info.warp_size = info.is_cpu || info.software ? 1 : 32;
       info.shared_mem_bytes = 227 * 1024;
-      const samples::Params p = samples::resolve(s, s.bench_shapes.empty() ? samples::Params{} : s.bench_shapes[0]);
+      const samples::Params p =
+          samples::resolve(s, s.bench_shapes.empty() ? samples::Params{} : s.bench_shapes[0]);
       const TuneSpace space = s.tune_space(p, s.dtypes.front(), info);
       CHECK(!space.configs().empty());
       for (const TuneParam& tp : space.params) CHECK(p.count(tp.name) == 1);
@@ -327,11 +343,14 @@ TEST_CASE("autotune: a sample's configs compile in parallel on the cpu target an
   TuneOptions o = quick();
   o.check = TuneCheck::Interpreter;
   o.flops = s.flops(p, f32);
-  const TuneResult r = autotune(*cpu, space, [&](const TuneConfig& c) {
-    samples::Params q = p;
-    for (auto& [k, v] : c) q[k] = v;
-    return s.build(q, f32);
-  }, o);
+  const TuneResult r = autotune(
+      *cpu, space,
+      [&](const TuneConfig& c) {
+        samples::Params q = p;
+        for (auto& [k, v] : c) q[k] = v;
+        return s.build(q, f32);
+      },
+      o);
   REQUIRE(r.trials.size() == 4);
   for (const TuneTrial& t : r.trials) {
     CAPTURE(format_config(t.config));
@@ -350,7 +369,8 @@ struct CliRun {
 
 CliRun tilegen_cli(const std::string& env, const std::string& args) {
   CliRun r;
-  const std::string cmd = "env " + env + " " + std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen " + args + " 2>&1";
+  const std::string cmd =
+      "env " + env + " " + std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE_MESSAGE(pipe, "cannot run ", cmd);
   char buf[4096];
@@ -371,8 +391,9 @@ TEST_CASE("cli: tune prints every config's time and status and the winner, then 
     target = "interp";
   }
   const std::string env = "TILEGEN_CACHE_DIR=" + dir.str();
-  const std::string args = "tune gemm --target " + target +
-                           " --dtype f32 --set M=48,N=40,K=32 --space block_M=16:32,block_N=64,block_K=16 --runs 2";
+  const std::string args =
+      "tune gemm --target " + target +
+      " --dtype f32 --set M=48,N=40,K=32 --space block_M=16:32,block_N=64,block_K=16 --runs 2";
   CliRun r = tilegen_cli(env, args);
   CAPTURE(r.out);
   CHECK(r.status == 0);

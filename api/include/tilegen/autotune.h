@@ -53,11 +53,11 @@ struct TuneSpace {
 };
 
 enum class TuneStatus : uint8_t {
-  Ok,           // agreed with the reference, and timed
-  BuildFailed,  // the kernel-making function threw (a combination the builder rejects)
+  Ok,             // agreed with the reference, and timed
+  BuildFailed,    // the kernel-making function threw (a combination the builder rejects)
   CompileFailed,  // the target did not compile it (shared memory or registers over the device's, ...)
-  RunFailed,    // the launch or the timing failed
-  WrongResult,  // an output outside the tolerance of the reference's
+  RunFailed,      // the launch or the timing failed
+  WrongResult,    // an output outside the tolerance of the reference's
 };
 /// "ok", "build failed", "compile failed", "run failed", "wrong result".
 const char* status_name(TuneStatus s);
@@ -66,11 +66,11 @@ const char* status_name(TuneStatus s);
 struct TuneTrial {
   TuneConfig config;
   TuneStatus status = TuneStatus::Ok;
-  std::string reason;       // what failed, when not Ok
-  ProfileResult time;       // when Ok
+  std::string reason;           // what failed, when not Ok
+  ProfileResult time;           // when Ok
   double tflops = 0, gbps = 0;  // when Ok and TuneOptions::flops / bytes are given
-  double max_error = 0;     // largest |got - want| over the outputs, when checked
-  double compile_ms = 0;    // wall time of make + compile
+  double max_error = 0;         // largest |got - want| over the outputs, when checked
+  double compile_ms = 0;        // wall time of make + compile
 };
 
 /// What each config is checked against.
@@ -140,12 +140,12 @@ struct TuneResult {
   /// Every config tried, in the order tried (the baseline first), or — from the store — the
   /// stored best alone.
   std::vector<TuneTrial> trials;
-  TuneConfig best;           // empty when no config was Ok
+  TuneConfig best;  // empty when no config was Ok
   ProfileResult best_time;
   std::optional<std::size_t> best_index;      // into trials
   std::optional<std::size_t> baseline_index;  // into trials, when a baseline was given and tuned
-  bool from_cache = false;   // the best came from the store; nothing was compiled or timed
-  std::string store_path;    // the file the best is kept in; empty when use_store is off
+  bool from_cache = false;                    // the best came from the store; nothing was compiled or timed
+  std::string store_path;                     // the file the best is kept in; empty when use_store is off
   bool found() const { return best_index.has_value(); }
 };
 
