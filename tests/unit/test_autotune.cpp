@@ -233,6 +233,15 @@ TEST_CASE("autotune: the stored best is reused without timing; a corrupt or trun
   r = autotune(interp, scale_space({32, 64, 128}), make, o);
   CHECK(!r.from_cache);
   CHECK(r.store_path.empty());
+
+  // A store directory others may write is refused, as the kernel cache's is: at the call.
+  ScratchDir open_dir("autotune_open");
+  std::filesystem::permissions(open_dir.path(), std::filesystem::perms::all);
+  o = quick(open_dir.str());
+  const int line = __LINE__ + 1;
+  const std::string e = error_of([&] { autotune(interp, scale_space({32}), make, o); });
+  CHECK(e.find(at_line(__FILE__, line)) == 0);
+  CHECK(e.find("writable by other users") != std::string::npos);
 }
 
 TEST_CASE("autotune: the baseline is tried first; progress is lines off a terminal, a redrawn bar on one") {
