@@ -143,7 +143,8 @@ class DeviceContext {
 
   /// Whose addresses this device's buffers are (MemorySpace). Host: the runtime runs a launch on
   /// HostTensor arguments in place (no copy) and Target::wrap takes any host pointer. Default:
-  /// Handles.
+  /// Handles. This and pointer_alignment() are constant for the context's life: the runtime asks
+  /// them without the device's lock.
   virtual MemorySpace memory_space() const { return MemorySpace::Handles; }
   /// The alignment in bytes that this device's kernels need of a tensor's first element, besides
   /// the element's own size (which every target needs): GPU kernels move 16-byte vectors, so a
