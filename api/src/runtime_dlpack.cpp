@@ -16,9 +16,8 @@ struct DLPackType {
   uint8_t bits;
 };
 constexpr DLPackType kTypes[] = {
-    {i8, kDLInt, 8},      {i16, kDLInt, 16},    {i32, kDLInt, 32},     {i64, kDLInt, 64},
-    {u8, kDLUInt, 8},     {u32, kDLUInt, 32},   {f16, kDLFloat, 16},   {f32, kDLFloat, 32},
-    {f64, kDLFloat, 64},  {bf16, kDLBfloat, 16},
+    {i8, kDLInt, 8},    {i16, kDLInt, 16},   {i32, kDLInt, 32},   {i64, kDLInt, 64},   {u8, kDLUInt, 8},
+    {u32, kDLUInt, 32}, {f16, kDLFloat, 16}, {f32, kDLFloat, 32}, {f64, kDLFloat, 64}, {bf16, kDLBfloat, 16},
 };
 
 std::string dl_type_str(DLDataType t) {
@@ -34,9 +33,7 @@ std::optional<DType> to_dtype(DLDataType t) {
   return std::nullopt;
 }
 
-std::string list_of(const int64_t* v, int n) {
-  return shape_str(std::vector<int64_t>(v, v + n));
-}
+std::string list_of(const int64_t* v, int n) { return shape_str(std::vector<int64_t>(v, v + n)); }
 
 /// Where a tensor's strides (in elements) leave compact row-major order: the first such
 /// dimension and the stride it would need; nullopt when they do not. Dimensions of extent 1 may
@@ -125,11 +122,12 @@ DeviceBuffer from_dlpack(DLManagedTensor* tensor, const Target& target, Loc loc)
                 where);
   std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
   if (std::optional<StrideMismatch> m = non_compact(t))
-    throw Error("from_dlpack: the tensor of shape " + shape_str(shape) + " has strides " +
-                    list_of(t.strides, t.ndim) + " (in elements), not compact row-major: dimension " +
-                    std::to_string(m->dim) + " would need stride " + std::to_string(m->compact) +
-                    "; tilegen kernels take dense tensors: make it contiguous first (.contiguous() in PyTorch)",
-                where);
+    throw Error(
+        "from_dlpack: the tensor of shape " + shape_str(shape) + " has strides " +
+            list_of(t.strides, t.ndim) + " (in elements), not compact row-major: dimension " +
+            std::to_string(m->dim) + " would need stride " + std::to_string(m->compact) +
+            "; tilegen kernels take dense tensors: make it contiguous first (.contiguous() in PyTorch)",
+        where);
   void* data = t.data ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
   check_application_memory(*dev, data, shape, *dtype, "from_dlpack", where);
   // From here the tensor is ours: its deleter runs once, when the last copy of the buffer goes.

@@ -138,13 +138,17 @@ TEST_CASE("a launch on an application's stream is a tg::Error on targets without
     CompiledKernel k = t.compile(axpy_kernel(64));
     std::vector<float> x(64, 1.f), y(64, 1.f);
     const std::string here = at_line(__FILE__, __LINE__ + 1);
-    std::string err = error_of([&] { k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{}); });
+    std::string err = error_of([&] {
+      k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{});
+    });
     CHECK(err.rfind(here, 0) == 0);
     CHECK(err.find("target '" + t.name() + "' cannot launch on the stream given") != std::string::npos);
     CHECK(y == std::vector<float>(64, 1.f));  // nothing ran
     ProfileOptions opt;
     opt.stream = Stream{};
-    err = error_of([&] { k.profile({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, opt); });
+    err = error_of([&] {
+      k.profile({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, opt);
+    });
     CHECK(err.find("cannot launch on the stream given") != std::string::npos);
     k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0});  // without: as ever
     CHECK(y == std::vector<float>(64, 2.f));
@@ -166,10 +170,13 @@ TEST_CASE("vulkan, whose buffers are handles, takes no application memory and no
   }
   std::vector<float> x(64, 1.f), y(64, 1.f);
   std::string err = error_of([&] { vk->wrap(x.data(), {64}, f32); });
-  CHECK(err.find("wrap: target 'vulkan' device 0 cannot use the memory for f32[64]: its buffers are handles") !=
-        std::string::npos);
+  CHECK(
+      err.find("wrap: target 'vulkan' device 0 cannot use the memory for f32[64]: its buffers are handles") !=
+      std::string::npos);
   CompiledKernel k = vk->compile(axpy_kernel(64));
-  err = error_of([&] { k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{}); });
+  err = error_of([&] {
+    k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{});
+  });
   CHECK(err.find("target 'vulkan' cannot launch on the stream given") != std::string::npos);
   k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0});  // staged, as ever
   CHECK(y == std::vector<float>(64, 2.f));
@@ -211,7 +218,8 @@ std::vector<float> iota_f(int n, float from = 0.f) {
 
 }  // namespace
 
-TEST_CASE("from_dlpack: a kernel on imported memory writes the producer's; the deleter runs once, at the end") {
+TEST_CASE(
+    "from_dlpack: a kernel on imported memory writes the producer's; the deleter runs once, at the end") {
   for (Target& t : host_memory_targets()) {
     INFO("target " << t.name());
     Producer px({64}, iota_f(64)), py({64}, std::vector<float>(64, 1.f));
@@ -348,8 +356,8 @@ TEST_CASE("DLPack dtypes: each tilegen dtype DLPack 0.6 names, both ways") {
     DType dtype;
     uint8_t code, bits;
   };
-  const Case cases[] = {{i8, kDLInt, 8},     {i16, kDLInt, 16},   {i32, kDLInt, 32},      {i64, kDLInt, 64},
-                        {u8, kDLUInt, 8},    {u32, kDLUInt, 32},  {f16, kDLFloat, 16},    {f32, kDLFloat, 32},
+  const Case cases[] = {{i8, kDLInt, 8},     {i16, kDLInt, 16},    {i32, kDLInt, 32},   {i64, kDLInt, 64},
+                        {u8, kDLUInt, 8},    {u32, kDLUInt, 32},   {f16, kDLFloat, 16}, {f32, kDLFloat, 32},
                         {f64, kDLFloat, 64}, {bf16, kDLBfloat, 16}};
   for (const Case& c : cases) {
     INFO(c.dtype.name());
@@ -359,7 +367,8 @@ TEST_CASE("DLPack dtypes: each tilegen dtype DLPack 0.6 names, both ways") {
     CHECK(from_dlpack(m, t).dtype() == c.dtype);  // and its deleter runs as the buffer goes
   }
   for (DType d : {boolean, int4, uint4, fp8_e5m2, fp4_e2m1})
-    CHECK(error_of([&] { to_dlpack(t.alloc({2}, d)); }).find("has no DLPack 0.6 type code") != std::string::npos);
+    CHECK(error_of([&] { to_dlpack(t.alloc({2}, d)); }).find("has no DLPack 0.6 type code") !=
+          std::string::npos);
 }
 #endif  // TILEGEN_DLPACK
 
@@ -370,14 +379,18 @@ namespace {
 /// tilegen's cuda target leaves the device's primary context current on this thread.
 struct TestDriver {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  template <typename F> F sym(const char* name) { return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr; }
+  template <typename F>
+  F sym(const char* name) {
+    return lib ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+  }
   int (*stream_create)(void**, unsigned) = sym<int (*)(void**, unsigned)>("cuStreamCreate");
   int (*stream_destroy)(void*) = sym<int (*)(void*)>("cuStreamDestroy_v2");
   int (*stream_sync)(void*) = sym<int (*)(void*)>("cuStreamSynchronize");
-  int (*mem_alloc)(unsigned long long*, std::size_t) = sym<int (*)(unsigned long long*, std::size_t)>("cuMemAlloc_v2");
+  int (*mem_alloc)(unsigned long long*,
+                   std::size_t) = sym<int (*)(unsigned long long*, std::size_t)>("cuMemAlloc_v2");
   int (*mem_free)(unsigned long long) = sym<int (*)(unsigned long long)>("cuMemFree_v2");
-  int (*to_host)(void*, unsigned long long, std::size_t) =
-      sym<int (*)(void*, unsigned long long, std::size_t)>("cuMemcpyDtoH_v2");
+  int (*to_host)(void*, unsigned long long,
+                 std::size_t) = sym<int (*)(void*, unsigned long long, std::size_t)>("cuMemcpyDtoH_v2");
   int (*to_device)(unsigned long long, const void*, std::size_t) =
       sym<int (*)(unsigned long long, const void*, std::size_t)>("cuMemcpyHtoD_v2");
 };
@@ -441,10 +454,12 @@ TEST_CASE("cuda device: launches on the application's stream, wrap of its memory
   REQUIRE(d.to_host(out.data(), mem, 64 * sizeof(float)) == 0);
   for (int i = 0; i < 64; ++i) CHECK(out[std::size_t(i)] == 2.f * float(i) + 1.f);
   void* inner = reinterpret_cast<void*>(mem + 4);
-  CHECK(error_of([&] { gpu->wrap(inner, {4}, f32); }).find("is not a multiple of 16 bytes") != std::string::npos);
-  // 4 GiB: past the allocation, whatever granule the driver rounds it to.
-  CHECK(error_of([&] { gpu->wrap(reinterpret_cast<void*>(mem), {int64_t(1) << 30}, f32); }).find("past the end") !=
+  CHECK(error_of([&] { gpu->wrap(inner, {4}, f32); }).find("is not a multiple of 16 bytes") !=
         std::string::npos);
+  // 4 GiB: past the allocation, whatever granule the driver rounds it to.
+  CHECK(error_of([&] {
+          gpu->wrap(reinterpret_cast<void*>(mem), {int64_t(1) << 30}, f32);
+        }).find("past the end") != std::string::npos);
   CHECK(error_of([&] { gpu->wrap(x.data(), {64}, f32); }).find("cannot use the memory") != std::string::npos);
 
 #if TILEGEN_DLPACK
