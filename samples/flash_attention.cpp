@@ -1,8 +1,9 @@
 // flash_attention: O = softmax(Q·Kᵀ / sqrt(D)) · V, forward, for Q, O of shape [B, H, S, D] and
 // K, V of shape [B, HKV, S, D] (grouped-query attention: head h reads kv head h / (H / HKV)).
 // A block owns block_M query rows of one head and streams K/V in block_N tiles with the online
-// softmax of FlashAttention: a running row max m and sum l in fragments, scores kept in the log2
-// domain (log2(e) / sqrt(D) folded into one scale, exp2 instead of exp), the output accumulator
+// softmax of FlashAttention: a running row max m (of the raw scores) and sum l in fragments, the
+// log2 domain (log2(e) / sqrt(D) folded into one scale applied inside exp2's argument, an fma a
+// score, as FlashAttention-2 does), the output accumulator
 // rescaled whenever m grows. The probabilities P are a fragment in the input dtype, cast from
 // the scores and fed to the P·V gemm: on mma.sync they never leave registers. With `causal`, key
 // positions after the query are masked and the K/V loop stops at the last tile any row of the
@@ -60,7 +61,8 @@ Kernel build_flash_attention(const Params& p, DType t) {
     auto Sf = k.fragment({bm, bn}, f32, "scores");
     auto P = k.fragment({bm, bn}, t, "P");  // the probabilities in the input dtype, for P·V
     auto Of = k.fragment({bm, D}, f32, "O_local");
-    auto m = k.fragment({bm}, f32, "row_max");        // running max of the scaled scores
+    auto m = k.fragment({bm}, f32, "row_max");        // running max of the raw scores
+    auto m_scaled = k.fragment({bm}, f32, "row_max_scaled");  // m · log2(e) / sqrt(D)
     auto rescale = k.fragment({bm}, f32, "rescale");  // previous max, then exp2(m_prev - m)
     auto l = k.fragment({bm}, f32, "row_sum");        // running sum of exp2(score - m)
     auto tile_sum = k.fragment({bm}, f32, "tile_sum");
@@ -75,17 +77,21 @@ Kernel build_flash_attention(const Params& p, DType t) {
       k.copy(K.slice({b, kv_head, j * bn, 0}, {1, 1, bn, D}), Ks);
       k.copy(V.slice({b, kv_head, j * bn, 0}, {1, 1, bn, D}), Vs);
       k.gemm(Qs, Ks, Sf, GemmOptions{.trans_b = true, .clear = true});
+      // Where no key of the tile is masked (range analysis proves it for S a multiple of block_N,
+      // non-causal), the select folds away and this nest moves nothing.
       k.parallel(Sf, [&](Expr i, Expr c) {
         Expr row = bx * bm + i, col = j * bn + c;
         Expr masked = a.causal ? (col > row || col >= S) : (col >= S);
-        Sf(i, c) = select(masked, -infinity(f32), Sf(i, c) * scale_log2);
+        Sf(i, c) = select(masked, -infinity(f32), Sf(i, c));
       });
       k.copy(m, rescale);
       k.reduce_max(Sf, m, 1, /*clear=*/false);
-      k.parallel(Sf, [&](Expr i, Expr c) { Sf(i, c) = exp2(Sf(i, c) - m(i)); });
+      // exp2(s·scale - m·scale): one fma a score, with m·scale once a row.
+      k.parallel({bm}, [&](Expr i) { m_scaled(i) = m(i) * scale_log2; });
+      k.parallel(Sf, [&](Expr i, Expr c) { Sf(i, c) = exp2(Sf(i, c) * scale_log2 - m_scaled(i)); });
       k.reduce_sum(Sf, tile_sum, 1);
       k.parallel({bm}, [&](Expr i) {
-        rescale(i) = exp2(rescale(i) - m(i));
+        rescale(i) = exp2((rescale(i) - m(i)) * scale_log2);
         l(i) = l(i) * rescale(i) + tile_sum(i);
       });
       k.parallel(Of, [&](Expr i, Expr d) { Of(i, d) = Of(i, d) * rescale(i); });

@@ -44,6 +44,10 @@ struct Tiling {
 // default tiles) is 128 f32 registers, which CUDA and HIP keep in registers without spilling.
 constexpr int kMaxSimtElements = 128;
 
+// The K steps of one gemm on a matrix unit that are unrolled (flash_attention's Q·Kᵀ at D = 128
+// on m16n8k16 is 8): beyond it the loop stays serial, bounding the code a K tile adds.
+constexpr int64_t kMaxUnrolledKSteps = 8;
+
 bool linear_layouts(const MatrixUnit& u) {
   Var l("l"), r("r");
   return slot_exprs(u.a_layout, u.group_size, u.a_regs(), l, r) &&
@@ -1184,8 +1188,11 @@ class LayoutLowering : public IRMutator {
                      g.loc);
       Stmt load_a = a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk) : load_operand(g, t, true, ar, warp, lane, kk);
       Stmt step = make_seq({load_a, load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
-      body.push_back(
-          make_for(kk, 0, k_extent / u.k, step, a_in_regs ? ForKind::Unrolled : ForKind::Serial, g.loc));
+      // Up to kMaxUnrolledKSteps K steps are unrolled: the operand loads of step kk + 1 then issue
+      // before the mma of step kk (a serial loop waits on each step's loads).
+      const int64_t steps = k_extent / u.k;
+      body.push_back(make_for(kk, 0, steps, step,
+                              a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
       if (temp)
         body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
           const Buffer& c = g.c.buffer;

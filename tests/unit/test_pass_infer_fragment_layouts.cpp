@@ -482,3 +482,15 @@ TEST_CASE("infer_fragment_layouts: a SIMT row wider than a warp reduces by shuff
   CHECK_FALSE(contains(q.text, "row_scratch"));
   check_same_results(q.before, q.after, 1e-5);
 }
+
+TEST_CASE("infer_fragment_layouts: up to 8 K steps of a gemm are unrolled, more stay a serial loop") {
+  // m16n8k16: K = 128 is 8 steps (flash_attention's Q·Kᵀ at D = 128), K = 256 is 16.
+  for (auto [k, unrolled] : {std::pair<int, bool>{128, true}, {256, false}}) {
+    INFO(k);
+    PassRun r = run_pass(GemmKernel{.name = "ksteps", .k = k, .in = "f16"}.text(), infer_fragment_layouts);
+    INFO(r.text);
+    const std::string steps = "(0 +: " + std::to_string(k / 16) + ")";
+    CHECK(contains(r.text, "for kk in " + std::string(unrolled ? "unrolled" : "serial") + steps));
+    check_same_results(r.before, partition_threads(r.after, test::sm80()), 1e-2);
+  }
+}
