@@ -322,7 +322,10 @@ TuneResult autotune(const Target& target, const TuneSpace& space,
 
   Reference ref{opt.check, {}};
   progress.start("timing", todo.size());
-  for (std::size_t i = 0; i < first; ++i) result.trials.push_back(std::move(cands[i].trial));
+  for (std::size_t i = 0; i < first; ++i) {
+    result.trials.push_back(std::move(cands[i].trial));
+    if (opt.on_trial) opt.on_trial(result.trials.back());
+  }
   for (Candidate& c : todo) {
     if (c.compiled) check_and_time(c, in, ref, opt);
     c.compiled.reset();  // one loaded module at a time from here on

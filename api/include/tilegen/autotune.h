@@ -132,7 +132,8 @@ struct TuneOptions {
 
   TuneProgress progress = TuneProgress::Auto;
   std::ostream* progress_stream = nullptr;  // null: std::cerr
-  /// Called on the calling thread after each config is checked and timed (or has failed).
+  /// Called on the calling thread for each trial, in order, once it is checked and timed or has
+  /// failed (not on a store hit: nothing is tried).
   std::function<void(const TuneTrial&)> on_trial;
 };
 
