@@ -125,7 +125,8 @@ TEST_CASE("autotune: configs that do not build or compile are reported with thei
   REQUIRE(r.found());
   CHECK((r.best.at("bs") == 32 || r.best.at("bs") == 64));
   CHECK(!r.from_cache);
-  CHECK(seen == std::vector<std::string>{"bs=8", "bs=32", "bs=2048", "bs=64"});  // on_trial for each, in order
+  // on_trial for each config, in order
+  CHECK(seen == std::vector<std::string>{"bs=8", "bs=32", "bs=2048", "bs=64"});
 
   // A tile over a GPU's shared memory fails its compile (interp and cpu have no such limit):
   // on vulkan where there is a device (lavapipe in CI).
