@@ -58,9 +58,11 @@ void Progress::step(const TuneTrial& trial, const TuneTrial* best) {
   failed_ += trial.status != TuneStatus::Ok;
   if (mode_ == TuneProgress::Bar) return draw(best);
   if (mode_ != TuneProgress::Lines) return;
-  // Compiling: only failures are news (their reason); timing: every config.
+  // Compiling: only failures are news (their reason); timing: every config compiled.
   const bool timing = phase_ == "timing";
   if (!timing && trial.status == TuneStatus::Ok) return;
+  if (timing && (trial.status == TuneStatus::BuildFailed || trial.status == TuneStatus::CompileFailed))
+    return;
   *os_ << "tune: " << phase_ << " " << done_ << "/" << total_ << " " << format_config(trial.config) << ": "
        << status_name(trial.status);
   if (trial.status == TuneStatus::Ok && timing) *os_ << " " << ms_text(trial.time.median_ms);
