@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# fa_check.sh LOG_DIR — a short H200 run for flash_attention (issue 14: ≥ 0.6× SDPA's cuDNN
+# back-end): builds the CLI, the cuda plugin and bench_cuda_vs_cublas alone (no tests), runs the
+# cuda conformance cases of flash_attention and gemm, then `tilegen bench flash_attention` f16/bf16
+# non-causal/causal at B8 H16 S4096 D128 each beside PyTorch SDPA (bench/torch_sdpa_peer.py),
+# the f16 tile variants, bench_cuda_vs_cublas (GEMM: no regression), and ptxas's resource use.
+set -u
+L=$1
+mkdir -p "$L"
+BUILD=${TILEGEN_FA_BUILD:-build-fa}
+export PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=OFF \
+  -DTILEGEN_PLUGIN_VULKAN=OFF -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_NULL=OFF \
+  > "$L/configure.txt" 2>&1 || { tail -20 "$L/configure.txt"; exit 1; }
+ninja -C "$BUILD" tilegen_cli tilegen_cuda bench_cuda_vs_cublas > "$L/build.txt" 2>&1 || { tail -40 "$L/build.txt"; exit 1; }
+TG=$BUILD/bin/tilegen
+t() { echo "== $(date +%T) $*"; timeout 300 "$@" 2>&1; echo "== exit $?"; }
+SHAPE=B=8,H=16,HKV=16,S=4096,D=128
+{
+  t "$TG" conformance --target cuda --sample flash_attention,gemm --json "$L/conformance_fa.json"
+  for dt in f16 bf16; do
+    for causal in 0 1; do
+      t "$TG" bench flash_attention --target cuda --dtype $dt --set $SHAPE,causal=$causal --csv "$L/bench_flash_attention.csv"
+      t python3 bench/torch_sdpa_peer.py --B 8 --H 16 --HKV 16 --S 4096 --D 128 --causal $causal --dtype $dt
+    done
+  done
+  for v in block_M=64 block_M=128,block_N=32 block_M=64,block_N=128; do
+    t "$TG" bench flash_attention --target cuda --dtype f16 --set $SHAPE,$v
+  done
+  t "$BUILD/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv"
+  for causal in 0 1; do
+    "$TG" source flash_attention --target cuda --dtype f16 --set $SHAPE,causal=$causal,block_M=128 --emit asm > "$L/fa_c$causal.ptx" 2>&1
+    t ptxas -arch=sm_90 -v "$L/fa_c$causal.ptx" -o /dev/null
+  done
+} > "$L/fa.txt" 2>&1
+rm -f "$L"/*.ptx
