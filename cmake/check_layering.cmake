@@ -6,9 +6,9 @@
 #   api     may include  all three (and targets/common, the plugins, build on api)
 function(tilegen_expect_no_upward_include layer header)
   get_target_property(dirs tilegen_${layer} INCLUDE_DIRECTORIES)
-  set(probe ${CMAKE_BINARY_DIR}/layering/${layer}_upward.cpp)
+  set(probe ${PROJECT_BINARY_DIR}/layering/${layer}_upward.cpp)
   file(WRITE ${probe} "#include \"${header}\"\nint main() { return 0; }\n")
-  try_compile(compiled ${CMAKE_BINARY_DIR}/layering/${layer}
+  try_compile(compiled ${PROJECT_BINARY_DIR}/layering/${layer}
     SOURCES ${probe}
     CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${dirs}"
     CXX_STANDARD 20)
@@ -18,7 +18,7 @@ function(tilegen_expect_no_upward_include layer header)
   endif()
   # The same probe with the header's own layer visible must compile, or the check proves nothing.
   get_target_property(above_dirs ${ARGN} INCLUDE_DIRECTORIES)
-  try_compile(sane ${CMAKE_BINARY_DIR}/layering/${layer}_sane
+  try_compile(sane ${PROJECT_BINARY_DIR}/layering/${layer}_sane
     SOURCES ${probe}
     CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${above_dirs}"
     CXX_STANDARD 20)

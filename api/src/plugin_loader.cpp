@@ -33,8 +33,12 @@
 #ifndef TILEGEN_VERSION
 #define TILEGEN_VERSION "unknown"
 #endif
-#ifndef TILEGEN_PLUGIN_INSTALL_DIR
-#define TILEGEN_PLUGIN_INSTALL_DIR ""
+// The install's plugin directory, relative to the directory libtilegen.so is in (lib/tilegen/
+// beside lib/libtilegen.so): found from where the library is at run time, not from the install
+// prefix at build time, so an installed tree moved elsewhere still finds its own plugins, and a
+// build tree never loads those of an install.
+#ifndef TILEGEN_PLUGIN_SUBDIR
+#define TILEGEN_PLUGIN_SUBDIR "tilegen"
 #endif
 
 namespace tg {
@@ -295,13 +299,17 @@ std::vector<std::string> plugin_search_dirs() {
       start = colon + 1;
     }
   }
-  add(TILEGEN_PLUGIN_INSTALL_DIR);
-  // Beside libtilegen.so itself: dladdr on one of the library's own functions.
+  // Where libtilegen.so itself is (dladdr on one of the library's own functions, symbolic links
+  // resolved): its TILEGEN_PLUGIN_SUBDIR (the install's plugin directory), then that directory
+  // itself (the build tree's lib/, where the plugins sit beside libtilegen).
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&plugin_search_dirs), &info) && info.dli_fname) {
     std::error_code ec;
     fs::path lib = fs::weakly_canonical(fs::path(info.dli_fname), ec);
-    add(lib.parent_path().string());
+    if (!lib.parent_path().empty()) {
+      add((lib.parent_path() / TILEGEN_PLUGIN_SUBDIR).string());
+      add(lib.parent_path().string());
+    }
   }
   return dirs;
 }

@@ -30,8 +30,8 @@ std::vector<PluginRecord> discover_plugins();
 /// library of that name is found.
 std::optional<PluginRecord> discover_plugin(const std::string& name);
 
-/// The directories searched, in order: TILEGEN_PLUGIN_PATH, the install's plugin directory, the
-/// directory of libtilegen.so.
+/// The directories searched, in order: TILEGEN_PLUGIN_PATH, the install's plugin directory
+/// (tilegen/ in the directory of libtilegen.so), the directory of libtilegen.so.
 std::vector<std::string> plugin_search_dirs();
 
 /// An open device of one target: the plugin's DeviceContext, shared by every Target, buffer and
