@@ -137,7 +137,7 @@ TEST_CASE("a launch on an application's stream is a tg::Error on targets without
     INFO("target " << t.name());
     CompiledKernel k = t.compile(axpy_kernel(64));
     std::vector<float> x(64, 1.f), y(64, 1.f);
-    const std::string here = at_line(__FILE__, __LINE__ + 1);
+    const std::string here = at_line(__FILE__, __LINE__ + 2);  // the launch, inside the lambda
     std::string err = error_of([&] {
       k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{});
     });
