@@ -114,13 +114,13 @@ inline std::vector<Target> host_test_targets(bool with_interp = true) {
   for (const char* name : {"cpu", "vulkan"}) {
     std::string reason;
     if (!find_plugin(name, &reason)) {
-      MESSAGE("skipped on ", name, ": ", reason);
+      MESSAGE("skipped on ", std::string(name), ": ", reason);  // a const char* would print as a pointer
       continue;
     }
     try {
       out.push_back(Target::get(name));
     } catch (const Error& e) {
-      MESSAGE("skipped on ", name, ": ", e.what());
+      MESSAGE("skipped on ", std::string(name), ": ", std::string(e.what()));
     }
   }
   return out;

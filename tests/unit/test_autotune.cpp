@@ -344,7 +344,7 @@ TEST_CASE("autotune: a sample's configs compile in parallel on the cpu target an
   try {
     cpu = Target::get("cpu");
   } catch (const Error& e) {
-    MESSAGE("skipped: ", e.what());
+    MESSAGE("skipped: ", std::string(e.what()));
     return;
   }
   const samples::Sample& s = *samples::find("gemm");
