@@ -39,6 +39,17 @@ namespace tg::null_target {
 //   std::vector<double> time_launches(loaded, lowered, args, runs)
 //     plugin.h's default: wall clock around launch and synchronize, one run at a time; a device
 //     with timers (CUDA events, Vulkan timestamp queries) overrides it for device time.
+//   MemorySpace memory_space() const
+//   std::size_t pointer_alignment() const
+//   void check_pointer(const void* ptr, std::size_t bytes)
+//     What the context's buffers are (plugin.h's MemorySpace). HostDeviceContext's: Host, so a
+//     HostTensor argument is used in place and Target::wrap / from_dlpack take any host pointer
+//     aligned to its element. A GPU context returns Cuda or Rocm, asks 16-byte alignment (its
+//     kernels move 16-byte vectors) and checks with its driver that a pointer is its device's
+//     memory; plugin.h's default, Handles (buffers are handles, as vulkan's), takes none.
+//   void use_stream(const std::optional<Stream>& stream)
+//     Launches and copies go to the application's stream until the next call (nullopt: the
+//     context's own again). plugin.h's default, kept here, refuses every stream with a tg::Error.
 class NullContext final : public HostDeviceContext {
  public:
   NullContext() : HostDeviceContext("null") {}
