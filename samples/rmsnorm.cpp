@@ -102,6 +102,7 @@ Sample rmsnorm_sample() {
     return make_rmsnorm(p, t, rng, false);
   };
   s.tolerance = rmsnorm_tolerance;
+  s.tuned = whole_row_tiles;
   add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 64}, {"block_M", 4}, {"block_N", 64}});
   add_test_shape(s, "ragged 11x90, tiles of 32", {{"M", 11}, {"N", 90}, {"block_M", 4}, {"block_N", 32}});
   // One row a block over several warps (GPU targets reduce it by shuffles, then shared scratch).

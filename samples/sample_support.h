@@ -41,6 +41,13 @@ inline std::string dtype_name(DType t) { return std::string(t.name()); }
 /// measurements (docs/PERF.md, CPU); empty for any other target. gemm.cpp.
 Params cpu_gemm_tiles(const TargetInfo& target, const Params& p, DType t);
 
+/// Row kernels' tiles (softmax, rmsnorm) on a hardware GPU with lane shuffles: one row a block,
+/// the whole row in one tile (block_N the power of two ≥ N, up to 16384) over N/16 threads, so
+/// the row is read once and written once and stays in registers across warps
+/// (infer_fragment_layouts) — the tiles at the copy's rate on the H200 (docs/PERF.md). Empty on
+/// CPUs, software devices and for longer rows (the sample's column walks). softmax.cpp.
+Params whole_row_tiles(const TargetInfo& target, const Params& p, DType t);
+
 /// The tuning space of the sample of that name (tune_spaces.cpp), or null.
 std::function<TuneSpace(const Params&, DType, const TargetInfo&)> tune_space_of(const std::string& sample);
 

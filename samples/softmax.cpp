@@ -98,6 +98,16 @@ Tolerance softmax_tolerance(const Params&, DType t) {
 
 }  // namespace
 
+Params whole_row_tiles(const TargetInfo& target, const Params& p, DType) {
+  if (target.is_cpu || target.software || !target.lane_shuffle || target.warp_size <= 1) return {};
+  int64_t width = 1;
+  while (width < param(p, "N")) width *= 2;
+  if (width > 16384) return {};
+  const int64_t cap = std::min<int64_t>(1024, target.max_threads);
+  const int64_t threads = std::clamp<int64_t>(width / 16, std::min<int64_t>(target.warp_size, cap), cap);
+  return {{"block_M", 1}, {"block_N", width}, {"threads", threads}};
+}
+
 Sample softmax_sample() {
   Sample s;
   s.name = "softmax";
@@ -116,6 +126,7 @@ Sample softmax_sample() {
     return make_softmax(p, t, rng, false);
   };
   s.tolerance = softmax_tolerance;
+  s.tuned = whole_row_tiles;
   add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 32}, {"block_M", 4}, {"block_N", 32}});
   add_test_shape(s, "ragged 13x100, tiles of 32", {{"M", 13}, {"N", 100}, {"block_M", 4}, {"block_N", 32}});
   add_test_shape(s, "single column", {{"M", 5}, {"N", 1}, {"block_M", 2}, {"block_N", 16}});

@@ -145,6 +145,24 @@ TEST_CASE("samples: resolve_for gives the cpu its tiles, under the user's own se
   gpu.target = "cuda";
   CHECK(tiles(resolve_for(gemm, {{"M", 4096}, {"N", 4096}}, gpu, f16)) == "128x128x32");
   CHECK(resolve_for(*find("softmax"), {}, cpu, f32) == resolve(*find("softmax"), {}));
+  // A GPU with lane shuffles gives softmax and rmsnorm whole rows in one tile, N/16 threads.
+  TargetInfo h200 = gpu;
+  h200.warp_size = 32, h200.lane_shuffle = true;
+  for (const char* name : {"softmax", "rmsnorm"}) {
+    INFO(name);
+    Params row = resolve_for(*find(name), {{"M", 8192}, {"N", 8192}}, h200, f16);
+    CHECK(row.at("block_M") == 1);
+    CHECK(row.at("block_N") == 8192);
+    CHECK(row.at("threads") == 512);
+    CHECK(resolve_for(*find(name), {{"N", 1000}}, h200, f16).at("block_N") == 1024);
+    CHECK(resolve_for(*find(name), {{"N", 40}}, h200, f16).at("threads") == 32);  // a warp at least
+    // Past 16384 columns (a vocabulary row), and on software devices, the defaults stay.
+    CHECK(resolve_for(*find(name), {{"N", 32000}}, h200, f16) == resolve(*find(name), {{"N", 32000}}));
+    TargetInfo lavapipe = h200;
+    lavapipe.software = true;
+    CHECK(resolve_for(*find(name), {}, lavapipe, f32) == resolve(*find(name), {}));
+    CHECK(resolve_for(*find(name), {{"block_N", 256}}, h200, f16).at("block_N") == 256);  // the user's win
+  }
   // A CPU with an AMX-family bf16 unit takes K tiles of 256 for bf16 only.
   MatrixUnit u;
   u.name = "test_amx_family_bf16";
