@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cli_test_util.h"
 #include "runtime_test_util.h"
 #include "tilegen/autotune.h"
 #include "tilegen/samples.h"
@@ -372,23 +373,8 @@ TEST_CASE("autotune: a sample's configs compile in parallel on the cpu target an
 
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun tilegen_cli(const std::string& env, const std::string& args) {
-  CliRun r;
-  const std::string cmd =
-      "env " + env + " " + std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE_MESSAGE(pipe, "cannot run ", cmd);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+using CliRun = tg::test::CliResult;
+CliRun tilegen_cli(const std::string& env, const std::string& args) { return tg::test::tilegen_env(env, args); }
 
 }  // namespace
 

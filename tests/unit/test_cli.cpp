@@ -11,29 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "cli_test_util.h"
 #include "tilegen/runtime.h"
 
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
-
-std::string tilegen_path() { return std::string(TILEGEN_BINARY_DIR) + "/bin/tilegen"; }
-
-// Runs `env ENV tilegen ARGS` (ENV may be empty).
-CliResult tilegen_env(const std::string& env, const std::string& args) {
-  CliResult r;
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + tilegen_path() + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE_MESSAGE(pipe, "cannot run ", cmd);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, pipe)) r.out.append(buf, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+using tg::test::CliResult;
+using tg::test::tilegen_env;
+using tg::test::tilegen_path;
 
 CliResult tilegen(const std::string& args) { return tilegen_env("", args); }
 

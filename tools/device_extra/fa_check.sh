@@ -9,10 +9,7 @@ L=$1
 mkdir -p "$L"
 BUILD=${TILEGEN_FA_BUILD:-build-fa}
 export PATH=/usr/local/cuda/bin:$PATH
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=OFF \
-  -DTILEGEN_PLUGIN_VULKAN=OFF -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_NULL=OFF \
-  > "$L/configure.txt" 2>&1 || { tail -20 "$L/configure.txt"; exit 1; }
-ninja -C "$BUILD" tilegen_cli tilegen_cuda bench_cuda_vs_cublas > "$L/build.txt" 2>&1 || { tail -40 "$L/build.txt"; exit 1; }
+bash tools/device_extra/build_cuda_cli.sh "$BUILD" "$L" bench_cuda_vs_cublas || exit 1
 TG=$BUILD/bin/tilegen
 t() { echo "== $(date +%T) $*"; timeout 300 "$@" 2>&1; echo "== exit $?"; }
 SHAPE=B=8,H=16,HKV=16,S=4096,D=128

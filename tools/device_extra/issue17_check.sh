@@ -11,10 +11,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 t() { echo "== $(date +%T) $*"; timeout 400 "$@" 2>&1; echo "== exit $?"; }
 t bash tools/device_extra/torch_dlpack.sh "$L/torch" > "$L/torch.txt"
 BUILD=build-tune
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=OFF -DTILEGEN_BUILD_BENCH=OFF \
-  -DTILEGEN_PLUGIN_VULKAN=OFF -DTILEGEN_PLUGIN_CPU=OFF -DTILEGEN_PLUGIN_HIP=OFF -DTILEGEN_PLUGIN_NULL=OFF \
-  > "$L/configure.txt" 2>&1 || { tail -20 "$L/configure.txt"; exit 1; }
-ninja -C "$BUILD" tilegen_cli tilegen_cuda > "$L/build.txt" 2>&1 || { tail -40 "$L/build.txt"; exit 1; }
+bash tools/device_extra/build_cuda_cli.sh "$BUILD" "$L" || exit 1
 TG=$BUILD/bin/tilegen
 export TILEGEN_CACHE_DIR=$PWD/$BUILD/kernel-cache
 {
