@@ -106,8 +106,10 @@ Sample rmsnorm_sample() {
   add_test_shape(s, "one tile per row", {{"M", 8}, {"N", 64}, {"block_M", 4}, {"block_N", 64}});
   add_test_shape(s, "ragged 11x90, tiles of 32", {{"M", 11}, {"N", 90}, {"block_M", 4}, {"block_N", 32}});
   // One row a block over several warps (GPU targets reduce it by shuffles, then shared scratch).
-  add_test_shape(s, "a row over 4 warps", {{"M", 3}, {"N", 1024}, {"block_M", 1}, {"block_N", 1024}, {"threads", 128}});
-  add_test_shape(s, "ragged row over 8 warps", {{"M", 3}, {"N", 1000}, {"block_M", 1}, {"block_N", 1024}, {"threads", 256}});
+  add_test_shape(s, "a row over 4 warps",
+                 {{"M", 3}, {"N", 1024}, {"block_M", 1}, {"block_N", 1024}, {"threads", 128}});
+  add_test_shape(s, "ragged row over 8 warps",
+                 {{"M", 3}, {"N", 1000}, {"block_M", 1}, {"block_N", 1024}, {"threads", 256}});
   add_test_shape(s, "large eps", {{"M", 3}, {"N", 7}, {"block_M", 2}, {"block_N", 16}, {"eps_e6", 500000}});
   add_test_shape(s, "ragged, default tiles", {{"M", 37}, {"N", 1100}}, true);
   s.bench_shapes = {{{"M", 4096}, {"N", 4096}}, {{"M", 4096}, {"N", 8192}}, {{"M", 16384}, {"N", 1024}}};

@@ -131,8 +131,10 @@ Sample softmax_sample() {
   add_test_shape(s, "ragged 13x100, tiles of 32", {{"M", 13}, {"N", 100}, {"block_M", 4}, {"block_N", 32}});
   add_test_shape(s, "single column", {{"M", 5}, {"N", 1}, {"block_M", 2}, {"block_N", 16}});
   // One row a block over several warps (GPU targets reduce it by shuffles, then shared scratch).
-  add_test_shape(s, "a row over 4 warps", {{"M", 3}, {"N", 1024}, {"block_M", 1}, {"block_N", 1024}, {"threads", 128}});
-  add_test_shape(s, "ragged row over 8 warps", {{"M", 3}, {"N", 1000}, {"block_M", 1}, {"block_N", 1024}, {"threads", 256}});
+  add_test_shape(s, "a row over 4 warps",
+                 {{"M", 3}, {"N", 1024}, {"block_M", 1}, {"block_N", 1024}, {"threads", 128}});
+  add_test_shape(s, "ragged row over 8 warps",
+                 {{"M", 3}, {"N", 1000}, {"block_M", 1}, {"block_N", 1024}, {"threads", 256}});
   add_test_shape(s, "ragged rows in one tile", {{"M", 13}, {"N", 100}, {"block_M", 2}, {"block_N", 128}});
   add_test_shape(s, "ragged, default tiles", {{"M", 37}, {"N", 1000}}, true);
   add_test_shape(s, "vocabulary row", {{"M", 4}, {"N", 32000}}, true);

@@ -97,7 +97,8 @@ std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn,
 // past one warp, shared scratch can reduce: a power-of-two gn up to row_lanes or a multiple of it,
 // and whole warps of threads; at equal thread counts, rows within one warp (no scratch, no barrier)
 // come first. `max_vec` > 1 gives the thread runs of up to max_vec columns (Tiling::vec).
-std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, int row_lanes = 0, int max_vec = 1) {
+std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, int row_lanes = 0,
+                                         int max_vec = 1) {
   std::optional<Tiling> best;
   if (row_lanes > 0 && threads % row_lanes != 0) return best;
   auto split = [&](int gn) { return row_lanes > 0 && gn > row_lanes; };  // rows over several warps
@@ -202,7 +203,7 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
 // Whether two tilings put the same rows in the same threads (N may differ: a row vector fits both).
 bool same_rows(const Tiling& a, const Tiling& b) {
   return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt && a.warps == b.warps &&
-         (a.unit || (a.nt == b.nt && a.vec == b.vec));  // SIMT rows are strided by the thread grid, which N shapes
+         (a.unit || (a.nt == b.nt && a.vec == b.vec));  // SIMT rows: strided by the thread grid N shapes
 }
 
 // Where a gemm's A operand registers come from when A is a laid-out fragment: for each A register
@@ -659,7 +660,8 @@ class FragmentUses : public IRVisitor {
       if (!st(b).ok || st(b).tiling) continue;
       const auto bm = b->shape[0].as_int(), bn = b->shape[1].as_int();
       if (!bm || !bn) continue;
-      auto t = choose_simt_tiling(*bm, *bn, threads_, coupled_.count(b) ? info_.warp_size : 0, copy_vec_.at(b));
+      auto t =
+          choose_simt_tiling(*bm, *bn, threads_, coupled_.count(b) ? info_.warp_size : 0, copy_vec_.at(b));
       if (t && offer(b, *t)) spread();
     }
   }
@@ -933,8 +935,8 @@ class LayoutLowering : public IRMutator {
     // after a barrier (outside the `warp < used` guard) every holder merges the parts in order.
     //   SIMT, a row over 256 threads (8 warps): scratch[tx % 256 / 32, row] = part[k]; barrier;
     //   row_sum[k] = scratch[0, row] + scratch[1, row] + ... + scratch[7, row]
-    Buffer scratch = Buffer::make("row_scratch_" + std::to_string(counter_++), {Expr(ri.split), Expr(t.bm)}, d,
-                                  Scope::Shared, {}, loc);
+    Buffer scratch = Buffer::make("row_scratch_" + std::to_string(counter_++), {Expr(ri.split), Expr(t.bm)},
+                                  d, Scope::Shared, {}, loc);
     locals_.push_back(scratch);
     const Expr which = t.unit ? tx_ / t.unit->group_size % t.wn : tx_ % t.wn / info_.warp_size;
     steps.push_back(per_row(
@@ -974,7 +976,8 @@ class LayoutLowering : public IRMutator {
     auto moves = [&](const Expr& th) {
       return simt_elements(t, th, loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
         std::vector<Expr> at = region_index(other, squeezed(out ? op.src.buffer : op.dst.buffer, {row, col}));
-        return out ? make_store(mem, at, stage.load({idx}), loc) : make_store(stage, {idx}, mem.load(at), loc);
+        return out ? make_store(mem, at, stage.load({idx}), loc)
+                   : make_store(stage, {idx}, mem.load(at), loc);
       }, ForKind::Vectorized);
     };
     auto casts = [&](const Expr& th) {
@@ -1191,8 +1194,8 @@ class LayoutLowering : public IRMutator {
       // Up to kMaxUnrolledKSteps K steps are unrolled: the operand loads of step kk + 1 then issue
       // before the mma of step kk (a serial loop waits on each step's loads).
       const int64_t steps = k_extent / u.k;
-      body.push_back(make_for(kk, 0, steps, step,
-                              a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
+      const ForKind kind = a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial;
+      body.push_back(make_for(kk, 0, steps, step, kind, g.loc));
       if (temp)
         body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
           const Buffer& c = g.c.buffer;

@@ -374,7 +374,9 @@ TEST_CASE("autotune: a sample's configs compile in parallel on the cpu target an
 namespace {
 
 using CliRun = tg::test::CliResult;
-CliRun tilegen_cli(const std::string& env, const std::string& args) { return tg::test::tilegen_env(env, args); }
+CliRun tilegen_cli(const std::string& env, const std::string& args) {
+  return tg::test::tilegen_env(env, args);
+}
 
 }  // namespace
 
