@@ -3,9 +3,11 @@
 #include "hip_compile.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,7 +27,10 @@ namespace fs = std::filesystem;
 // Runs argv[0] (found on PATH) with its stdout and stderr captured; returns the exit status.
 int run_tool(const std::vector<std::string>& argv, std::string& output) {
   int fds[2];
-  if (pipe(fds) != 0) throw Error("hip: cannot create a pipe to run " + argv[0]);
+  // Close-on-exec: compiles run side by side (the autotuner's pool), and a pipe inherited by
+  // another compile's child would keep this one's read open until that child exits. dup2 below
+  // gives the child its own stdout and stderr without the flag.
+  if (pipe2(fds, O_CLOEXEC) != 0) throw Error("hip: cannot create a pipe to run " + argv[0]);
   pid_t pid = fork();
   if (pid < 0) throw Error("hip: cannot start " + argv[0]);
   if (pid == 0) {
@@ -39,10 +44,16 @@ int run_tool(const std::vector<std::string>& argv, std::string& output) {
   }
   close(fds[1]);
   char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) output.append(buf, std::size_t(n));
+  for (;;) {
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n > 0) output.append(buf, std::size_t(n));
+    if (n > 0 || (n < 0 && errno == EINTR)) continue;
+    break;
+  }
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
