@@ -573,14 +573,18 @@ const Variant& current(CompiledKernel::Impl& im, const char* what, const SourceL
 
 }  // namespace
 
+namespace {
+void launch_once(DeviceState& dev, const Variant& v, const std::vector<LaunchArg>& la) {
+  dev.ctx->launch(v.loaded, v.lowered, la);
+}
+}  // namespace
+
 void CompiledKernel::launch(const std::vector<KernelArg>& args, Loc loc) const {
-  on_launch(*impl_, args, std::nullopt, SourceLoc::from(loc),
-            [](DeviceState& dev, const Variant& v, const auto& la) { dev.ctx->launch(v.loaded, v.lowered, la); });
+  on_launch(*impl_, args, std::nullopt, SourceLoc::from(loc), launch_once);
 }
 
 void CompiledKernel::launch(const std::vector<KernelArg>& args, Stream stream, Loc loc) const {
-  on_launch(*impl_, args, stream, SourceLoc::from(loc),
-            [](DeviceState& dev, const Variant& v, const auto& la) { dev.ctx->launch(v.loaded, v.lowered, la); });
+  on_launch(*impl_, args, stream, SourceLoc::from(loc), launch_once);
 }
 
 ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, ProfileOptions opt, Loc loc) const {

@@ -821,13 +821,14 @@ class LayoutLowering : public IRMutator {
     }
     bool out = src != regs_.end();
     const Region& other = out ? op->dst : op->src;
+    const Buffer& frag = out ? op->src.buffer : op->dst.buffer;
     Buffer regs = out ? src->second : dst->second;
     const Laid& l = laid_.at(out ? op->src.buffer.get() : op->dst.buffer.get());
     const Tiling& t = l.t;
     bool check = op->check_bounds && other.buffer->scope == Scope::Global;
     if (l.rows) {  // every holder reads a row in; only its representative writes it out
       Stmt s = per_row(t, op->loc, [&](const Expr& k, const Expr& row, const Expr& rep) {
-        std::vector<Expr> at = region_index(other, squeezed(out ? op->src.buffer : op->dst.buffer, {row}));
+        std::vector<Expr> at = region_index(other, squeezed(frag, {row}));
         Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
         if (out)
           return make_if(rep && ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({k})), op->loc),
@@ -837,9 +838,9 @@ class LayoutLowering : public IRMutator {
       });
       return fenced(s, op->loc);
     }
-    if (!t.unit && t.vec > 1 && !check) return fenced(vector_copy(*op, t, regs, other, out), op->loc);
+    if (!t.unit && t.vec > 1 && !check) return fenced(vector_copy(*op, t, regs, frag, other, out), op->loc);
     Stmt s = per_thread(t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-      std::vector<Expr> at = region_index(other, squeezed(out ? op->src.buffer : op->dst.buffer, {row, col}));
+      std::vector<Expr> at = region_index(other, squeezed(frag, {row, col}));
       Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
       if (out)
         return make_if(ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({idx})), op->loc),
@@ -968,14 +969,15 @@ class LayoutLowering : public IRMutator {
   // dtype conversion goes through registers of the memory's dtype, f16 X into f32 x (vec 8):
   //   for mi, g { for v in vectorized(0 +: 8) { x_stage[mi*32 + g*8 + v] = X[row, g*2048 + tx%256*8 + v] } }
   //   for mi, g, v { x[mi*32 + g*8 + v] = f32(x_stage[mi*32 + g*8 + v]) }
-  Stmt vector_copy(const ir::Copy& op, const Tiling& t, const Buffer& regs, const Region& other, bool out) {
+  Stmt vector_copy(const ir::Copy& op, const Tiling& t, const Buffer& regs, const Buffer& frag, const Region& other,
+                   bool out) {
     const Buffer& mem = other.buffer;
     const SourceLoc& loc = op.loc;
     const bool convert = mem->dtype != regs->dtype;
     Buffer stage = convert ? new_local(regs->name + "_stage", t.c_elems(), mem->dtype, loc) : regs;
     auto moves = [&](const Expr& th) {
       return simt_elements(t, th, loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-        std::vector<Expr> at = region_index(other, squeezed(out ? op.src.buffer : op.dst.buffer, {row, col}));
+        std::vector<Expr> at = region_index(other, squeezed(frag, {row, col}));
         return out ? make_store(mem, at, stage.load({idx}), loc)
                    : make_store(stage, {idx}, mem.load(at), loc);
       }, ForKind::Vectorized);
