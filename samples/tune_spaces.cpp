@@ -107,19 +107,14 @@ TuneSpace flash_attention_space(const Params& p, DType t, const TargetInfo& info
   return s;
 }
 
-// softmax and rmsnorm: rows per block, columns per tile, threads. On a GPU the whole row (block_N
-// the power of two ≥ N, up to 16384) is a width too: a row over several warps stays in registers
-// (infer_fragment_layouts), read once and written once — 8192² f16 at the copy's rate on the H200.
+// softmax and rmsnorm: rows per block, columns per tile, threads. On a GPU the whole row of
+// whole_row_tiles (their default there) is a width too.
 TuneSpace row_space(const Params& p, DType t, const TargetInfo& info, std::vector<int64_t> widths) {
   TuneSpace s;
   const Device d = kind(info);
   const int64_t M = param(p, "M"), N = param(p, "N");
-  if (d == Device::Gpu) {
-    int64_t whole = 1;
-    while (whole < N) whole *= 2;
-    if (whole <= 16384 && std::find(widths.begin(), widths.end(), whole) == widths.end() && whole > widths.back())
-      widths.push_back(whole);
-  }
+  const Params whole = whole_row_tiles(info, p, t);  // the GPU default: empty where it does not apply
+  if (!whole.empty() && whole.at("block_N") > widths.back()) widths.push_back(whole.at("block_N"));
   s.params = {{"block_M", {1, 2, 4, 8}}, {"block_N", std::move(widths)}};
   if (d == Device::Gpu) s.params.push_back({"threads", {64, 128, 256, 512, 1024}});
   const int64_t smallest_n = s.params[1].values.front();

@@ -162,6 +162,11 @@ TEST_CASE("samples: resolve_for gives the cpu its tiles, under the user's own se
     lavapipe.software = true;
     CHECK(resolve_for(*find(name), {}, lavapipe, f32) == resolve(*find(name), {}));
     CHECK(resolve_for(*find(name), {{"block_N", 256}}, h200, f16).at("block_N") == 256);  // the user's win
+    // Its tuning space on that GPU has the whole row among its widths.
+    TuneSpace space = find(name)->tune_space(resolve(*find(name), {{"M", 8192}, {"N", 8192}}), f16, h200);
+    REQUIRE(space.params.size() >= 2);
+    CHECK(space.params[1].name == "block_N");
+    CHECK(space.params[1].values.back() == 8192);
   }
   // A CPU with an AMX-family bf16 unit takes K tiles of 256 for bf16 only.
   MatrixUnit u;
