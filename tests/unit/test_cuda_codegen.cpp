@@ -92,18 +92,19 @@ TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing dri
   TargetInfo info = plugin->info_for_arch("sm_80");
   CHECK(info.warp_size == 32);
   CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_70"), doctest::Contains("sm_80 or later"), Error);
-  // The shared list, then cp.async and ldmatrix (each left out by its switch), then the
-  // shared-memory plan.
+  // The shared list, fma contraction, the padding, then cp.async and ldmatrix (each left out by
+  // its switch), then the shared-memory plan.
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 4);
+  REQUIRE(mine.size() == shared.size() + 5);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
-  CHECK(mine[shared.size()].name == "pad_shared_tiles");
-  CHECK(mine[shared.size() + 1].name == "async_copies");
-  CHECK(mine[shared.size() + 2].name == "use_ldmatrix");
+  CHECK(mine[shared.size()].name == "contract_fma");
+  CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
+  CHECK(mine[shared.size() + 2].name == "async_copies");
+  CHECK(mine[shared.size() + 3].name == "use_ldmatrix");
   CHECK(mine.back().name == "place_shared_memory");
   CompileOptions plain;
   plain.params = {{"cp_async", "0"}, {"ldmatrix", "0"}};
-  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 2);
+  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 3);
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
     CHECK_FALSE(r.available);

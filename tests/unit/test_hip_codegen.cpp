@@ -150,9 +150,10 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
   CHECK(info.warp_size == 64);
   CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_80"), doctest::Contains("gfx942"), Error);
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 2);  // then the padding and the shared-memory plan
+  REQUIRE(mine.size() == shared.size() + 3);  // then fma contraction, the padding, the shared plan
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
-  CHECK(mine[shared.size()].name == "pad_shared_tiles");
+  CHECK(mine[shared.size()].name == "contract_fma");
+  CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
   CHECK(mine.back().name == "place_shared_memory");
   if (!dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();

@@ -36,6 +36,18 @@ std::string float_literal(double v, DType t) {
   return dbl ? s : s + "f";
 }
 
+// `round(x)` → `x` where `v` is exactly one call of `round` (its parenthesis closes at the end):
+// converting x to f16 rounds it as round(x) then converting does.
+std::string unrounded(const std::string& v, const std::string& round) {
+  if (v.size() < round.size() + 1 || v.compare(0, round.size(), round) != 0 || v.back() != ')') return v;
+  int depth = 0;
+  for (std::size_t i = round.size() - 1; i < v.size(); ++i) {
+    depth += v[i] == '(' ? 1 : v[i] == ')' ? -1 : 0;
+    if (depth == 0) return i == v.size() - 1 ? v.substr(round.size(), v.size() - round.size() - 1) : v;
+  }
+  return v;
+}
+
 bool is_zero(const Expr& e) {
   auto v = e.as_int();
   return v && *v == 0;
@@ -227,8 +239,12 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
         r = gpu_int_helper(op.op, t) + "(" + a + ", " + b + ")";
       break;
     }
-    case BinOp::Min: r = "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
-    case BinOp::Max: r = "tg_max<" + value_type(t) + ">(" + a + ", " + b + ")"; break;
+    case BinOp::Min:  // floats: IEEE minNum/maxNum, as the interpreter (a NaN operand gives the other)
+      r = t.is_float() ? "tg_fmin(" + a + ", " + b + ")" : "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")";
+      break;
+    case BinOp::Max:
+      r = t.is_float() ? "tg_fmax(" + a + ", " + b + ")" : "tg_max<" + value_type(t) + ">(" + a + ", " + b + ")";
+      break;
     case BinOp::Eq: return infix("==");
     case BinOp::Ne: return infix("!=");
     case BinOp::Lt: return infix("<");
@@ -263,7 +279,7 @@ std::string SourceEmitter::call(const ir::Call& op) {
   }
   switch (op.fn) {
     case Intrinsic::Exp: return fn("expf", "exp");
-    case Intrinsic::Exp2: return fn("exp2f", "exp2");
+    case Intrinsic::Exp2: return fn("tg_exp2f", "exp2");  // the target's fast 2^x (device header)
     case Intrinsic::Log: return fn("logf", "log");
     case Intrinsic::Log2: return fn("log2f", "log2");
     case Intrinsic::Sqrt: return fn("sqrtf", "sqrt");
@@ -341,8 +357,9 @@ void SourceEmitter::store(const ir::Store& op) {
     return line(buf + "[" + at + "] = " + name(src->buffer.get(), src->buffer->name) + "[" +
                 linear_index(*src->buffer, src->indices) + "];");
   std::string v = expr(op.value);
-  if (t == f16) return line(buf + "[" + at + "] = tg_f32_to_f16(" + v + ");");
-  if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + v + ");");
+  // A value already rounded to the element's type converts once (f32 scores → f16 P: one cvt).
+  if (t == f16) return line(buf + "[" + at + "] = tg_f32_to_f16(" + unrounded(v, "tg_round_f16(") + ");");
+  if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + unrounded(v, "tg_round_bf16(") + ");");
   if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
   if (t.is_float() && t.bits() < 16)
     throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet",

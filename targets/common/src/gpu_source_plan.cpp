@@ -4,6 +4,7 @@
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/common/gpu_source.h"
+#include "tilegen/passes/contract_fma.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/place_shared_memory.h"
@@ -70,6 +71,7 @@ std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) 
 
 std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<PassEntry> target_passes) {
   std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
+  passes.push_back({"contract_fma", contract_fma});
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});
   for (PassEntry& p : target_passes) passes.push_back(std::move(p));
   passes.push_back({"place_shared_memory", place_shared_memory});

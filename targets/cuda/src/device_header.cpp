@@ -35,6 +35,14 @@ TG_DEVICE void tg_atomic_add(float* p, float v) { atomicAdd(p, v); }
 TG_DEVICE void tg_atomic_add(int* p, int v) { atomicAdd(p, v); }
 TG_DEVICE void tg_atomic_max(int* p, int v) { atomicMax(p, v); }
 TG_DEVICE void tg_atomic_min(int* p, int v) { atomicMin(p, v); }
+// IEEE maxNum/minNum (a NaN operand gives the other), as the interpreter's std::fmax/fmin.
+TG_DEVICE float tg_fmax(float a, float b) { return fmaxf(a, b); }
+TG_DEVICE double tg_fmax(double a, double b) { return fmax(a, b); }
+TG_DEVICE float tg_fmin(float a, float b) { return fminf(a, b); }
+TG_DEVICE double tg_fmin(double a, double b) { return fmin(a, b); }
+// 2^x: the MUFU instruction alone (flushing subnormal inputs and results to zero; exp2f's
+// subnormal handling costs three more instructions and a predicate).
+TG_DEVICE float tg_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 // The butterfly shuffle of the whole warp (full member mask) in segments of `width` lanes.
 TG_DEVICE tg_u32 tg_shfl_xor_bits(tg_u32 v, int mask, int width) {
   tg_u32 r;

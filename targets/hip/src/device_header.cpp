@@ -56,6 +56,12 @@ static __device__ inline float erff(float x) {  // Abramowitz-Stegun 7.1.26 refi
 #define TG_DEVICE static __device__ inline __attribute__((always_inline))
 
 // ---- primitives the shared part builds on (gpu_device_header_common()).
+// IEEE maxNum/minNum (a NaN operand gives the other), as the interpreter's std::fmax/fmin.
+TG_DEVICE float tg_fmax(float a, float b) { return __builtin_fmaxf(a, b); }
+TG_DEVICE double tg_fmax(double a, double b) { return __builtin_fmax(a, b); }
+TG_DEVICE float tg_fmin(float a, float b) { return __builtin_fminf(a, b); }
+TG_DEVICE double tg_fmin(double a, double b) { return __builtin_fmin(a, b); }
+TG_DEVICE float tg_exp2f(float x) { return __builtin_exp2f(x); }
 TG_DEVICE float tg_f16_to_f32(tg_u16 h) { return float(__builtin_bit_cast(_Float16, h)); }
 TG_DEVICE tg_u16 tg_f32_to_f16(float f) { return __builtin_bit_cast(tg_u16, (_Float16)f); }
 TG_DEVICE float tg_f32_from_bits(tg_u32 b) { return __builtin_bit_cast(float, b); }
