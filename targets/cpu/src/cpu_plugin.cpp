@@ -19,6 +19,7 @@
 #include "emitter.h"
 #include "insert_prefetches.h"
 #include "jit.h"
+#include "pack_gemm_operands.h"
 #include "tilegen/env.h"
 #include "tilegen/host_device_context.h"
 #include "tilegen/ir/matrix_unit.h"
@@ -101,6 +102,9 @@ const ParamKey kFastMath =
     ParamKey::on_off("fast_math", false, "", "LLVM's fast-math flags on float arithmetic");
 const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
+const ParamKey kPanelRows = ParamKey::count(
+    "gemm_panel_rows", 0, 64, 0, "",
+    "row blocks of a gemm that share one packed B panel (pack_gemm_operands); 0 or 1: a B tile per block");
 const ParamKey kNumThreads = ParamKey::count(
     "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
@@ -309,6 +313,11 @@ class CpuPlugin final : public TargetPlugin {
   std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
     bool micro = param_text(opt, kGemm) != "plain";
     std::vector<PassEntry> p = default_pipeline(opt.sizes);
+    // A block column's B panel copied once for several row blocks, not once a block.
+    PackGemmOptions pack;
+    pack.rows = int(param_count(opt, kPanelRows));
+    p.push_back({"pack_gemm_operands",
+                 [pack](const Function& f, const TargetInfo&) { return pack_gemm_operands(f, pack); }});
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
     p.push_back({"rasterize_blocks",
@@ -367,7 +376,7 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   std::vector<ParamKey> param_keys() const override {
-    return {kAmx, kBf16Dot, kFastMath, kGemm, kNumThreads};
+    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kNumThreads};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {
