@@ -6,9 +6,10 @@
 //   flash_attention B1 H8 S2048 D128 in TFLOP/s beside the GEMM rate of the same run
 //   the cold JIT latency of gemm, per compile
 //
-//   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
-//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]
-//             [--no-quiesce]
+//   bench_cpu [--sizes 512,1024,2048,4096] [--ragged 1000x777x333,...] [--threads 1,2] [--rounds N]
+//             [--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]
+//             [--softmax-block BM,BN] [--no-quiesce]
+// (--ragged: fp32 GEMM rows of those M×N×K shapes after the cubes; `--ragged none` drops them)
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
 // tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
@@ -137,6 +138,7 @@ struct Options {
   // that 96×128×128, so that both threads get enough blocks. --block fixes one for every size.
   std::vector<int64_t> sizes{512, 1024, 2048, 4096}, threads{1, 2}, block;
   std::vector<int64_t> softmax_block;  // block_M, block_N of the softmax sample (empty: its defaults)
+  std::vector<std::vector<int64_t>> ragged{{1000, 777, 333}};  // fp32 GEMM M×N×K rows after the cubes
   int rounds = 7;
   bool quick = false;  // one size per table, fewer rounds: a smoke run
   std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
@@ -219,12 +221,16 @@ std::string rate(double work, double ms, double unit) {
   return buf;
 }
 
-// The gemm sample at n³: --block's tiles, else the sample's tiles tuned for this cpu and dtype
+// The gemm sample at M×N×K (or n³): --block's tiles, else the sample's tiles tuned for this cpu and dtype
 // (samples::resolve_for: what `tilegen bench` uses too).
-Params gemm_params(const tg::Target& cpu, int64_t n, const Options& o, tg::DType t) {
-  Params set{{"M", n}, {"N", n}, {"K", n}};
+Params gemm_params(const tg::Target& cpu, const std::vector<int64_t>& mnk, const Options& o, tg::DType t) {
+  Params set{{"M", mnk[0]}, {"N", mnk[1]}, {"K", mnk[2]}};
   if (!o.block.empty()) set.insert({{"block_M", o.block[0]}, {"block_N", o.block[1]}, {"block_K", o.block[2]}});
   return tg::samples::resolve_for(*tg::samples::find("gemm"), set, cpu.info(), t);
+}
+
+Params gemm_params(const tg::Target& cpu, int64_t n, const Options& o, tg::DType t) {
+  return gemm_params(cpu, {n, n, n}, o, t);
 }
 
 std::string tiles(const Params& p) {
@@ -239,20 +245,27 @@ std::vector<double> fp32_gemm_table(const tg::Target& cpu, const Options& o) {
       "|\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   std::vector<double> rate_at(o.threads.size(), 0);
-  for (int64_t n : o.sizes) {
-    const Params p = gemm_params(cpu, n, o, tg::f32);
-    const double flops = 2.0 * double(n) * double(n) * double(n);
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t n : o.sizes) shapes.push_back({n, n, n});
+  shapes.insert(shapes.end(), o.ragged.begin(), o.ragged.end());
+  for (const std::vector<int64_t>& mnk : shapes) {
+    const int64_t n = mnk[0] == mnk[1] && mnk[1] == mnk[2] ? mnk[0] : 0;  // 0: a ragged row
+    const Params p = gemm_params(cpu, mnk, o, tg::f32);
+    const double flops = 2.0 * double(mnk[0]) * double(mnk[1]) * double(mnk[2]);
+    const std::string label = n ? std::to_string(n)
+                                : std::to_string(mnk[0]) + "×" + std::to_string(mnk[1]) + "×" +
+                                      std::to_string(mnk[2]) + " (" + tiles(p) + ")";
     for (std::size_t ti = 0; ti < o.threads.size(); ++ti) {
       const int t = int(o.threads[ti]);
       auto ours = prepare_tilegen(cpu, "gemm", p, tg::f32, t);
       Pair blas = interleave(*ours, tg::bench::find_peer("openblas"), "gemm", p, tg::f32, t, o.rounds);
       Pair dnnl = interleave(*ours, tg::bench::find_peer("onednn"), "gemm", p, tg::f32, t, o.rounds);
       const double mine = median({blas.ours_ms, dnnl.ours_ms});
-      std::printf("| %lld | %d | %s | %s | %s | %s | %s |\n", (long long)n, t, rate(flops, mine, 1e6).c_str(),
+      std::printf("| %s | %d | %s | %s | %s | %s | %s |\n", label.c_str(), t, rate(flops, mine, 1e6).c_str(),
                   rate(flops, blas.theirs_ms, 1e6).c_str(), ratio(blas.ours_ms, blas.theirs_ms).c_str(),
                   rate(flops, dnnl.theirs_ms, 1e6).c_str(), ratio(dnnl.ours_ms, dnnl.theirs_ms).c_str());
       std::fflush(stdout);
-      if (n == 2048 || rate_at[ti] == 0) rate_at[ti] = flops / mine / 1e6;
+      if (n == 2048 || (n && rate_at[ti] == 0)) rate_at[ti] = flops / mine / 1e6;
     }
   }
   return rate_at;
@@ -360,7 +373,23 @@ int main(int argc, char** argv) {
       o.threads = parse_list(argv[++i]);
     else if (a == "--block" && has_value)
       o.block = parse_list(argv[++i]);
-    else if (a == "--softmax-block" && has_value)
+    else if (a == "--ragged" && has_value) {
+      o.ragged.clear();
+      std::stringstream ss(argv[++i]);
+      std::string item;
+      while (std::getline(ss, item, ','))
+        if (item != "none") {
+          std::vector<int64_t> mnk;
+          std::stringstream dims(item);
+          std::string d;
+          while (std::getline(dims, d, 'x')) mnk.push_back(std::stoll(d));
+          if (mnk.size() != 3) {
+            std::fprintf(stderr, "bench_cpu: --ragged takes shapes MxNxK, e.g. 1000x777x333\n");
+            return 2;
+          }
+          o.ragged.push_back(mnk);
+        }
+    } else if (a == "--softmax-block" && has_value)
       o.softmax_block = parse_list(argv[++i]);
     else if (a == "--rounds" && has_value)
       o.rounds = std::max(1, std::atoi(argv[++i]));
@@ -371,10 +400,11 @@ int main(int argc, char** argv) {
     else if (a == "--no-quiesce")
       g_quiesce = false;
     else if (a == "--quick")
-      o.quick = true, o.sizes = {512}, o.rounds = 3;
+      o.quick = true, o.sizes = {512}, o.rounds = 3, o.ragged.clear();
     else {
       std::fprintf(stderr,
-                   "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
+                   "usage: bench_cpu [--sizes 512,1024,2048,4096] [--ragged MxNxK,...|none] [--threads 1,2] "
+                   "[--rounds N] "
                    "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] "
                    "[--softmax-block BM,BN] [--no-quiesce]\n");
       return 2;

@@ -31,6 +31,7 @@
 #include "tilegen/passes/serialize_threads.h"
 #include "tilegen/passes/simplify.h"
 #include "tilegen/plugin.h"
+#include "trim_edge_tiles.h"
 
 namespace tg::cpu {
 namespace {
@@ -103,8 +104,11 @@ const ParamKey kFastMath =
 const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
 const ParamKey kPanelRows = ParamKey::count(
-    "gemm_panel_rows", 0, 64, 0, "",
+    "gemm_panel_rows", 0, 64, 0, "TILEGEN_CPU_PANEL_ROWS",
     "row blocks of a gemm that share one packed B panel (pack_gemm_operands); 0 or 1: a B tile per block");
+const ParamKey kTrimEdges =
+    ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
+                     "edge blocks' gemms over the rows, columns and K steps that exist (trim_edge_tiles)");
 const ParamKey kNumThreads = ParamKey::count(
     "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
@@ -318,6 +322,11 @@ class CpuPlugin final : public TargetPlugin {
     pack.rows = int(param_count(opt, kPanelRows));
     p.push_back({"pack_gemm_operands",
                  [pack](const Function& f, const TargetInfo&) { return pack_gemm_operands(f, pack); }});
+    // An edge block's gemm computes the rows, columns and K steps that exist, not the whole tile.
+    if (param_on(opt, kTrimEdges))
+      p.push_back({"trim_edge_tiles", [](const Function& f, const TargetInfo& info) {
+                     return trim_edge_tiles(f, info.vector_bytes / 4);
+                   }});
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
     p.push_back({"rasterize_blocks",
@@ -376,7 +385,7 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   std::vector<ParamKey> param_keys() const override {
-    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kNumThreads};
+    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kTrimEdges, kNumThreads};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {

@@ -149,8 +149,7 @@ std::optional<TileCopy> b_tile_copy(const For& loop, const Var& column) {
       for (const VarNode* v : vars_in(c->src.offsets[d]))
         if (v != loop.var.node() && v != column.node()) ok = false;
       if (!ok || !vars_in(c->src.offsets[d]).count(loop.var.node())) continue;
-      if (dim || !steps_along(c->src, d, loop.var) || !c->src.extents[d].same_as(c->dst.extents[d]))
-        ok = false;
+      if (dim || !steps_along(c->src, d, loop.var)) ok = false;
       dim = int(d);
     }
     if (!ok || !dim) continue;
