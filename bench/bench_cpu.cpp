@@ -8,7 +8,7 @@
 //
 //   bench_cpu [--sizes 512,1024,2048,4096] [--ragged 1000x777x333,...] [--threads 1,2] [--rounds N]
 //             [--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]
-//             [--softmax-block BM,BN] [--no-quiesce]
+//             [--softmax-block BM,BN] [--no-quiesce] [--json FILE [--commit SHA]]
 // (--ragged: fp32 GEMM rows of those M×N×K shapes after the cubes; `--ragged none` drops them)
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
@@ -19,6 +19,9 @@
 // and this side's own pool is awake, as in a loop of calls. --no-quiesce times one call of each
 // side in turn, back to back.
 // Peers come from bench/peers.cpp (dlopen'd libopenblas.so.0 and libdnnl.so.2).
+// --json FILE [--commit SHA] also writes the fp32 GEMM figures as ../shared/RESULTS.md's rows
+// (cpu.gemm.f32.<shape>.t<threads>, peer OpenBLAS; the same key + ".onednn" for oneDNN), each ratio
+// from its own interleaved pair.
 #include <time.h>
 
 #include <algorithm>
@@ -62,7 +65,14 @@ double time_ms(const std::function<void()>& f) {
   return now_ms() - s;
 }
 
-bool g_quiesce = true;  // --no-quiesce: time each call right after the other side's, no settling
+bool g_quiesce = true;
+
+/// One row of bench/results/<machine>.json (RESULTS.md).
+struct ResultRow {
+  std::string key, peer, note;
+  double tilegen_ms = 0, peer_ms = 0, gflops = 0;
+};
+std::vector<ResultRow> g_rows;  // --no-quiesce: time each call right after the other side's, no settling
 
 /// Waits until the process's other threads are idle: at most 5% of a core busy over a 2 ms
 /// window, for up to a second. A library's pool threads keep spinning after a call returns
@@ -142,6 +152,7 @@ struct Options {
   int rounds = 7;
   bool quick = false;  // one size per table, fewer rounds: a smoke run
   std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
+  std::string json, commit;  // --json FILE: the fp32 GEMM rows as RESULTS.md's data; --commit SHA
   bool wants(const char* table) const {
     return only.empty() || only.find(std::string(",") + table + ",") != std::string::npos;
   }
@@ -266,6 +277,16 @@ std::vector<double> fp32_gemm_table(const tg::Target& cpu, const Options& o) {
                   rate(flops, dnnl.theirs_ms, 1e6).c_str(), ratio(dnnl.ours_ms, dnnl.theirs_ms).c_str());
       std::fflush(stdout);
       if (n == 2048 || (n && rate_at[ti] == 0)) rate_at[ti] = flops / mine / 1e6;
+      const std::string key =
+          "cpu.gemm.f32." +
+          (n ? std::to_string(n)
+             : std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2])) +
+          ".t" + std::to_string(t);
+      const std::string note = tiles(p) + " tiles";
+      for (const auto& [suffix, pair] : {std::pair{"", &blas}, std::pair{".onednn", &dnnl}})
+        if (pair->theirs_ms > 0)
+          g_rows.push_back(
+              {key + suffix, pair->impl, note, pair->ours_ms, pair->theirs_ms, flops / pair->ours_ms / 1e6});
     }
   }
   return rate_at;
@@ -360,6 +381,29 @@ void jit_table(const tg::Target& cpu) {
   g_cpu_clock = saved;
 }
 
+void write_json(const std::string& path, const std::string& machine, const std::string& date,
+                const std::string& commit) {
+  std::ofstream out(path);
+  if (!out) throw tg::Error("bench_cpu: cannot write " + path);
+  auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (char c : v) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  char buf[256];
+  out << "{ \"machine\": " << quoted(machine) << ",\n  \"date\": " << quoted(date)
+      << ",\n  \"commit\": " << quoted(commit) << ",\n  \"rows\": [\n";
+  for (std::size_t i = 0; i < g_rows.size(); ++i) {
+    const ResultRow& r = g_rows[i];
+    std::snprintf(buf, sizeof buf,
+                  "\"tilegen_ms\": %.3f, \"peer_ms\": %.3f, \"ratio\": %.2f, \"gflops\": %.1f", r.tilegen_ms,
+                  r.peer_ms, r.peer_ms / r.tilegen_ms, r.gflops);
+    out << "    { \"key\": " << quoted(r.key) << ", " << buf << ", \"peer\": " << quoted(r.peer)
+        << ", \"note\": " << quoted(r.note) << " }" << (i + 1 < g_rows.size() ? "," : "") << "\n";
+  }
+  out << "  ] }\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -397,6 +441,10 @@ int main(int argc, char** argv) {
       g_cpu_clock = std::string(argv[++i]) == "cpu";
     else if (a == "--only" && has_value)
       o.only = std::string(",") + argv[++i] + ",";
+    else if (a == "--json" && has_value)
+      o.json = argv[++i];
+    else if (a == "--commit" && has_value)
+      o.commit = argv[++i];
     else if (a == "--no-quiesce")
       g_quiesce = false;
     else if (a == "--quick")
@@ -406,7 +454,7 @@ int main(int argc, char** argv) {
                    "usage: bench_cpu [--sizes 512,1024,2048,4096] [--ragged MxNxK,...|none] [--threads 1,2] "
                    "[--rounds N] "
                    "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] "
-                   "[--softmax-block BM,BN] [--no-quiesce]\n");
+                   "[--softmax-block BM,BN] [--no-quiesce] [--json FILE [--commit SHA]]\n");
       return 2;
     }
   }
@@ -441,6 +489,14 @@ int main(int argc, char** argv) {
     if (o.wants("attention")) attention_table(cpu, o, gemm_rate);
     if (o.wants("jit")) jit_table(cpu);
     std::printf("\nload average at the end: %s\n", loadavg().c_str());
+    if (!o.json.empty()) {
+      char iso[32];
+      std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
+      write_json(o.json,
+                 first_line_of("/proc/cpuinfo", "model name") + " (LLVM CPU " + cpu.info().arch + "), " +
+                     std::to_string(std::thread::hardware_concurrency()) + " hardware threads",
+                 iso, o.commit);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cpu: %s\n", e.what());
     return 1;
