@@ -128,7 +128,7 @@ TEST_CASE("pack_gemm_operands: IR in, IR out") {
   CHECK(five.find("grid(2, 1)") != std::string::npos);
   CHECK(five.find("if by*5") == std::string::npos);
   CHECK(print(pack(*cpu, out, 2)) == kPacked);
-  // Off (the default): unchanged.
+  // Off (0 or 1): unchanged.
   CHECK(print(pack(*cpu, in, 0)) == kTiled);
   CHECK(print(pack(*cpu, in, 1)) == kTiled);
 }

@@ -48,6 +48,24 @@ std::string cpu_model_name(const std::string& fallback) {
   return fallback;
 }
 
+/// The size in bytes of this machine's level-`level` data (or unified) cache as Linux reports it
+/// for cpu0 (/sys/devices/system/cpu/cpu0/cache/index*/), 0 where it says nothing.
+int64_t host_cache_bytes(int level) {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lv(dir + "level"), ty(dir + "type"), sz(dir + "size");
+    int l = 0;
+    std::string type, size;
+    if (!(lv >> l) || !(ty >> type) || !(sz >> size)) continue;
+    if (l != level || type == "Instruction" || size.empty()) continue;
+    int64_t n = std::atoll(size.c_str());
+    if (size.back() == 'K') n <<= 10;
+    if (size.back() == 'M') n <<= 20;
+    return n;
+  }
+  return 0;
+}
+
 /// AMX's bf16 tile product (tdpbf16ps, 16×16×32 into f32), as a matrix unit of one "lane" holding
 /// whole tiles: the name TargetInfo::matrix_units reports where the CPU runs AMX, so that samples
 /// can pick tiles for it (samples::resolve_for); the emitter uses AMX for any bf16 gemm there.
@@ -104,7 +122,7 @@ const ParamKey kFastMath =
 const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
 const ParamKey kPanelRows = ParamKey::count(
-    "gemm_panel_rows", 0, 64, 0, "TILEGEN_CPU_PANEL_ROWS",
+    "gemm_panel_rows", 0, 64, 4, "TILEGEN_CPU_PANEL_ROWS",
     "row blocks of a gemm that share one packed B panel (pack_gemm_operands); 0 or 1: a B tile per block");
 const ParamKey kTrimEdges =
     ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
@@ -314,12 +332,19 @@ class CpuPlugin final : public TargetPlugin {
   //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
   //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
   //   }
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+  std::vector<PassEntry> pipeline(const TargetInfo& info, const CompileOptions& opt) override {
     bool micro = param_text(opt, kGemm) != "plain";
     std::vector<PassEntry> p = default_pipeline(opt.sizes);
     // A block column's B panel copied once for several row blocks, not once a block.
+    // Only a panel that stays in L2 while its row blocks read it pays (PERF.md, CPU, 2026-12-06:
+    // 2.2 MiB at 2048³ gained nothing, 220 KiB at 1000×777×333 5–8%): at most half of this
+    // machine's L2, or of 1 MiB for a CPU named without one.
     PackGemmOptions pack;
     pack.rows = int(param_count(opt, kPanelRows));
+    bool here = false;
+    target_for(info, &here);
+    const int64_t l2 = here ? host_cache_bytes(2) : 0;
+    pack.max_panel_bytes = (l2 > 0 ? l2 : int64_t(1) << 20) / 2;
     p.push_back({"pack_gemm_operands",
                  [pack](const Function& f, const TargetInfo&) { return pack_gemm_operands(f, pack); }});
     // An edge block's gemm computes the rows, columns and K steps that exist, not the whole tile.
