@@ -123,7 +123,8 @@ const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "micro
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
 const ParamKey kPanelRows = ParamKey::count(
     "gemm_panel_rows", 0, 64, 4, "TILEGEN_CPU_PANEL_ROWS",
-    "row blocks of a gemm that share one packed B panel (pack_gemm_operands); 0 or 1: a B tile per block");
+    "row blocks of a gemm that share one packed B panel where it fits in half the L2 (pack_gemm_operands); "
+    "0 or 1: a B tile per block");
 const ParamKey kTrimEdges =
     ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
                      "edge blocks' gemms over the rows, columns and K steps that exist (trim_edge_tiles)");

@@ -48,7 +48,7 @@ namespace tg::cpu {
 
 struct PackGemmOptions {
   int rows = 4;                        // row blocks of the old grid per block (< 2: off)
-  int64_t max_panel_bytes = 16 << 20;  // a larger panel is not packed
+  int64_t max_panel_bytes = 16 << 20;  // a larger panel is not packed (the pipeline: half the L2)
 };
 
 Function pack_gemm_operands(const Function& f, const PackGemmOptions& opt);
