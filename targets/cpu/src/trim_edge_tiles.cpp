@@ -104,10 +104,14 @@ Stmt trimmed_gemm(const Gemm& g, const std::vector<std::pair<Trim::Dim, int64_t>
   return Stmt(std::move(out));
 }
 
-/// if trims[0].cond { <the rest, trimmed> } else { <the rest> }, down to the gemms.
+/// if trims[0].cond { <the rest, trimmed> } else { <the rest> }, down to the gemms. The last K
+/// step is trimmed only in blocks that trim no rows or columns: an edge block's gemm would
+/// otherwise get a fourth and an eighth variant (each a micro-kernel of its own to compile) for
+/// one K step of a few blocks.
 Stmt edge_tree(const Gemm& g, const std::vector<Trim>& trims, std::size_t i,
                std::vector<std::pair<Trim::Dim, int64_t>>& chosen) {
   if (i == trims.size()) return chosen.empty() ? Stmt() : trimmed_gemm(g, chosen);
+  if (trims[i].dim == Trim::K && !chosen.empty()) return edge_tree(g, trims, i + 1, chosen);
   chosen.push_back({trims[i].dim, trims[i].extent});
   Stmt then_body = edge_tree(g, trims, i + 1, chosen);
   chosen.pop_back();
