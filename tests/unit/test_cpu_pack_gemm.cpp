@@ -151,6 +151,10 @@ TEST_CASE("pack_gemm_operands: what it leaves alone") {
   unchanged(with(kTiled, "    fill Cf = 0.0\n", ""));
   // The tile is read by something besides the gemm.
   unchanged(with(kTiled, "      gemm(As, Bs -> Cf)\n", "      gemm(As, Bs -> Cf)\n      copy Bs -> Cf\n"));
+  // The gemm reads the tile before this iteration copies it (the previous iteration's tile).
+  unchanged(with(with(kTiled, "      copy B[ko*8 +: 8, bx*16 +: 16] -> Bs\n", ""),
+                 "      gemm(As, Bs -> Cf)\n",
+                 "      gemm(As, Bs -> Cf)\n      copy B[ko*8 +: 8, bx*16 +: 16] -> Bs\n"));
   // One row block: nothing to share.
   unchanged(with(kTiled, "grid(2, 5)", "grid(2, 1)"));
 }

@@ -137,10 +137,15 @@ std::optional<TileCopy> b_tile_copy(const For& loop, const Var& column) {
     const BufferNode* tile = c->dst.buffer.get();
     const Gemm* reader = nullptr;
     int uses = 0;
+    bool copied = false;  // the gemm must read this iteration's tile: the copy comes first
     for (const Stmt& o : seq->stmts) {
-      if (o.same_as(s)) continue;
+      if (o.same_as(s)) {
+        copied = true;
+        continue;
+      }
       if (touched(o).names(tile)) ++uses;
-      if (auto* g = o.as<Gemm>(); g && g->b.buffer.get() == tile && whole(g->b) && !g->each_step) reader = g;
+      if (auto* g = o.as<Gemm>(); g && copied && g->b.buffer.get() == tile && whole(g->b) && !g->each_step)
+        reader = g;
     }
     if (!reader || uses != 1 || reader->a.buffer.get() == tile || reader->c.buffer.get() == tile) continue;
     std::optional<int> dim;

@@ -34,7 +34,7 @@
 // The panel copy keeps the tile copy's bounds checks (zeros past K and N), so ragged shapes are
 // guarded where they were, at the edges. Applied to a 2-D grid whose block body is a sequence
 // holding one K loop (from 0, constant trip count) that copies a Global tile into a Shared one
-// read only by the loop's gemm, the tile's source depending on the loop variable in one
+// read only by the loop's gemm after it, the tile's source depending on the loop variable in one
 // dimension (offset ko·extent there) and otherwise only on bx; B not written by the kernel; every
 // other scratch buffer of the block fully written (fill, copy, clearing gemm) before it is read,
 // as it is no longer zeroed between the row blocks; the panel no larger than `max_panel_bytes`.
