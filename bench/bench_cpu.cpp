@@ -6,9 +6,10 @@
 //   flash_attention B1 H8 S2048 D128 in TFLOP/s beside the GEMM rate of the same run
 //   the cold JIT latency of gemm, per compile
 //
-//   bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] [--block M,N,K] [--quick]
-//             [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] [--softmax-block BM,BN]
-//             [--no-quiesce]
+//   bench_cpu [--sizes 512,1024,2048,4096] [--ragged 1000x777x333,...] [--threads 1,2] [--rounds N]
+//             [--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit]
+//             [--softmax-block BM,BN] [--no-quiesce] [--json FILE [--commit SHA]]
+// (--ragged: fp32 GEMM rows of those M×N×K shapes after the cubes; `--ragged none` drops them)
 //
 // Each comparison interleaves the two sides: after a warm-up of each, `rounds` times one timed
 // tilegen call then one timed peer call; the figures are the medians, the ratio is peer median /
@@ -18,6 +19,9 @@
 // and this side's own pool is awake, as in a loop of calls. --no-quiesce times one call of each
 // side in turn, back to back.
 // Peers come from bench/peers.cpp (dlopen'd libopenblas.so.0 and libdnnl.so.2).
+// --json FILE [--commit SHA] also writes the fp32 GEMM figures as ../shared/RESULTS.md's rows
+// (cpu.gemm.f32.<shape>.t<threads>, peer OpenBLAS; the same key + ".onednn" for oneDNN), each ratio
+// from its own interleaved pair.
 #include <time.h>
 
 #include <algorithm>
@@ -61,7 +65,14 @@ double time_ms(const std::function<void()>& f) {
   return now_ms() - s;
 }
 
-bool g_quiesce = true;  // --no-quiesce: time each call right after the other side's, no settling
+bool g_quiesce = true;
+
+/// One row of bench/results/<machine>.json (RESULTS.md).
+struct ResultRow {
+  std::string key, peer, note;
+  double tilegen_ms = 0, peer_ms = 0, gflops = 0;
+};
+std::vector<ResultRow> g_rows;  // --no-quiesce: time each call right after the other side's, no settling
 
 /// Waits until the process's other threads are idle: at most 5% of a core busy over a 2 ms
 /// window, for up to a second. A library's pool threads keep spinning after a call returns
@@ -137,9 +148,11 @@ struct Options {
   // that 96×128×128, so that both threads get enough blocks. --block fixes one for every size.
   std::vector<int64_t> sizes{512, 1024, 2048, 4096}, threads{1, 2}, block;
   std::vector<int64_t> softmax_block;  // block_M, block_N of the softmax sample (empty: its defaults)
+  std::vector<std::vector<int64_t>> ragged{{1000, 777, 333}};  // fp32 GEMM M×N×K rows after the cubes
   int rounds = 7;
   bool quick = false;  // one size per table, fewer rounds: a smoke run
   std::string only;    // ",gemm,softmax,": the tables to print (empty: all)
+  std::string json, commit;  // --json FILE: the fp32 GEMM rows as RESULTS.md's data; --commit SHA
   bool wants(const char* table) const {
     return only.empty() || only.find(std::string(",") + table + ",") != std::string::npos;
   }
@@ -219,12 +232,16 @@ std::string rate(double work, double ms, double unit) {
   return buf;
 }
 
-// The gemm sample at n³: --block's tiles, else the sample's tiles tuned for this cpu and dtype
+// The gemm sample at M×N×K (or n³): --block's tiles, else the sample's tiles tuned for this cpu and dtype
 // (samples::resolve_for: what `tilegen bench` uses too).
-Params gemm_params(const tg::Target& cpu, int64_t n, const Options& o, tg::DType t) {
-  Params set{{"M", n}, {"N", n}, {"K", n}};
+Params gemm_params(const tg::Target& cpu, const std::vector<int64_t>& mnk, const Options& o, tg::DType t) {
+  Params set{{"M", mnk[0]}, {"N", mnk[1]}, {"K", mnk[2]}};
   if (!o.block.empty()) set.insert({{"block_M", o.block[0]}, {"block_N", o.block[1]}, {"block_K", o.block[2]}});
   return tg::samples::resolve_for(*tg::samples::find("gemm"), set, cpu.info(), t);
+}
+
+Params gemm_params(const tg::Target& cpu, int64_t n, const Options& o, tg::DType t) {
+  return gemm_params(cpu, {n, n, n}, o, t);
 }
 
 std::string tiles(const Params& p) {
@@ -239,20 +256,37 @@ std::vector<double> fp32_gemm_table(const tg::Target& cpu, const Options& o) {
       "|\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   std::vector<double> rate_at(o.threads.size(), 0);
-  for (int64_t n : o.sizes) {
-    const Params p = gemm_params(cpu, n, o, tg::f32);
-    const double flops = 2.0 * double(n) * double(n) * double(n);
+  std::vector<std::vector<int64_t>> shapes;
+  for (int64_t n : o.sizes) shapes.push_back({n, n, n});
+  shapes.insert(shapes.end(), o.ragged.begin(), o.ragged.end());
+  for (const std::vector<int64_t>& mnk : shapes) {
+    const int64_t n = mnk[0] == mnk[1] && mnk[1] == mnk[2] ? mnk[0] : 0;  // 0: a ragged row
+    const Params p = gemm_params(cpu, mnk, o, tg::f32);
+    const double flops = 2.0 * double(mnk[0]) * double(mnk[1]) * double(mnk[2]);
+    const std::string label = n ? std::to_string(n)
+                                : std::to_string(mnk[0]) + "×" + std::to_string(mnk[1]) + "×" +
+                                      std::to_string(mnk[2]) + " (" + tiles(p) + ")";
     for (std::size_t ti = 0; ti < o.threads.size(); ++ti) {
       const int t = int(o.threads[ti]);
       auto ours = prepare_tilegen(cpu, "gemm", p, tg::f32, t);
       Pair blas = interleave(*ours, tg::bench::find_peer("openblas"), "gemm", p, tg::f32, t, o.rounds);
       Pair dnnl = interleave(*ours, tg::bench::find_peer("onednn"), "gemm", p, tg::f32, t, o.rounds);
       const double mine = median({blas.ours_ms, dnnl.ours_ms});
-      std::printf("| %lld | %d | %s | %s | %s | %s | %s |\n", (long long)n, t, rate(flops, mine, 1e6).c_str(),
+      std::printf("| %s | %d | %s | %s | %s | %s | %s |\n", label.c_str(), t, rate(flops, mine, 1e6).c_str(),
                   rate(flops, blas.theirs_ms, 1e6).c_str(), ratio(blas.ours_ms, blas.theirs_ms).c_str(),
                   rate(flops, dnnl.theirs_ms, 1e6).c_str(), ratio(dnnl.ours_ms, dnnl.theirs_ms).c_str());
       std::fflush(stdout);
-      if (n == 2048 || rate_at[ti] == 0) rate_at[ti] = flops / mine / 1e6;
+      if (n == 2048 || (n && rate_at[ti] == 0)) rate_at[ti] = flops / mine / 1e6;
+      const std::string key =
+          "cpu.gemm.f32." +
+          (n ? std::to_string(n)
+             : std::to_string(mnk[0]) + "x" + std::to_string(mnk[1]) + "x" + std::to_string(mnk[2])) +
+          ".t" + std::to_string(t);
+      const std::string note = tiles(p) + " tiles";
+      for (const auto& [suffix, pair] : {std::pair{"", &blas}, std::pair{".onednn", &dnnl}})
+        if (pair->theirs_ms > 0)
+          g_rows.push_back(
+              {key + suffix, pair->impl, note, pair->ours_ms, pair->theirs_ms, flops / pair->ours_ms / 1e6});
     }
   }
   return rate_at;
@@ -347,6 +381,29 @@ void jit_table(const tg::Target& cpu) {
   g_cpu_clock = saved;
 }
 
+void write_json(const std::string& path, const std::string& machine, const std::string& date,
+                const std::string& commit) {
+  std::ofstream out(path);
+  if (!out) throw tg::Error("bench_cpu: cannot write " + path);
+  auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (char c : v) q += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return q + "\"";
+  };
+  char buf[256];
+  out << "{ \"machine\": " << quoted(machine) << ",\n  \"date\": " << quoted(date)
+      << ",\n  \"commit\": " << quoted(commit) << ",\n  \"rows\": [\n";
+  for (std::size_t i = 0; i < g_rows.size(); ++i) {
+    const ResultRow& r = g_rows[i];
+    std::snprintf(buf, sizeof buf,
+                  "\"tilegen_ms\": %.3f, \"peer_ms\": %.3f, \"ratio\": %.2f, \"gflops\": %.1f", r.tilegen_ms,
+                  r.peer_ms, r.peer_ms / r.tilegen_ms, r.gflops);
+    out << "    { \"key\": " << quoted(r.key) << ", " << buf << ", \"peer\": " << quoted(r.peer)
+        << ", \"note\": " << quoted(r.note) << " }" << (i + 1 < g_rows.size() ? "," : "") << "\n";
+  }
+  out << "  ] }\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -360,7 +417,23 @@ int main(int argc, char** argv) {
       o.threads = parse_list(argv[++i]);
     else if (a == "--block" && has_value)
       o.block = parse_list(argv[++i]);
-    else if (a == "--softmax-block" && has_value)
+    else if (a == "--ragged" && has_value) {
+      o.ragged.clear();
+      std::stringstream ss(argv[++i]);
+      std::string item;
+      while (std::getline(ss, item, ','))
+        if (item != "none") {
+          std::vector<int64_t> mnk;
+          std::stringstream dims(item);
+          std::string d;
+          while (std::getline(dims, d, 'x')) mnk.push_back(std::stoll(d));
+          if (mnk.size() != 3) {
+            std::fprintf(stderr, "bench_cpu: --ragged takes shapes MxNxK, e.g. 1000x777x333\n");
+            return 2;
+          }
+          o.ragged.push_back(mnk);
+        }
+    } else if (a == "--softmax-block" && has_value)
       o.softmax_block = parse_list(argv[++i]);
     else if (a == "--rounds" && has_value)
       o.rounds = std::max(1, std::atoi(argv[++i]));
@@ -368,15 +441,20 @@ int main(int argc, char** argv) {
       g_cpu_clock = std::string(argv[++i]) == "cpu";
     else if (a == "--only" && has_value)
       o.only = std::string(",") + argv[++i] + ",";
+    else if (a == "--json" && has_value)
+      o.json = argv[++i];
+    else if (a == "--commit" && has_value)
+      o.commit = argv[++i];
     else if (a == "--no-quiesce")
       g_quiesce = false;
     else if (a == "--quick")
-      o.quick = true, o.sizes = {512}, o.rounds = 3;
+      o.quick = true, o.sizes = {512}, o.rounds = 3, o.ragged.clear();
     else {
       std::fprintf(stderr,
-                   "usage: bench_cpu [--sizes 512,1024,2048,4096] [--threads 1,2] [--rounds N] "
+                   "usage: bench_cpu [--sizes 512,1024,2048,4096] [--ragged MxNxK,...|none] [--threads 1,2] "
+                   "[--rounds N] "
                    "[--block M,N,K] [--quick] [--clock wall|cpu] [--only gemm,bf16,softmax,attention,jit] "
-                   "[--softmax-block BM,BN] [--no-quiesce]\n");
+                   "[--softmax-block BM,BN] [--no-quiesce] [--json FILE [--commit SHA]]\n");
       return 2;
     }
   }
@@ -411,6 +489,14 @@ int main(int argc, char** argv) {
     if (o.wants("attention")) attention_table(cpu, o, gemm_rate);
     if (o.wants("jit")) jit_table(cpu);
     std::printf("\nload average at the end: %s\n", loadavg().c_str());
+    if (!o.json.empty()) {
+      char iso[32];
+      std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%MZ", std::gmtime(&now));
+      write_json(o.json,
+                 first_line_of("/proc/cpuinfo", "model name") + " (LLVM CPU " + cpu.info().arch + "), " +
+                     std::to_string(std::thread::hardware_concurrency()) + " hardware threads",
+                 iso, o.commit);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cpu: %s\n", e.what());
     return 1;

@@ -411,9 +411,10 @@ TEST_CASE("cli: the cpu's prefetches are a stage of its pipeline, shown by ir --
     return;
   }
   // AVX2's 6×16 micro-tiles: a 32×32 tile has 5 × 2 whole ones, so the pipelined K loop's gemm
-  // gets hints in 10 steps, A's 32 next lines 4 a step.
+  // gets hints in 10 steps, A's 32 next lines 4 a step (B copied a tile a step: no packed panel).
   const std::string gemm =
-      "ir gemm --target cpu --arch haswell --set M=64,N=64,K=64,block_M=32,block_N=32,block_K=16";
+      "ir gemm --target cpu --arch haswell --set M=64,N=64,K=64,block_M=32,block_N=32,block_K=16 "
+      "--param gemm_panel_rows=0";
   auto r = tilegen(gemm + " --after all");
   INFO(r.out);
   CHECK(r.status == 0);

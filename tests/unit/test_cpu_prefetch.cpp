@@ -257,7 +257,12 @@ TEST_CASE("insert_prefetches: every line of the next iteration's tiles, shared o
     INFO(c.arch);
     const Kernel k = tiled_gemm(f32, false, false, c.M, c.N, c.K, c.bm, 48, 16, true);
     const TargetInfo info = cpu->info_for_arch(c.arch);
-    const Function f = PassManager(cpu->pipeline(info, {})).run(k.function(), info);
+    // Whole tiles at the edges too (trim_edges=0): one gemm, whose steps cover the whole tiles;
+    // and B copied a tile a step (gemm_panel_rows=0), so that its next lines are prefetched.
+    CompileOptions whole_tiles;
+    whole_tiles.params["trim_edges"] = "0";
+    whole_tiles.params["gemm_panel_rows"] = "0";
+    const Function f = PassManager(cpu->pipeline(info, whole_tiles)).run(k.function(), info);
     INFO(print(f));
     CHECK(count(print(f), "interleave t in steps(" + std::to_string(c.steps) + ")") == 1);
     const int64_t qa = (c.bm + c.steps - 1) / c.steps, qb = (48 + c.steps - 1) / c.steps;

@@ -19,6 +19,7 @@
 #include "emitter.h"
 #include "insert_prefetches.h"
 #include "jit.h"
+#include "pack_gemm_operands.h"
 #include "tilegen/env.h"
 #include "tilegen/host_device_context.h"
 #include "tilegen/ir/matrix_unit.h"
@@ -30,6 +31,7 @@
 #include "tilegen/passes/serialize_threads.h"
 #include "tilegen/passes/simplify.h"
 #include "tilegen/plugin.h"
+#include "trim_edge_tiles.h"
 
 namespace tg::cpu {
 namespace {
@@ -44,6 +46,24 @@ std::string cpu_model_name(const std::string& fallback) {
       if (c != std::string::npos) return line.substr(c + 2);
     }
   return fallback;
+}
+
+/// The size in bytes of this machine's level-`level` data (or unified) cache as Linux reports it
+/// for cpu0 (/sys/devices/system/cpu/cpu0/cache/index*/), 0 where it says nothing.
+int64_t host_cache_bytes(int level) {
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream lv(dir + "level"), ty(dir + "type"), sz(dir + "size");
+    int l = 0;
+    std::string type, size;
+    if (!(lv >> l) || !(ty >> type) || !(sz >> size)) continue;
+    if (l != level || type == "Instruction" || size.empty()) continue;
+    int64_t n = std::atoll(size.c_str());
+    if (size.back() == 'K') n <<= 10;
+    if (size.back() == 'M') n <<= 20;
+    return n;
+  }
+  return 0;
 }
 
 /// AMX's bf16 tile product (tdpbf16ps, 16×16×32 into f32), as a matrix unit of one "lane" holding
@@ -101,6 +121,13 @@ const ParamKey kFastMath =
     ParamKey::on_off("fast_math", false, "", "LLVM's fast-math flags on float arithmetic");
 const ParamKey kGemm = ParamKey::one_of("gemm", {"microkernel", "plain"}, "microkernel", "",
                                         "plain: every gemm a loop nest, no register-blocked micro-kernel");
+const ParamKey kPanelRows = ParamKey::count(
+    "gemm_panel_rows", 0, 64, 4, "TILEGEN_CPU_PANEL_ROWS",
+    "row blocks of a gemm that share one packed B panel where it fits in half the L2 (pack_gemm_operands); "
+    "0 or 1: a B tile per block");
+const ParamKey kTrimEdges =
+    ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
+                     "edge blocks' gemms over the rows, columns and K steps that exist (trim_edge_tiles)");
 const ParamKey kNumThreads = ParamKey::count(
     "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
@@ -306,9 +333,26 @@ class CpuPlugin final : public TargetPlugin {
   //   copy A[...] -> As; gemm As, Bs -> Cf; barrier; S[tx] = ...
   //   → for c0 in parallel(...) { As[...] = A[...] }; gemm As, Bs -> Cf; for tx_0 in [0, 128) { S[tx_0] = ...
   //   }
-  std::vector<PassEntry> pipeline(const TargetInfo&, const CompileOptions& opt) override {
+  std::vector<PassEntry> pipeline(const TargetInfo& info, const CompileOptions& opt) override {
     bool micro = param_text(opt, kGemm) != "plain";
     std::vector<PassEntry> p = default_pipeline(opt.sizes);
+    // A block column's B panel copied once for several row blocks, not once a block.
+    // Only a panel that stays in L2 while its row blocks read it pays (PERF.md, CPU, 2026-12-06:
+    // 2.2 MiB at 2048³ gained nothing, 220 KiB at 1000×777×333 5–8%): at most half of this
+    // machine's L2, or of 1 MiB for a CPU named without one.
+    PackGemmOptions pack;
+    pack.rows = int(param_count(opt, kPanelRows));
+    bool here = false;
+    target_for(info, &here);
+    const int64_t l2 = here ? host_cache_bytes(2) : 0;
+    pack.max_panel_bytes = (l2 > 0 ? l2 : int64_t(1) << 20) / 2;
+    p.push_back({"pack_gemm_operands",
+                 [pack](const Function& f, const TargetInfo&) { return pack_gemm_operands(f, pack); }});
+    // An edge block's gemm computes the rows, columns and K steps that exist, not the whole tile.
+    if (param_on(opt, kTrimEdges))
+      p.push_back({"trim_edge_tiles", [](const Function& f, const TargetInfo& info) {
+                     return trim_edge_tiles(f, info.vector_bytes / 4);
+                   }});
     // Blocks a task runs one after another then share a column panel of B (and the 8 row panels
     // of A) in the caches: at 4096² B no longer fits in L3 in plain row order.
     p.push_back({"rasterize_blocks",
@@ -367,7 +411,7 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   std::vector<ParamKey> param_keys() const override {
-    return {kAmx, kBf16Dot, kFastMath, kGemm, kNumThreads};
+    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kTrimEdges, kNumThreads};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {

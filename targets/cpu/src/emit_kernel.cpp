@@ -8,6 +8,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "emitter.h"
+#include "scratch_zeroing.h"
 #include "tilegen/ir/access_check.h"
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
@@ -133,9 +134,11 @@ void Emitter::emit_kernel(const Function& f, const Kernel& k, int index) {
   }
   Value* begin = body_fn->getArg(a++);
   Value* end = body_fn->getArg(a++);
+  // Zeroed at every block where the block may observe it (scratch_zeroing.h).
+  const auto zeroed = scratch_needing_zero(k);
   for (auto& [b, off] : scratch) {
     bases_[b.get()] = body_fn->getArg(a++);
-    scratch_.emplace_back(bases_[b.get()], storage_size(b));
+    if (zeroed.count(b.get())) scratch_.emplace_back(bases_[b.get()], storage_size(b));
   }
   emit_block_loop(k, begin, end);
   B.CreateRetVoid();

@@ -119,7 +119,8 @@ class Emitter {
   std::unordered_map<const ir::BufferNode*, int64_t> row_padding_;  // elements added to each row
   int64_t row_pad(const Buffer& b) const;
   std::vector<llvm::MDNode*> access_groups_;               // of the enclosing parallel loops
-  std::vector<std::pair<llvm::Value*, int64_t>> scratch_;  // pointer, bytes: cleared per block
+  // Pointer, bytes: the scratch cleared per block (those scratch_needing_zero names).
+  std::vector<std::pair<llvm::Value*, int64_t>> scratch_;
 };
 
 template <typename Body>

@@ -52,6 +52,16 @@ bool tile_copy(const Stmt& s, TileCopy& out) {
   return true;
 }
 
+/// Whether s is or holds a gemm (trim_edge_tiles puts an edge block's gemms under ifs).
+bool runs_gemm(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    void visit(const Gemm*) override { found = true; }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 /// The tile copies of a pipelined loop whose body also runs a gemm: what its next iteration
 /// will copy; empty for any other loop.
 std::vector<TileCopy> next_tile_copies(const For& loop) {
@@ -63,7 +73,7 @@ std::vector<TileCopy> next_tile_copies(const For& loop) {
   for (const Stmt& s : seq->stmts) {
     TileCopy c;
     if (tile_copy(s, c)) out.push_back(c);
-    gemm = gemm || s->kind == StmtKind::Gemm;
+    gemm = gemm || runs_gemm(s);
   }
   if (!gemm) out.clear();
   return out;

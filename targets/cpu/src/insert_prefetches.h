@@ -24,8 +24,9 @@
 //     }
 // A copy counts when it is a parallel nest of two loops with constant extents around one store
 // into a Shared buffer whose value loads a Global buffer (not packed), directly in the pipelined
-// loop's body beside a gemm; every micro-kernel gemm the loop runs (nested loops included, a
-// nested pipelined loop with copies of its own excepted) gets the hints. Gemms in AMX tiles have no
+// loop's body beside a gemm (or ifs choosing among gemms: trim_edge_tiles); every micro-kernel
+// gemm the loop runs (nested loops included, a nested pipelined loop with copies of its own
+// excepted) gets the hints. Gemms in AMX tiles have no
 // steps and get none; with gemm=plain no gemm is left to get any. The last iteration prefetches
 // past the tensors' ends, and the last steps past the tiles' rows: harmless for a prefetch.
 #pragma once
