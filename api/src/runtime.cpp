@@ -119,6 +119,28 @@ Target Target::get(const std::string& name, int device, Loc loc) {
   return Target(std::make_shared<Impl>(Impl{open_device(*it, device, where)}));
 }
 
+Target Target::adopt_vulkan(const VulkanDevice& device, Loc loc) {
+  SourceLoc where = SourceLoc::from(loc);
+  std::optional<PluginRecord> rec = discover_plugin("vulkan");
+  if (!rec || !rec->plugin)
+    throw Error("adopt_vulkan: the vulkan target is not here: " +
+                    (rec ? rec->status.reason : std::string("no libtilegen_vulkan.so was found")) +
+                    " (`tilegen targets` lists the targets found)",
+                where);
+  auto dev = std::make_shared<DeviceState>();
+  dev->plugin = rec->plugin;
+  dev->target = rec->status.name;
+  dev->index = -1;  // not one of the probe's devices, and shared with no other Target
+  dev->identity = rec->identity;
+  try {
+    dev->ctx = rec->plugin->adopt_vulkan(device, dev->info);
+  } catch (const std::exception& e) {
+    throw Error(std::string("adopt_vulkan: ") + e.what(), where);
+  }
+  if (!dev->ctx) throw Error("adopt_vulkan: the vulkan plugin returned no device context", where);
+  return Target(std::make_shared<Impl>(Impl{std::move(dev)}));
+}
+
 const std::string& Target::name() const { return impl_->dev->target; }
 const TargetInfo& Target::info() const { return impl_->dev->info; }
 TargetPlugin& Target::plugin() const { return *impl_->dev->plugin; }
@@ -214,6 +236,8 @@ const std::string& DeviceBuffer::target() const {
 }
 
 int DeviceBuffer::device_index() const { return dev_ ? dev_->index : -1; }
+
+void* DeviceBuffer::native_handle() const { return dev_ ? dev_->ctx->native_handle(ptr_.get()) : nullptr; }
 
 void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
   std::string what = std::string(dtype_.name()) + shape_str(shape_);

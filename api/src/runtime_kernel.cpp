@@ -593,6 +593,10 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
     throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
+  if (opt.stream && opt.stream->kind == Stream::Kind::CommandBuffer)
+    throw Error("profile: ProfileOptions::stream is a command buffer, which runs only when the application "
+                "submits it, so tilegen cannot time it; give the queue it would be submitted to instead",
+                where);
   std::vector<double> ms;
   on_launch(*impl_, args, opt.stream, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
     for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);

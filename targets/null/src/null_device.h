@@ -49,7 +49,13 @@ namespace tg::null_target {
 //     memory; plugin.h's default, Handles (buffers are handles, as vulkan's), takes none.
 //   void use_stream(const std::optional<Stream>& stream)
 //     Launches and copies go to the application's stream until the next call (nullopt: the
-//     context's own again). plugin.h's default, kept here, refuses every stream with a tg::Error.
+//     context's own again). stream->kind says what the handle is: a queue to submit to (a
+//     CUstream, a VkQueue) or a command buffer to record into (vulkan's). plugin.h's default,
+//     kept here, refuses every stream with a tg::Error.
+//   void* native_handle(void* ptr) const
+//     The API's own handle of a buffer allocate() returned, for the application's commands
+//     (DeviceBuffer::native_handle): plugin.h's default, ptr itself, fits a context whose buffers
+//     are addresses; vulkan returns the VkBuffer of its record.
 class NullContext final : public HostDeviceContext {
  public:
   NullContext() : HostDeviceContext("null") {}
