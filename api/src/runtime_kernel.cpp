@@ -253,7 +253,11 @@ std::vector<bool> written_params(const Function& f) {
 /// Buffers are in the device's, host tensors in the host's (staged or not: the application sees
 /// them there), and the two are one where the device's memory is the host's. Ranges, not start
 /// pointers: wrapped buffers may view parts of one allocation.
-bool overlaps(const TensorView& a, const TensorView& b, bool host_memory) {
+bool overlaps(const TensorView& a, const TensorView& b, MemorySpace space) {
+  const bool host_memory = space == MemorySpace::Host;
+  // Buffers that are handles (vulkan's records) are not addresses with a byte size: two share
+  // memory only when they are one allocation.
+  if (space == MemorySpace::Handles && a.buffer && b.buffer) return a.buffer->device_ptr() == b.buffer->device_ptr();
   auto range = [](const TensorView& v) {
     const char* lo = static_cast<const char*>(v.buffer ? v.buffer->device_ptr() : v.host->data);
     return std::pair<const char*, std::size_t>{lo, v.buffer ? v.buffer->bytes() : v.host->bytes()};
@@ -269,11 +273,11 @@ bool overlaps(const TensorView& a, const TensorView& b, bool host_memory) {
 /// with another argument would give each target its own answer. Reading one buffer twice is fine.
 void check_no_overlap(const CheckedArgs& c, const std::vector<bool>& writes, const DeviceState& dev,
                       const SourceLoc& loc) {
-  const bool host_memory = dev.ctx->memory_space() == MemorySpace::Host;
+  const MemorySpace space = dev.ctx->memory_space();
   for (std::size_t i = 0; i < c.tensors.size(); ++i)
     for (std::size_t j = i + 1; j < c.tensors.size(); ++j) {
       if (!c.tensors[i].shape || !c.tensors[j].shape) continue;  // scalars
-      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j], host_memory)) continue;
+      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j], space)) continue;
       std::size_t w = writes[i] ? i : j;
       throw Error(arg_label(i, *c.params[i]) + " and " + arg_label(j, *c.params[j]) +
                       " share memory, and the kernel writes " + arg_label(w, *c.params[w]) +

@@ -16,6 +16,14 @@
 
 namespace tg::testing {
 
+/// A Vulkan structure with its sType set and every other member zero.
+template <typename T>
+T vk_init(VkStructureType type) {
+  T s{};
+  s.sType = type;
+  return s;
+}
+
 /// The validation layer's warnings and errors on the application's instance.
 struct ValidationLog {
   std::mutex mu;
@@ -103,14 +111,14 @@ class AppVulkan {
 
   /// A primary command buffer of the compute family, begun (recording) when `begin`.
   VkCommandBuffer command_buffer(bool begin = true) {
-    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    VkCommandBufferAllocateInfo ai = vk_init<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     check(fn<PFN_vkAllocateCommandBuffers>("vkAllocateCommandBuffers")(device, &ai, &cmd), "allocate");
     if (begin) {
-      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      VkCommandBufferBeginInfo bi = vk_init<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
       bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
       check(fn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer")(cmd, &bi), "begin");
     }
@@ -119,10 +127,10 @@ class AppVulkan {
   /// End `cmd`, submit it to `queue` and wait for it.
   void submit_and_wait(VkCommandBuffer cmd, VkQueue queue) {
     check(fn<PFN_vkEndCommandBuffer>("vkEndCommandBuffer")(cmd), "end");
-    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFenceCreateInfo fi = vk_init<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     VkFence fence = VK_NULL_HANDLE;
     check(fn<PFN_vkCreateFence>("vkCreateFence")(device, &fi, nullptr, &fence), "fence");
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    VkSubmitInfo si = vk_init<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
     check(fn<PFN_vkQueueSubmit>("vkQueueSubmit")(queue, 1, &si, fence), "submit");
@@ -133,7 +141,7 @@ class AppVulkan {
   /// A barrier from everything before to everything after, the host's reads included: what an
   /// application records after its own writes before it reads them back.
   void full_barrier(VkCommandBuffer cmd) const {
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    VkMemoryBarrier mb = vk_init<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
     mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
     fn<PFN_vkCmdPipelineBarrier>("vkCmdPipelineBarrier")(
@@ -152,7 +160,7 @@ class AppVulkan {
   uint32_t family = 0;
   std::vector<VkQueue> queues;
   VkCommandPool pool = VK_NULL_HANDLE;
-  VkDeviceCreateInfo create_info{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  VkDeviceCreateInfo create_info = vk_init<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
 
  private:
   static void check(VkResult r, const char* what) {
@@ -168,15 +176,15 @@ class AppVulkan {
     enumerate_layers(&n, layers.data());
     const char* layer = "VK_LAYER_KHRONOS_validation";
     for (const auto& l : layers) validation |= std::strcmp(l.layerName, layer) == 0;
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    VkApplicationInfo app = vk_init<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
     app.pApplicationName = "tilegen test application";
     app.apiVersion = VK_API_VERSION_1_3;
     const char* ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    VkValidationFeaturesEXT features = vk_init<VkValidationFeaturesEXT>(VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT);
     features.enabledValidationFeatureCount = 1;
     features.pEnabledValidationFeatures = &sync;
-    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    VkInstanceCreateInfo ci = vk_init<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
     ci.pApplicationInfo = &app;
     if (validation) {
       ci.pNext = &features;
@@ -192,7 +200,7 @@ class AppVulkan {
       return false;
     }
     if (validation) {
-      VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+      VkDebugUtilsMessengerCreateInfoEXT mi = vk_init<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
       mi.messageSeverity =
           VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
       mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
@@ -280,7 +288,7 @@ class AppVulkan {
       fn<PFN_vkGetDeviceQueue>("vkGetDeviceQueue")(device, family, i, &h);
       queues.push_back(h);
     }
-    VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    VkCommandPoolCreateInfo pi = vk_init<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
     pi.queueFamilyIndex = family;
     check(fn<PFN_vkCreateCommandPool>("vkCreateCommandPool")(device, &pi, nullptr, &pool), "command pool");
   }
@@ -288,16 +296,15 @@ class AppVulkan {
   void* lib_ = nullptr;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   uint32_t family_queues_ = 0;
-  VkPhysicalDeviceFeatures2 features2_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  VkPhysicalDeviceVulkan11Features v11_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-  VkPhysicalDeviceVulkan12Features v12_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceVulkan13Features v13_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model_{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
-  VkPhysicalDevice16BitStorageFeatures storage16_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  VkPhysicalDeviceShaderFloat16Int8Features float16_{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceFeatures2 features2_ = vk_init<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  VkPhysicalDeviceVulkan11Features v11_ = vk_init<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  VkPhysicalDeviceVulkan12Features v12_ = vk_init<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  VkPhysicalDeviceVulkan13Features v13_ = vk_init<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model_ = vk_init<VkPhysicalDeviceVulkanMemoryModelFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+  VkPhysicalDevice16BitStorageFeatures storage16_ = vk_init<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+  VkPhysicalDeviceShaderFloat16Int8Features float16_ = vk_init<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
   std::vector<float> priorities_;
-  VkDeviceQueueCreateInfo queue_info_{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  VkDeviceQueueCreateInfo queue_info_ = vk_init<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   std::vector<const char*> extensions_;
 };
 
