@@ -43,7 +43,9 @@ std::unique_ptr<AppVulkan> app_device(const AppDeviceOptions& opt = {}) {
 /// No validation message on the application's instance since the last call.
 void check_no_validation_messages(AppVulkan& app) {
   std::vector<std::string> msgs = app.log.take();
-  for (const std::string& m : msgs) INFO(m);
+  std::string all;
+  for (const std::string& m : msgs) all += "\n  " + m;
+  INFO("validation messages:" << all);
   CHECK(msgs.empty());
 }
 
