@@ -257,7 +257,8 @@ bool overlaps(const TensorView& a, const TensorView& b, MemorySpace space) {
   const bool host_memory = space == MemorySpace::Host;
   // Buffers that are handles (vulkan's records) are not addresses with a byte size: two share
   // memory only when they are one allocation.
-  if (space == MemorySpace::Handles && a.buffer && b.buffer) return a.buffer->device_ptr() == b.buffer->device_ptr();
+  if (space == MemorySpace::Handles && a.buffer && b.buffer)
+    return a.buffer->device_ptr() == b.buffer->device_ptr();
   auto range = [](const TensorView& v) {
     const char* lo = static_cast<const char*>(v.buffer ? v.buffer->device_ptr() : v.host->data);
     return std::pair<const char*, std::size_t>{lo, v.buffer ? v.buffer->bytes() : v.host->bytes()};
@@ -598,9 +599,10 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
   if (opt.stream && opt.stream->kind == Stream::Kind::CommandBuffer)
-    throw Error("profile: ProfileOptions::stream is a command buffer, which runs only when the application "
-                "submits it, so tilegen cannot time it; give the queue it would be submitted to instead",
-                where);
+    throw Error(
+        "profile: ProfileOptions::stream is a command buffer, which runs only when the application "
+        "submits it, so tilegen cannot time it; give the queue it would be submitted to instead",
+        where);
   std::vector<double> ms;
   on_launch(*impl_, args, opt.stream, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
     for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);

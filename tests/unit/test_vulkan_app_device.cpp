@@ -81,7 +81,8 @@ struct GemmRelu {
       if (!a.is_output) continue;
       buffers[i].download(a.bytes.data(), a.bytes.size());
       samples::Comparison c = samples::compare(a, pr.expected.at(out++), s->tolerance(p, f16));
-      INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch " << c.first_mismatch);
+      INFO("output " << a.name << ": max |error| " << c.max_abs_error << ", first mismatch "
+                     << c.first_mismatch);
       CHECK(c.mismatches == 0);
     }
     CHECK(out == 1);
@@ -201,8 +202,8 @@ TEST_CASE("vulkan on the application's device: its writes, tilegen's kernel, its
       z.upload(poison.data(), n * 4);
       VkCommandBuffer cmd = app->command_buffer();
       fill(cmd, vk_buffer(x), 0, VK_WHOLE_SIZE, float_bits(v));  // the application's write...
-      k.launch({&x, &y}, Stream::command_buffer(cmd));            // ...read by tilegen's kernel...
-      copy(cmd, vk_buffer(y), vk_buffer(z), 1, &whole);           // ...whose output it reads
+      k.launch({&x, &y}, Stream::command_buffer(cmd));           // ...read by tilegen's kernel...
+      copy(cmd, vk_buffer(y), vk_buffer(z), 1, &whole);          // ...whose output it reads
       app->full_barrier(cmd);
       app->submit_and_wait(cmd, app->queues.at(0));
       z.download(got.data(), n * 4);
@@ -268,7 +269,7 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
     d = app->handles();
     d.api_version = VK_API_VERSION_1_2;
     CHECK(adopt_error(d).find("the instance was created for Vulkan 1.2 (VulkanDevice::api_version); "
-                                        "tilegen needs 1.3") != std::string::npos);
+                              "tilegen needs 1.3") != std::string::npos);
     d = app->handles();
     d.queue_family = 99;
     CHECK(adopt_error(d).find("queue family 99 of device " + app->physical_name + " does not exist") !=
@@ -296,7 +297,8 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
     CHECK(vk.info().arch.find(";f16s") == std::string::npos);
     GemmRelu g(vk, 3);
     std::string err = error_of([&] { vk.compile(g.kernel).launch(g.args()); });
-    CHECK(err.find("f16 tensors need 16-bit storage (storageBuffer16BitAccess), which this Vulkan device lacks") !=
+    CHECK(err.find(
+              "f16 tensors need 16-bit storage (storageBuffer16BitAccess), which this Vulkan device lacks") !=
           std::string::npos);
     DeviceBuffer x = vk.alloc({64}, f32), y = vk.alloc({64}, f32);
     std::vector<float> ones(64, 1.0f), got(64);
@@ -306,7 +308,9 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
     CHECK(got == std::vector<float>(64, 3.0f));
     check_no_validation_messages(no16);
   }
-  SUBCASE("streams: another device's queue and command buffer, null, host tensors and profile in a command buffer") {
+  SUBCASE(
+      "streams: another device's queue and command buffer, null, host tensors and profile in a command "
+      "buffer") {
     Target vk = Target::adopt_vulkan(app->handles());
     AppVulkan other;
     REQUIRE(other.skip.empty());
@@ -318,15 +322,17 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
       return error_of([&] { k.launch({&x, &y}, s); });
     };
     std::string err = launch_error(Stream{other.queues.at(0)});
-    CHECK(err.rfind(line + "target 'vulkan' cannot launch on the stream given: the VkQueue belongs to another "
-                           "VkDevice than the one tilegen was opened on",
+    CHECK(err.rfind(line +
+                        "target 'vulkan' cannot launch on the stream given: the VkQueue belongs to another "
+                        "VkDevice than the one tilegen was opened on",
                     0) == 0);
     VkCommandBuffer foreign = other.command_buffer();
     CHECK(launch_error(Stream::command_buffer(foreign))
               .find("the VkCommandBuffer belongs to another VkDevice than the one tilegen was opened on") !=
           std::string::npos);
     CHECK(launch_error(Stream{nullptr}).find("the VkQueue is null") != std::string::npos);
-    CHECK(launch_error(Stream::command_buffer(nullptr)).find("the VkCommandBuffer is null") != std::string::npos);
+    CHECK(launch_error(Stream::command_buffer(nullptr)).find("the VkCommandBuffer is null") !=
+          std::string::npos);
     other.submit_and_wait(foreign, other.queues.at(0));  // recorded nothing: it ends as it began
 
     VkCommandBuffer cmd = app->command_buffer();
@@ -350,11 +356,14 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
     }
     if (own) {
       CompiledKernel ko = own->compile(scale_kernel(64));
-      err = error_of([&] { ko.launch({HostTensor{hx.data(), {64}, f32}, HostTensor{hy.data(), {64}, f32}},
-                                     Stream{app->queues.at(0)}); });
-      CHECK(err.find("this vulkan device is tilegen's own, so no queue or command buffer of the application's "
-                     "belongs to it; open tilegen on the application's device (Target::adopt_vulkan)") !=
-            std::string::npos);
+      err = error_of([&] {
+        ko.launch({HostTensor{hx.data(), {64}, f32}, HostTensor{hy.data(), {64}, f32}},
+                  Stream{app->queues.at(0)});
+      });
+      CHECK(
+          err.find("this vulkan device is tilegen's own, so no queue or command buffer of the application's "
+                   "belongs to it; open tilegen on the application's device (Target::adopt_vulkan)") !=
+          std::string::npos);
     }
     check_no_validation_messages(other);
   }

@@ -36,10 +36,9 @@ struct ValidationLog {
   }
 };
 
-inline VKAPI_ATTR VkBool32 VKAPI_CALL keep_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                              VkDebugUtilsMessageTypeFlagsEXT,
-                                                              const VkDebugUtilsMessengerCallbackDataEXT* data,
-                                                              void* user) {
+inline VKAPI_ATTR VkBool32 VKAPI_CALL
+keep_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT,
+                        const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
   if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) return VK_FALSE;
   auto* log = static_cast<ValidationLog*>(user);
   std::lock_guard<std::mutex> lock(log->mu);
@@ -49,12 +48,12 @@ inline VKAPI_ATTR VkBool32 VKAPI_CALL keep_validation_message(VkDebugUtilsMessag
 
 /// What the application's device is created with.
 struct AppDeviceOptions {
-  bool push_descriptor = true;     // VK_KHR_push_descriptor
-  bool memory_model = true;        // vulkanMemoryModel
-  bool storage_16bit = true;       // storageBuffer16BitAccess (f16 tensors)
-  bool features_in_chain = true;   // VkPhysicalDeviceVulkan1xFeatures; false: the older structures
-  uint32_t queues = 2;             // of the compute family (at most what it has)
-  std::string device_name;         // the physical device to take (empty: the first with 1.3)
+  bool push_descriptor = true;    // VK_KHR_push_descriptor
+  bool memory_model = true;       // vulkanMemoryModel
+  bool storage_16bit = true;      // storageBuffer16BitAccess (f16 tensors)
+  bool features_in_chain = true;  // VkPhysicalDeviceVulkan1xFeatures; false: the older structures
+  uint32_t queues = 2;            // of the compute family (at most what it has)
+  std::string device_name;        // the physical device to take (empty: the first with 1.3)
 };
 
 /// The loader, an instance, a physical device, a device and its queues, as an application holds
@@ -79,7 +78,8 @@ class AppVulkan {
       fn<PFN_vkDestroyDevice>("vkDestroyDevice")(device, nullptr);
     }
     if (messenger)
-      ifn<PFN_vkDestroyDebugUtilsMessengerEXT>("vkDestroyDebugUtilsMessengerEXT")(instance, messenger, nullptr);
+      ifn<PFN_vkDestroyDebugUtilsMessengerEXT>("vkDestroyDebugUtilsMessengerEXT")(instance, messenger,
+                                                                                  nullptr);
     if (instance) ifn<PFN_vkDestroyInstance>("vkDestroyInstance")(instance, nullptr);
     if (lib_) dlclose(lib_);
   }
@@ -111,14 +111,16 @@ class AppVulkan {
 
   /// A primary command buffer of the compute family, begun (recording) when `begin`.
   VkCommandBuffer command_buffer(bool begin = true) {
-    VkCommandBufferAllocateInfo ai = vk_init<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    VkCommandBufferAllocateInfo ai =
+        vk_init<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     check(fn<PFN_vkAllocateCommandBuffers>("vkAllocateCommandBuffers")(device, &ai, &cmd), "allocate");
     if (begin) {
-      VkCommandBufferBeginInfo bi = vk_init<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+      VkCommandBufferBeginInfo bi =
+          vk_init<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
       bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
       check(fn<PFN_vkBeginCommandBuffer>("vkBeginCommandBuffer")(cmd, &bi), "begin");
     }
@@ -145,8 +147,8 @@ class AppVulkan {
     mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT;
     fn<PFN_vkCmdPipelineBarrier>("vkCmdPipelineBarrier")(
-        cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-        0, 1, &mb, 0, nullptr, 0, nullptr);
+        cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   }
 
   std::string skip;  // why there is no device; empty when there is
@@ -168,8 +170,8 @@ class AppVulkan {
   }
 
   bool create_instance() {
-    auto enumerate_layers =
-        reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(gipa(nullptr, "vkEnumerateInstanceLayerProperties"));
+    auto enumerate_layers = reinterpret_cast<PFN_vkEnumerateInstanceLayerProperties>(
+        gipa(nullptr, "vkEnumerateInstanceLayerProperties"));
     uint32_t n = 0;
     enumerate_layers(&n, nullptr);
     std::vector<VkLayerProperties> layers(n);
@@ -181,7 +183,8 @@ class AppVulkan {
     app.apiVersion = VK_API_VERSION_1_3;
     const char* ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
     VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkValidationFeaturesEXT features = vk_init<VkValidationFeaturesEXT>(VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT);
+    VkValidationFeaturesEXT features =
+        vk_init<VkValidationFeaturesEXT>(VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT);
     features.enabledValidationFeatureCount = 1;
     features.pEnabledValidationFeatures = &sync;
     VkInstanceCreateInfo ci = vk_init<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
@@ -200,13 +203,16 @@ class AppVulkan {
       return false;
     }
     if (validation) {
-      VkDebugUtilsMessengerCreateInfoEXT mi = vk_init<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+      VkDebugUtilsMessengerCreateInfoEXT mi = vk_init<VkDebugUtilsMessengerCreateInfoEXT>(
+          VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
       mi.messageSeverity =
           VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-      mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
+      mi.messageType =
+          VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT;
       mi.pfnUserCallback = keep_validation_message;
       mi.pUserData = &log;
-      ifn<PFN_vkCreateDebugUtilsMessengerEXT>("vkCreateDebugUtilsMessengerEXT")(instance, &mi, nullptr, &messenger);
+      ifn<PFN_vkCreateDebugUtilsMessengerEXT>("vkCreateDebugUtilsMessengerEXT")(instance, &mi, nullptr,
+                                                                                &messenger);
     }
     return true;
   }
@@ -231,7 +237,8 @@ class AppVulkan {
       return false;
     }
     uint32_t qn = 0;
-    auto families = ifn<PFN_vkGetPhysicalDeviceQueueFamilyProperties>("vkGetPhysicalDeviceQueueFamilyProperties");
+    auto families =
+        ifn<PFN_vkGetPhysicalDeviceQueueFamilyProperties>("vkGetPhysicalDeviceQueueFamilyProperties");
     families(physical, &qn, nullptr);
     std::vector<VkQueueFamilyProperties> q(qn);
     families(physical, &qn, q.data());
@@ -296,15 +303,24 @@ class AppVulkan {
   void* lib_ = nullptr;
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   uint32_t family_queues_ = 0;
-  VkPhysicalDeviceFeatures2 features2_ = vk_init<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  VkPhysicalDeviceVulkan11Features v11_ = vk_init<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
-  VkPhysicalDeviceVulkan12Features v12_ = vk_init<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  VkPhysicalDeviceVulkan13Features v13_ = vk_init<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
-  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model_ = vk_init<VkPhysicalDeviceVulkanMemoryModelFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
-  VkPhysicalDevice16BitStorageFeatures storage16_ = vk_init<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
-  VkPhysicalDeviceShaderFloat16Int8Features float16_ = vk_init<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
+  VkPhysicalDeviceFeatures2 features2_ =
+      vk_init<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  VkPhysicalDeviceVulkan11Features v11_ =
+      vk_init<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  VkPhysicalDeviceVulkan12Features v12_ =
+      vk_init<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  VkPhysicalDeviceVulkan13Features v13_ =
+      vk_init<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model_ =
+      vk_init<VkPhysicalDeviceVulkanMemoryModelFeatures>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+  VkPhysicalDevice16BitStorageFeatures storage16_ =
+      vk_init<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES);
+  VkPhysicalDeviceShaderFloat16Int8Features float16_ = vk_init<VkPhysicalDeviceShaderFloat16Int8Features>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES);
   std::vector<float> priorities_;
-  VkDeviceQueueCreateInfo queue_info_ = vk_init<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  VkDeviceQueueCreateInfo queue_info_ =
+      vk_init<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   std::vector<const char*> extensions_;
 };
 

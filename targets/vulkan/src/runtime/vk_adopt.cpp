@@ -31,8 +31,9 @@ void check_physical_device(const Instance& in, VkPhysicalDevice h) {
   std::vector<VkPhysicalDevice> all(n);
   check(in.vkEnumeratePhysicalDevices(in.handle, &n, all.data()), "vkEnumeratePhysicalDevices");
   if (std::find(all.begin(), all.begin() + n, h) == all.begin() + n)
-    throw Error("vulkan: VulkanDevice::physical_device is not one of the instance's physical devices "
-                "(vkEnumeratePhysicalDevices); pass the one the device was created on");
+    throw Error(
+        "vulkan: VulkanDevice::physical_device is not one of the instance's physical devices "
+        "(vkEnumeratePhysicalDevices); pass the one the device was created on");
 }
 
 // Every queue create_info made in `family`: vkGetDeviceQueue is valid for exactly those.
@@ -63,9 +64,10 @@ std::unique_ptr<DeviceContext> adopt_device(const VulkanDevice& d, TargetInfo& i
   require(d.create_info, "create_info", "VkDeviceCreateInfo the device was created with");
   require(d.queue, "queue", "VkQueue of VulkanDevice::queue_family, for tilegen's own submissions");
   if (d.api_version < VK_API_VERSION_1_3)
-    throw Error("vulkan: the instance was created for Vulkan " + version_text(d.api_version) +
-                " (VulkanDevice::api_version); tilegen needs 1.3: create it with VkApplicationInfo::apiVersion "
-                "= VK_API_VERSION_1_3 (and say so in api_version)");
+    throw Error(
+        "vulkan: the instance was created for Vulkan " + version_text(d.api_version) +
+        " (VulkanDevice::api_version); tilegen needs 1.3: create it with VkApplicationInfo::apiVersion "
+        "= VK_API_VERSION_1_3 (and say so in api_version)");
   const auto& ci = *static_cast<const VkDeviceCreateInfo*>(d.create_info);
   if (ci.sType != VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO)
     throw Error("vulkan: VulkanDevice::create_info does not point at a VkDeviceCreateInfo (its sType is " +
@@ -82,8 +84,9 @@ std::unique_ptr<DeviceContext> adopt_device(const VulkanDevice& d, TargetInfo& i
   DeviceFns fns;
   fns.load(a.instance, a.device);
   if (!fns.vkCmdPushDescriptorSetKHR)
-    throw Error("vulkan: the device gives no vkCmdPushDescriptorSetKHR although VK_KHR_push_descriptor is "
-                "enabled; update the Vulkan driver");
+    throw Error(
+        "vulkan: the device gives no vkCmdPushDescriptorSetKHR although VK_KHR_push_descriptor is "
+        "enabled; update the Vulkan driver");
   a.queues = family_queues(fns, a.device, ci, d.queue_family);
   if (std::find(a.queues.begin(), a.queues.end(), a.queue) == a.queues.end())
     throw Error("vulkan: VulkanDevice::queue is not a queue of family " + std::to_string(d.queue_family) +

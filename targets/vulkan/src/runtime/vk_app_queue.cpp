@@ -39,8 +39,9 @@ void VulkanContext::check_queue(VkQueue q) const {
   for (VkQueue mine : adopted_->queues)
     if (mine == q) return;
   if (!same_device(q, device_))
-    throw Error("the VkQueue belongs to another VkDevice than the one tilegen was opened on "
-                "(Target::adopt_vulkan); pass a queue of that device");
+    throw Error(
+        "the VkQueue belongs to another VkDevice than the one tilegen was opened on "
+        "(Target::adopt_vulkan); pass a queue of that device");
   throw Error("the VkQueue is not one of the adopted device's queues of family " +
               std::to_string(phys_.queue_family) + " (its VkDeviceCreateInfo made " +
               std::to_string(adopted_->queues.size()) +
@@ -51,11 +52,13 @@ void VulkanContext::check_queue(VkQueue q) const {
 // with compute, is the application's promise (the validation layer checks it).
 void VulkanContext::check_command_buffer(VkCommandBuffer cmd) const {
   if (!cmd)
-    throw Error("the VkCommandBuffer is null; pass a command buffer of the adopted device, between "
-                "vkBeginCommandBuffer and vkEndCommandBuffer");
+    throw Error(
+        "the VkCommandBuffer is null; pass a command buffer of the adopted device, between "
+        "vkBeginCommandBuffer and vkEndCommandBuffer");
   if (!same_device(cmd, device_))
-    throw Error("the VkCommandBuffer belongs to another VkDevice than the one tilegen was opened on "
-                "(Target::adopt_vulkan); record into a command buffer of that device");
+    throw Error(
+        "the VkCommandBuffer belongs to another VkDevice than the one tilegen was opened on "
+        "(Target::adopt_vulkan); record into a command buffer of that device");
 }
 
 void VulkanContext::use_stream(const std::optional<Stream>& stream) {
@@ -66,9 +69,10 @@ void VulkanContext::use_stream(const std::optional<Stream>& stream) {
     return;
   }
   if (!adopted_)
-    throw Error("this vulkan device is tilegen's own, so no queue or command buffer of the application's "
-                "belongs to it; open tilegen on the application's device (Target::adopt_vulkan) to "
-                "launch there");
+    throw Error(
+        "this vulkan device is tilegen's own, so no queue or command buffer of the application's "
+        "belongs to it; open tilegen on the application's device (Target::adopt_vulkan) to "
+        "launch there");
   if (stream->kind == Stream::Kind::Queue) {
     auto q = static_cast<VkQueue>(stream->handle);
     check_queue(q);
@@ -175,7 +179,8 @@ void VulkanContext::launch_on_application(const std::function<void(VkCommandBuff
   VkSubmitInfo si = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
   si.pCommandBuffers = &f.cmd;
-  check(vk_.vkQueueSubmit(app_queue_, 1, &si, f.fence), "vkQueueSubmit", "a launch on the application's queue");
+  check(vk_.vkQueueSubmit(app_queue_, 1, &si, f.fence), "vkQueueSubmit",
+        "a launch on the application's queue");
   f.busy = true;
 }
 

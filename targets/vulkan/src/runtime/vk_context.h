@@ -116,9 +116,9 @@ class VulkanContext final : public DeviceContext {
   const Instance* in_ = nullptr;            // &instance(), or the application's (adopted_)
   std::unique_ptr<AdoptedDevice> adopted_;  // the application's device, or null: the context's own
   Mode mode_ = Mode::Own;
-  VkQueue app_queue_ = VK_NULL_HANDLE;       // Mode::Queue
+  VkQueue app_queue_ = VK_NULL_HANDLE;        // Mode::Queue
   VkCommandBuffer app_cmd_ = VK_NULL_HANDLE;  // Mode::Record
-  std::vector<InFlight> in_flight_;          // submissions to the application's queues
+  std::vector<InFlight> in_flight_;           // submissions to the application's queues
   VkPhysicalDeviceMemoryProperties mem_{};
   DeviceFns vk_;
   VkDevice device_ = VK_NULL_HANDLE;

@@ -34,7 +34,7 @@ struct LoadedKernels {
     if (!ctx) return;
     try {
       ctx->wait_for_submissions();  // a launch on the application's queue may still use the pipelines
-    } catch (...) {  // a lost device: nothing runs any more
+    } catch (...) {                 // a lost device: nothing runs any more
     }
     const DeviceFns& vk = ctx->fns();
     VkDevice d = ctx->device();
@@ -128,12 +128,16 @@ void VulkanContext::check_capabilities(const std::vector<uint32_t>& words) const
     if (op == 17 /* OpCapability */ && count == 2)
       for (const CapabilityNeed& n : kCapabilityNeeds)
         if (n.capability == words[i + 1] && !n.has(phys_))
-          throw Error(adopted_ ? "vulkan: the kernel needs " + std::string(n.name) + ", which the application's "
-                                 "device " + phys_.name + " was not created with; enable it in its "
-                                 "VkDeviceCreateInfo, or compile a kernel that does without"
-                               : "vulkan: the kernel needs " + std::string(n.name) + ", which device " +
-                                     phys_.name +
-                                     " lacks; compile for this device (clear the kernel cache) or use another target");
+          throw Error(
+              adopted_
+                  ? "vulkan: the kernel needs " + std::string(n.name) +
+                        ", which the application's "
+                        "device " +
+                        phys_.name +
+                        " was not created with; enable it in its "
+                        "VkDeviceCreateInfo, or compile a kernel that does without"
+                  : "vulkan: the kernel needs " + std::string(n.name) + ", which device " + phys_.name +
+                        " lacks; compile for this device (clear the kernel cache) or use another target");
     i += count;
   }
 }
@@ -150,7 +154,8 @@ void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
   if (phys_.push_descriptors && k.tensors > phys_.max_push_descriptors)
     throw Error("vulkan: kernel " + lowered.name + " has " + std::to_string(k.tensors) +
                 " tensor parameters; the application's device " + phys_.name + " pushes at most " +
-                std::to_string(phys_.max_push_descriptors) + " descriptors (maxPushDescriptors): pass fewer tensors");
+                std::to_string(phys_.max_push_descriptors) +
+                " descriptors (maxPushDescriptors): pass fewer tensors");
   std::vector<VkDescriptorSetLayoutBinding> bindings(k.tensors);
   for (uint32_t i = 0; i < k.tensors; ++i)
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};

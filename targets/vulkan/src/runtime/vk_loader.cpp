@@ -132,13 +132,12 @@ Instance application_instance(VkInstance handle, PFN_vkGetInstanceProcAddr get_p
   if (!in.vkGetInstanceProcAddr)
     throw Error("vulkan: no vkGetInstanceProcAddr: " + instance().error +
                 "; pass the application's as VulkanDevice::get_instance_proc_addr");
-#define TG_VK_INSTANCE(name)                                                         \
+#define TG_VK_INSTANCE(name)                                                       \
   in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(handle, #name)); \
-  if (!in.name)                                                                      \
-    throw Error("vulkan: the application's instance gives no " #name                 \
+  if (!in.name)                                                                    \
+    throw Error("vulkan: the application's instance gives no " #name               \
                 " (vkGetInstanceProcAddr returned null); create it with apiVersion 1.3 or later");
-#define TG_VK_OPTIONAL(name) \
-  in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(handle, #name));
+#define TG_VK_OPTIONAL(name) in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(handle, #name));
 #include "vk_symbols.inc"
 #undef TG_VK_INSTANCE
 #undef TG_VK_OPTIONAL
@@ -151,8 +150,8 @@ void DeviceFns::load(const Instance& in, VkDevice device) {
   if (!name) throw Error("vulkan: the driver lacks " #name "; update the Vulkan driver");
 #include "vk_symbols.inc"
 #undef TG_VK_DEVICE
-  vkCmdPushDescriptorSetKHR =
-      reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(in.vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"));
+  vkCmdPushDescriptorSetKHR = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+      in.vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"));
 }
 
 std::string result_name(VkResult r) {

@@ -2,8 +2,8 @@
 #include "vk_physical_device.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -265,8 +265,8 @@ FeatureChain enabled_features(const VkDeviceCreateInfo& ci) {
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2:
         e.core.features = reinterpret_cast<const VkPhysicalDeviceFeatures2*>(p)->features;
         break;
-#define TG_COPY(type, part)                                                          \
-  std::memcpy(reinterpret_cast<char*>(&e.part) + kFirstFeature<type>,                \
+#define TG_COPY(type, part)                                           \
+  std::memcpy(reinterpret_cast<char*>(&e.part) + kFirstFeature<type>, \
               reinterpret_cast<const char*>(p) + kFirstFeature<type>, sizeof(type) - kFirstFeature<type>);
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
         TG_COPY(VkPhysicalDeviceVulkan11Features, v11) break;
