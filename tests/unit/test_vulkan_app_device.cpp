@@ -109,6 +109,19 @@ Kernel scale_kernel(int64_t n) {
   return k.build();
 }
 
+/// gather(I: i32[n], X: f32[n], Y: f32[n]):  Y[i] = X[I[i]], an index no pass can bound.
+Kernel gather_kernel(int64_t n) {
+  KernelBuilder k("gather");
+  auto I = k.tensor("I", {n}, i32);
+  auto X = k.tensor("X", {n}, f32);
+  auto Y = k.tensor("Y", {n}, f32);
+  k.grid(n / 64).threads(64).body([&](Expr bx) {
+    Expr i = bx * 64 + k.thread_index();
+    Y(i) = X(I(i));
+  });
+  return k.build();
+}
+
 VkBuffer vk_buffer(const DeviceBuffer& b) { return reinterpret_cast<VkBuffer>(b.native_handle()); }
 
 uint32_t float_bits(float f) {
@@ -168,6 +181,20 @@ TEST_CASE("vulkan on the application's device: gemm_relu on its queue and in its
     CHECK(r.runs == 3);
     CHECK(r.min_ms > 0);
     g.check_output();
+  }
+  SUBCASE("check_bounds on the application's queue: the access record is read back after it") {
+    CompileOptions opt;
+    opt.params["check_bounds"] = "all";
+    CompiledKernel gather = vk.compile(gather_kernel(64), opt);
+    std::vector<int32_t> idx(64);
+    std::vector<float> x(64), y(64, -1.0f);
+    for (int i = 0; i < 64; ++i) idx[i] = 63 - i, x[i] = float(i);
+    HostTensor I{idx.data(), {64}, i32}, X{x.data(), {64}, f32}, Y{y.data(), {64}, f32};
+    gather.launch({I, X, Y}, Stream{app->queues.at(0)});
+    for (int i = 0; i < 64; ++i) CHECK(y[i] == float(63 - i));
+    idx[5] = 64;  // one past the end
+    std::string err = error_of([&] { gather.launch({I, X, Y}, Stream{app->queues.at(0)}); });
+    CHECK(err.find("out-of-range load from X[64]") != std::string::npos);
   }
   SUBCASE("host tensors on the application's queue: copied in and back, as on cuda") {
     std::vector<KernelArg> host;
@@ -341,6 +368,13 @@ TEST_CASE("vulkan on the application's device: what it lacks, and handles that a
     CHECK(err.find("a copy to the device is needed, but a launch into a command buffer runs only when the "
                    "application submits it") != std::string::npos);
     CHECK(err.find("pass DeviceBuffers (not HostTensors)") != std::string::npos);
+    CompileOptions checked;
+    checked.params["check_bounds"] = "all";
+    CompiledKernel gather = vk.compile(gather_kernel(64), checked);
+    DeviceBuffer idx = vk.alloc({64}, i32);
+    err = error_of([&] { gather.launch({&idx, &x, &y}, Stream::command_buffer(cmd)); });
+    CHECK(err.find("a copy to the device is needed, but a launch into a command buffer runs only when") !=
+          std::string::npos);
     ProfileOptions opt;
     opt.stream = Stream::command_buffer(cmd);
     err = error_of([&] { k.profile({&x, &y}, opt); });
