@@ -177,7 +177,8 @@ TEST_CASE("vulkan, whose buffers are handles, takes no application memory and no
   err = error_of([&] {
     k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{});
   });
-  CHECK(err.find("target 'vulkan' cannot launch on the stream given") != std::string::npos);
+  CHECK(err.find("target 'vulkan' cannot launch on the stream given: this vulkan device is tilegen's own") !=
+        std::string::npos);
   k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0});  // staged, as ever
   CHECK(y == std::vector<float>(64, 2.f));
 #if TILEGEN_DLPACK
@@ -440,6 +441,10 @@ TEST_CASE("cuda device: launches on the application's stream, wrap of its memory
   opt.stream = Stream{stream};
   opt.runs = 2;
   CHECK(k.profile({&bx, &by, 0.0}, opt).runs == 2);
+  // A command buffer is vulkan's: cuda says what to pass instead, before anything runs.
+  CHECK(error_of([&] { k.launch({&bx, &by, 1.0}, Stream::command_buffer(stream)); })
+            .find("it is a command buffer (Stream::command_buffer), which only vulkan records into") !=
+        std::string::npos);
 
   // wrap: the application's device memory, used in place and never freed by tilegen.
   unsigned long long mem = 0;
