@@ -263,6 +263,25 @@ TEST_CASE("vulkan on the application's device: its writes, tilegen's kernel, its
   check_no_validation_messages(*app);
 }
 
+TEST_CASE("vulkan on the application's device: tilegen destroys none of its handles") {
+  auto app = app_device();
+  if (!app) return;
+  for (int round = 0; round < 2; ++round) {  // a second adoption of the same device, after the first is gone
+    Target vk = Target::adopt_vulkan(app->handles());
+    CompiledKernel k = vk.compile(scale_kernel(64));
+    DeviceBuffer x = vk.alloc({64}, f32), y = vk.alloc({64}, f32);
+    std::vector<float> ones(64, 1.0f);
+    x.upload(ones.data(), 256);
+    k.launch({&x, &y}, Stream{app->queues.at(0)});  // in flight when the Target goes: waited for
+  }
+  // The device, its queue and the pool are the application's still: a submission of its own runs.
+  VkCommandBuffer cmd = app->command_buffer();
+  app->full_barrier(cmd);
+  app->submit_and_wait(cmd, app->queues.at(0));
+  REQUIRE(app->fn<PFN_vkDeviceWaitIdle>("vkDeviceWaitIdle")(app->device) == VK_SUCCESS);
+  check_no_validation_messages(*app);
+}
+
 TEST_CASE("vulkan on the application's device: the older feature structures are read too") {
   AppDeviceOptions opt;
   opt.features_in_chain = false;  // VkPhysicalDevice16BitStorageFeatures, ... and pEnabledFeatures
