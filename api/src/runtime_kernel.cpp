@@ -185,9 +185,10 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
     const DeviceState* owner = CompiledKernel::Impl::owner(**b);
     if (!owner) throw Error(label + ": the DeviceBuffer is empty: make it with Target::alloc or upload", loc);
     if (owner != &dev)
-      throw Error(label + ": the buffer lives on target '" + owner->target + "' device " +
-                      std::to_string(owner->index) + ", the kernel runs on '" + dev.target + "' device " +
-                      std::to_string(dev.index) + ": allocate it with the kernel's target",
+      throw Error(label + ": the buffer lives on target '" + owner->target + "' " + device_text(*owner) +
+                      ", the kernel runs on '" + dev.target + "' " + device_text(dev) +
+                      (owner->index < 0 && owner->index == dev.index ? " (another adoption of it)" : "") +
+                      ": allocate it with the kernel's target",
                   loc);
     t.buffer = *b;
     t.shape = &(*b)->shape();

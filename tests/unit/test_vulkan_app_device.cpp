@@ -282,6 +282,50 @@ TEST_CASE("vulkan on the application's device: tilegen destroys none of its hand
   check_no_validation_messages(*app);
 }
 
+TEST_CASE("vulkan on the application's device: Target::wrap of its own VkBuffers") {
+  auto app = app_device();
+  if (!app) return;
+  Target vk = Target::adopt_vulkan(app->handles());
+  const int64_t n = 256;
+  AppVulkan::Buffer bx = app->make_buffer(n * 4), by = app->make_buffer(n * 4);
+  auto* hx = static_cast<float*>(bx.mapped);
+  auto* hy = static_cast<float*>(by.mapped);
+  for (int64_t i = 0; i < n; ++i) hx[i] = float(i), hy[i] = std::nanf("");
+  {
+    DeviceBuffer x = vk.wrap(reinterpret_cast<void*>(bx.buffer), {n}, f32);
+    DeviceBuffer y = vk.wrap(reinterpret_cast<void*>(by.buffer), {n}, f32);
+    CHECK_FALSE(x.owns_memory());
+    CHECK(x.native_handle() == reinterpret_cast<void*>(bx.buffer));
+    CompiledKernel k = vk.compile(scale_kernel(n));
+    VkCommandBuffer cmd = app->command_buffer();
+    k.launch({&x, &y}, Stream::command_buffer(cmd));
+    app->full_barrier(cmd);
+    app->submit_and_wait(cmd, app->queues.at(0));
+    for (int64_t i = 0; i < n; ++i) CHECK(hy[i] == 2.0f * float(i) + 1.0f);  // through its own mapping
+    // upload and download: through tilegen's staging, the buffers being the application's.
+    std::vector<float> ones(n, 1.0f), got(n);
+    x.upload(ones.data(), n * 4);
+    CHECK(hx[7] == 1.0f);
+    k.launch({&x, &y});
+    y.download(got.data(), n * 4);
+    CHECK(got == std::vector<float>(n, 3.0f));
+    std::string err = error_of([&] { vk.wrap(reinterpret_cast<void*>(bx.buffer), {2 * n}, f32); });
+    CHECK(err.find("wrap: target 'vulkan' the application's device " + app->physical_name +
+                   " cannot use the memory for f32[512]: the VkBuffer needs") != std::string::npos);
+    CHECK(err.find("fewer than the tensor's 2048") != std::string::npos);
+    CHECK(error_of([&] { vk.wrap(nullptr, {n}, f32); }).find("wrap: the pointer for f32[256] is null") !=
+          std::string::npos);
+    // Buffers of two adoptions of one device do not mix: each is a context of its own.
+    Target other = Target::adopt_vulkan(app->handles());
+    DeviceBuffer z = other.alloc({n}, f32);
+    CHECK(error_of([&] { k.launch({&x, &z}); }).find("(another adoption of it)") != std::string::npos);
+  }
+  // Never destroyed by tilegen: the application destroys them (a second destroy would be reported).
+  app->destroy_buffer(bx);
+  app->destroy_buffer(by);
+  check_no_validation_messages(*app);
+}
+
 TEST_CASE("vulkan on the application's device: the older feature structures are read too") {
   AppDeviceOptions opt;
   opt.features_in_chain = false;  // VkPhysicalDevice16BitStorageFeatures, ... and pEnabledFeatures

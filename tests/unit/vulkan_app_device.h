@@ -140,6 +140,43 @@ class AppVulkan {
     fn<PFN_vkDestroyFence>("vkDestroyFence")(device, fence, nullptr);
     fn<PFN_vkFreeCommandBuffers>("vkFreeCommandBuffers")(device, pool, 1, &cmd);
   }
+  /// A buffer of the application's own: storage and transfer usage, host-visible coherent memory,
+  /// mapped.
+  struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;
+  };
+  Buffer make_buffer(VkDeviceSize bytes) {
+    Buffer b;
+    VkBufferCreateInfo bi = vk_init<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+    bi.size = bytes;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    check(fn<PFN_vkCreateBuffer>("vkCreateBuffer")(device, &bi, nullptr, &b.buffer), "buffer");
+    VkMemoryRequirements req;
+    fn<PFN_vkGetBufferMemoryRequirements>("vkGetBufferMemoryRequirements")(device, b.buffer, &req);
+    VkPhysicalDeviceMemoryProperties mp;
+    ifn<PFN_vkGetPhysicalDeviceMemoryProperties>("vkGetPhysicalDeviceMemoryProperties")(physical, &mp);
+    const VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo ai = vk_init<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = UINT32_MAX;
+    for (uint32_t i = 0; i < mp.memoryTypeCount && ai.memoryTypeIndex == UINT32_MAX; ++i)
+      if ((req.memoryTypeBits & (1u << i)) && (mp.memoryTypes[i].propertyFlags & want) == want)
+        ai.memoryTypeIndex = i;
+    check(fn<PFN_vkAllocateMemory>("vkAllocateMemory")(device, &ai, nullptr, &b.memory), "memory");
+    check(fn<PFN_vkBindBufferMemory>("vkBindBufferMemory")(device, b.buffer, b.memory, 0), "bind");
+    check(fn<PFN_vkMapMemory>("vkMapMemory")(device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "map");
+    return b;
+  }
+  void destroy_buffer(Buffer& b) {
+    fn<PFN_vkDestroyBuffer>("vkDestroyBuffer")(device, b.buffer, nullptr);
+    fn<PFN_vkFreeMemory>("vkFreeMemory")(device, b.memory, nullptr);
+    b = Buffer{};
+  }
+
   /// A barrier from everything before to everything after, the host's reads included: what an
   /// application records after its own writes before it reads them back.
   void full_barrier(VkCommandBuffer cmd) const {

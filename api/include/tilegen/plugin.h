@@ -31,7 +31,7 @@ namespace tg {
 // 8: DeviceContext gained memory_space, pointer_alignment, check_pointer (host tensors in place,
 //    Target::wrap, DLPack) and use_stream (launches on the application's stream).
 // 9: Stream gained kind (a vulkan command buffer to record into); TargetPlugin::adopt_vulkan (the
-//    application's VkDevice); DeviceContext::native_handle.
+//    application's VkDevice); DeviceContext::native_handle, wrap_memory, unwrap_memory.
 inline constexpr uint32_t kPluginAbiVersion = 9;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
@@ -186,8 +186,8 @@ class DeviceContext {
   /// A tg::Error saying why, unless [ptr, ptr + bytes) is memory this device's kernels may use as
   /// a tensor (Target::wrap, from_dlpack check each pointer here):
   ///   cuda: a host pointer  →  "it is host memory, not memory of device 0"
-  /// Default: refuses every pointer (a context whose buffers are handles, as vulkan's, cannot take
-  /// memory it did not allocate).
+  /// Default: refuses every pointer (a context whose buffers are handles, as vulkan's on its own
+  /// device, cannot take memory it did not allocate).
   virtual void check_pointer(const void* ptr, std::size_t bytes);
   /// Launches, timings, copies and synchronize() go to the application's `stream` from this call
   /// until the next one; std::nullopt: back to the context's own. The runtime calls it under the
@@ -198,6 +198,12 @@ class DeviceContext {
   /// own commands (DeviceBuffer::native_handle): vulkan's VkBuffer. Default: ptr itself (the
   /// device address of cuda and hip, the host pointer of cpu).
   virtual void* native_handle(void* ptr) const { return ptr; }
+  /// What a DeviceBuffer over the application's memory holds (Target::wrap), once check_pointer
+  /// has taken [ptr, ptr + bytes): default ptr itself (an address is its own handle); vulkan, a
+  /// record of its own over the application's VkBuffer. unwrap_memory(wrapped) forgets it when the
+  /// buffer goes and never frees the application's memory. Default: nothing to forget.
+  virtual void* wrap_memory(void* ptr, std::size_t bytes) { return ptr; }
+  virtual void unwrap_memory(void* wrapped) {}
 };
 
 struct ProbeResult {

@@ -204,7 +204,8 @@ class Target {
   /// Checked: ptr is not null, the shape's byte size fits, ptr is aligned to the element and to
   /// what the target's kernels need (16 bytes on GPUs), and, where the target can tell, that it
   /// is memory of this device (cuda asks the driver; host targets take any host pointer; vulkan
-  /// takes none).
+  /// takes none on its own device, and on the application's device (adopt_vulkan) a VkBuffer, as
+  /// void*, whose memory requirement holds the shape: docs/runtime.md).
   DeviceBuffer wrap(void* ptr, std::vector<int64_t> shape, DType t, Loc loc = Loc::current()) const;
 
   /// The vulkan target on the application's Vulkan device (plugin.h, VulkanDevice): kernels,

@@ -56,6 +56,11 @@ namespace tg::null_target {
 //     The API's own handle of a buffer allocate() returned, for the application's commands
 //     (DeviceBuffer::native_handle): plugin.h's default, ptr itself, fits a context whose buffers
 //     are addresses; vulkan returns the VkBuffer of its record.
+//   void* wrap_memory(void* ptr, std::size_t bytes), void unwrap_memory(void* wrapped)
+//     What a buffer over the application's memory holds once check_pointer took it
+//     (Target::wrap), and its forgetting when the buffer goes (never freeing the memory).
+//     plugin.h's defaults, ptr itself and nothing, fit a context whose buffers are addresses;
+//     vulkan makes a record over the application's VkBuffer.
 class NullContext final : public HostDeviceContext {
  public:
   NullContext() : HostDeviceContext("null") {}

@@ -251,6 +251,38 @@ BufferHandle& VulkanContext::staging(VkDeviceSize bytes) {
   return staging_;
 }
 
+// Vulkan cannot tell which device a VkBuffer is of, or its usage: the size is what is checked;
+// the rest is the caller's promise (a storage buffer of this device; transfer source and
+// destination for upload and download), which the validation layer checks.
+void VulkanContext::check_pointer(const void* ptr, std::size_t bytes) {
+  if (!adopted_)
+    throw Error(
+        "this vulkan device is tilegen's own, so no VkBuffer of the application's belongs to it; "
+        "open tilegen on the application's device (Target::adopt_vulkan) to wrap its buffers, or "
+        "allocate with Target::alloc and copy in");
+  VkMemoryRequirements req;
+  vk_.vkGetBufferMemoryRequirements(device_, reinterpret_cast<VkBuffer>(const_cast<void*>(ptr)), &req);
+  if (req.size < bytes)
+    throw Error("the VkBuffer needs " + std::to_string(req.size) +
+                " bytes of memory (vkGetBufferMemoryRequirements), " + "fewer than the tensor's " +
+                std::to_string(bytes) + ": pass a buffer created with at least " + std::to_string(bytes) +
+                " bytes");
+}
+
+void* VulkanContext::wrap_memory(void* ptr, std::size_t bytes) {
+  auto* b = new BufferHandle;
+  b->buffer = reinterpret_cast<VkBuffer>(ptr);
+  b->size = bytes;
+  b->borrowed = true;
+  return b;
+}
+
+void VulkanContext::unwrap_memory(void* wrapped) {
+  if (!wrapped) return;
+  wait_for_submissions();  // a launch still queued on the application's queue may use it
+  delete static_cast<BufferHandle*>(wrapped);
+}
+
 void* VulkanContext::native_handle(void* ptr) const {
   return ptr ? reinterpret_cast<void*>(static_cast<BufferHandle*>(ptr)->buffer) : nullptr;
 }

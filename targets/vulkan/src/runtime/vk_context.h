@@ -24,6 +24,7 @@ struct BufferHandle {
   VkDeviceSize size = 0;   // bytes asked for
   void* mapped = nullptr;  // host pointer where the memory is host-visible (lavapipe, UMA)
   bool coherent = true;
+  bool borrowed = false;  // the application's VkBuffer (Target::wrap): never destroyed here
 };
 
 struct LoadedKernels;
@@ -56,6 +57,10 @@ class VulkanContext final : public DeviceContext {
   void flush_l2() override;
   void use_stream(const std::optional<Stream>& stream) override;
   void* native_handle(void* ptr) const override;
+  /// On the application's device: `ptr` is a VkBuffer whose memory requirement holds `bytes`.
+  void check_pointer(const void* ptr, std::size_t bytes) override;
+  void* wrap_memory(void* ptr, std::size_t bytes) override;
+  void unwrap_memory(void* wrapped) override;
 
   const DeviceFns& fns() const { return vk_; }
   VkDevice device() const { return device_; }
