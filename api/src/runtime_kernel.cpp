@@ -257,9 +257,9 @@ std::vector<bool> written_params(const Function& f) {
 bool overlaps(const TensorView& a, const TensorView& b, MemorySpace space) {
   const bool host_memory = space == MemorySpace::Host;
   // Buffers that are handles (vulkan's records) are not addresses with a byte size: two share
-  // memory only when they are one allocation.
+  // memory only when they are one buffer of the API (two wraps of one VkBuffer are).
   if (space == MemorySpace::Handles && a.buffer && b.buffer)
-    return a.buffer->device_ptr() == b.buffer->device_ptr();
+    return a.buffer->native_handle() == b.buffer->native_handle();
   auto range = [](const TensorView& v) {
     const char* lo = static_cast<const char*>(v.buffer ? v.buffer->device_ptr() : v.host->data);
     return std::pair<const char*, std::size_t>{lo, v.buffer ? v.buffer->bytes() : v.host->bytes()};

@@ -315,6 +315,11 @@ TEST_CASE("vulkan on the application's device: Target::wrap of its own VkBuffers
     CHECK(err.find("fewer than the tensor's 2048") != std::string::npos);
     CHECK(error_of([&] { vk.wrap(nullptr, {n}, f32); }).find("wrap: the pointer for f32[256] is null") !=
           std::string::npos);
+    // Two wraps of one VkBuffer are one memory: the kernel may not write one and read the other.
+    DeviceBuffer x2 = vk.wrap(reinterpret_cast<void*>(bx.buffer), {n}, f32);
+    CHECK(error_of([&] {
+            k.launch({&x, &x2});
+          }).find("share memory, and the kernel writes argument 2 (Y)") != std::string::npos);
     // Buffers of two adoptions of one device do not mix: each is a context of its own.
     Target other = Target::adopt_vulkan(app->handles());
     DeviceBuffer z = other.alloc({n}, f32);
