@@ -56,6 +56,11 @@ Target select_from_env(const std::string& spec, const SourceLoc& loc) {
 
 }  // namespace
 
+std::string device_text(const DeviceState& dev) {
+  return dev.index >= 0 ? "device " + std::to_string(dev.index)
+                        : "the application's device " + dev.info.device_name;
+}
+
 std::string shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -119,6 +124,28 @@ Target Target::get(const std::string& name, int device, Loc loc) {
   return Target(std::make_shared<Impl>(Impl{open_device(*it, device, where)}));
 }
 
+Target Target::adopt_vulkan(const VulkanDevice& device, Loc loc) {
+  SourceLoc where = SourceLoc::from(loc);
+  std::optional<PluginRecord> rec = discover_plugin("vulkan");
+  if (!rec || !rec->plugin)
+    throw Error("adopt_vulkan: the vulkan target is not here: " +
+                    (rec ? rec->status.reason : std::string("no libtilegen_vulkan.so was found")) +
+                    " (`tilegen targets` lists the targets found)",
+                where);
+  auto dev = std::make_shared<DeviceState>();
+  dev->plugin = rec->plugin;
+  dev->target = rec->status.name;
+  dev->index = -1;  // not one of the probe's devices, and shared with no other Target
+  dev->identity = rec->identity;
+  try {
+    dev->ctx = rec->plugin->adopt_vulkan(device, dev->info);
+  } catch (const std::exception& e) {
+    throw Error(std::string("adopt_vulkan: ") + e.what(), where);
+  }
+  if (!dev->ctx) throw Error("adopt_vulkan: the vulkan plugin returned no device context", where);
+  return Target(std::make_shared<Impl>(Impl{std::move(dev)}));
+}
+
 const std::string& Target::name() const { return impl_->dev->target; }
 const TargetInfo& Target::info() const { return impl_->dev->info; }
 TargetPlugin& Target::plugin() const { return *impl_->dev->plugin; }
@@ -162,7 +189,9 @@ void check_application_memory(DeviceState& dev, const void* ptr, const std::vect
     if (d < 0) throw Error(what + ": shape " + shape_str(shape) + " has a negative dimension", loc);
   if (!ptr) throw Error(what + ": the pointer for " + tensor + " is null", loc);
   const std::size_t bytes = storage_bytes(t, checked_shape_numel(shape, t, (what + ":").c_str(), loc));
-  if (const std::size_t align = tensor_alignment(dev, t); reinterpret_cast<uintptr_t>(ptr) % align)
+  // A handle (vulkan's VkBuffer) is no address: nothing to align.
+  if (const std::size_t align = tensor_alignment(dev, t);
+      dev.ctx->memory_space() != MemorySpace::Handles && reinterpret_cast<uintptr_t>(ptr) % align)
     throw Error(what + ": the pointer for " + tensor + " is not a multiple of " + std::to_string(align) +
                     " bytes, as target '" + dev.target + "' needs of a tensor of " + std::string(t.name()) +
                     "; pass aligned memory (or copy it in with Target::upload)",
@@ -171,8 +200,8 @@ void check_application_memory(DeviceState& dev, const void* ptr, const std::vect
     std::lock_guard<std::mutex> lock(dev.mu);
     dev.ctx->check_pointer(ptr, bytes);
   } catch (const std::exception& e) {
-    throw Error(what + ": target '" + dev.target + "' device " + std::to_string(dev.index) +
-                    " cannot use the memory for " + tensor + ": " + e.what(),
+    throw Error(what + ": target '" + dev.target + "' " + device_text(dev) + " cannot use the memory for " +
+                    tensor + ": " + e.what(),
                 loc);
   }
 }
@@ -191,10 +220,28 @@ DeviceBuffer RuntimeAccess::make(std::shared_ptr<DeviceState> dev, std::shared_p
 DeviceBuffer Target::wrap(void* ptr, std::vector<int64_t> shape, DType t, Loc loc) const {
   const SourceLoc where = SourceLoc::from(loc);
   check_application_memory(*impl_->dev, ptr, shape, t, "wrap", where);
-  // The deleter frees nothing; it holds the device open while the buffer lives, as alloc's does.
   std::shared_ptr<DeviceState> dev = impl_->dev;
-  return RuntimeAccess::make(dev, std::shared_ptr<void>(ptr, [dev](void*) {}), std::move(shape), t,
-                                  false);
+  void* held = nullptr;
+  try {
+    std::lock_guard<std::mutex> lock(dev->mu);
+    held = dev->ctx->wrap_memory(ptr, storage_bytes(t, checked_shape_numel(shape, t, "wrap:", where)));
+  } catch (const std::exception& e) {
+    throw Error(
+        "wrap: target '" + dev->target + "' " + device_text(*dev) + " cannot take the memory: " + e.what(),
+        where);
+  }
+  // The deleter frees none of the application's memory; it holds the device open while the buffer
+  // lives, as alloc's does.
+  return RuntimeAccess::make(dev,
+                             std::shared_ptr<void>(held,
+                                                   [dev](void* q) {
+                                                     std::lock_guard<std::mutex> lock(dev->mu);
+                                                     try {
+                                                       dev->ctx->unwrap_memory(q);
+                                                     } catch (...) {  // nobody to tell in a destructor
+                                                     }
+                                                   }),
+                             std::move(shape), t, false);
 }
 
 DeviceBuffer Target::upload(const HostTensor& h, Loc loc) const {
@@ -214,6 +261,8 @@ const std::string& DeviceBuffer::target() const {
 }
 
 int DeviceBuffer::device_index() const { return dev_ ? dev_->index : -1; }
+
+void* DeviceBuffer::native_handle() const { return dev_ ? dev_->ctx->native_handle(ptr_.get()) : nullptr; }
 
 void DeviceBuffer::upload(const void* host, std::size_t n, Loc loc) {
   std::string what = std::string(dtype_.name()) + shape_str(shape_);

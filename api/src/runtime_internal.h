@@ -53,6 +53,10 @@ struct Target::Impl {
 /// "[64, 32]"
 std::string shape_str(const std::vector<int64_t>& shape);
 
+/// "device 0", or for the application's device (Target::adopt_vulkan, index -1)
+/// "the application's device llvmpipe (LLVM 19.1.7, 256 bits)".
+std::string device_text(const DeviceState& dev);
+
 /// The alignment a tensor's first element needs on `dev`: its element's size (natural alignment,
 /// which every target's loads assume) and the device's pointer_alignment(), whichever is more.
 std::size_t tensor_alignment(const DeviceState& dev, DType t);

@@ -185,9 +185,10 @@ TensorView view_tensor(const KernelArg& a, const Param& p, std::size_t i, const 
     const DeviceState* owner = CompiledKernel::Impl::owner(**b);
     if (!owner) throw Error(label + ": the DeviceBuffer is empty: make it with Target::alloc or upload", loc);
     if (owner != &dev)
-      throw Error(label + ": the buffer lives on target '" + owner->target + "' device " +
-                      std::to_string(owner->index) + ", the kernel runs on '" + dev.target + "' device " +
-                      std::to_string(dev.index) + ": allocate it with the kernel's target",
+      throw Error(label + ": the buffer lives on target '" + owner->target + "' " + device_text(*owner) +
+                      ", the kernel runs on '" + dev.target + "' " + device_text(dev) +
+                      (owner->index < 0 && owner->index == dev.index ? " (another adoption of it)" : "") +
+                      ": allocate it with the kernel's target",
                   loc);
     t.buffer = *b;
     t.shape = &(*b)->shape();
@@ -253,7 +254,12 @@ std::vector<bool> written_params(const Function& f) {
 /// Buffers are in the device's, host tensors in the host's (staged or not: the application sees
 /// them there), and the two are one where the device's memory is the host's. Ranges, not start
 /// pointers: wrapped buffers may view parts of one allocation.
-bool overlaps(const TensorView& a, const TensorView& b, bool host_memory) {
+bool overlaps(const TensorView& a, const TensorView& b, MemorySpace space) {
+  const bool host_memory = space == MemorySpace::Host;
+  // Buffers that are handles (vulkan's records) are not addresses with a byte size: two share
+  // memory only when they are one buffer of the API (two wraps of one VkBuffer are).
+  if (space == MemorySpace::Handles && a.buffer && b.buffer)
+    return a.buffer->native_handle() == b.buffer->native_handle();
   auto range = [](const TensorView& v) {
     const char* lo = static_cast<const char*>(v.buffer ? v.buffer->device_ptr() : v.host->data);
     return std::pair<const char*, std::size_t>{lo, v.buffer ? v.buffer->bytes() : v.host->bytes()};
@@ -269,11 +275,11 @@ bool overlaps(const TensorView& a, const TensorView& b, bool host_memory) {
 /// with another argument would give each target its own answer. Reading one buffer twice is fine.
 void check_no_overlap(const CheckedArgs& c, const std::vector<bool>& writes, const DeviceState& dev,
                       const SourceLoc& loc) {
-  const bool host_memory = dev.ctx->memory_space() == MemorySpace::Host;
+  const MemorySpace space = dev.ctx->memory_space();
   for (std::size_t i = 0; i < c.tensors.size(); ++i)
     for (std::size_t j = i + 1; j < c.tensors.size(); ++j) {
       if (!c.tensors[i].shape || !c.tensors[j].shape) continue;  // scalars
-      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j], host_memory)) continue;
+      if (!(writes[i] || writes[j]) || !overlaps(c.tensors[i], c.tensors[j], space)) continue;
       std::size_t w = writes[i] ? i : j;
       throw Error(arg_label(i, *c.params[i]) + " and " + arg_label(j, *c.params[j]) +
                       " share memory, and the kernel writes " + arg_label(w, *c.params[w]) +
@@ -593,6 +599,11 @@ ProfileResult CompiledKernel::profile(const std::vector<KernelArg>& args, Profil
     throw Error("profile: runs must be at least 1 and warmup at least 0 (got runs " +
                     std::to_string(opt.runs) + ", warmup " + std::to_string(opt.warmup) + ")",
                 where);
+  if (opt.stream && opt.stream->kind == Stream::Kind::CommandBuffer)
+    throw Error(
+        "profile: ProfileOptions::stream is a command buffer, which runs only when the application "
+        "submits it, so tilegen cannot time it; give the queue it would be submitted to instead",
+        where);
   std::vector<double> ms;
   on_launch(*impl_, args, opt.stream, where, [&](DeviceState& dev, const Variant& v, const auto& la) {
     for (int w = 0; w < opt.warmup; ++w) dev.ctx->launch(v.loaded, v.lowered, la);

@@ -30,7 +30,14 @@ void DeviceContext::check_pointer(const void*, std::size_t) {
 
 void DeviceContext::use_stream(const std::optional<Stream>& stream) {
   if (stream)
-    throw Error("it has no streams or queues of the application's to launch on; launch without a stream");
+    throw Error(
+        "it has no streams, queues or command buffers of the application's to launch on; launch "
+        "without a stream");
+}
+
+std::unique_ptr<DeviceContext> TargetPlugin::adopt_vulkan(const VulkanDevice&, TargetInfo&) {
+  throw Error("target '" + name() +
+              "' does not run on an application's Vulkan device; that is the vulkan target");
 }
 
 TargetInfo TargetPlugin::info_for_arch(const std::string& arch) {

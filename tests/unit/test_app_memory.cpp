@@ -170,14 +170,14 @@ TEST_CASE("vulkan, whose buffers are handles, takes no application memory and no
   }
   std::vector<float> x(64, 1.f), y(64, 1.f);
   std::string err = error_of([&] { vk->wrap(x.data(), {64}, f32); });
-  CHECK(
-      err.find("wrap: target 'vulkan' device 0 cannot use the memory for f32[64]: its buffers are handles") !=
-      std::string::npos);
+  CHECK(err.find("wrap: target 'vulkan' device 0 cannot use the memory for f32[64]: this vulkan device is "
+                 "tilegen's own, so no VkBuffer of the application's belongs to it") != std::string::npos);
   CompiledKernel k = vk->compile(axpy_kernel(64));
   err = error_of([&] {
     k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0}, Stream{});
   });
-  CHECK(err.find("target 'vulkan' cannot launch on the stream given") != std::string::npos);
+  CHECK(err.find("target 'vulkan' cannot launch on the stream given: this vulkan device is tilegen's own") !=
+        std::string::npos);
   k.launch({HostTensor{x.data(), {64}, f32}, HostTensor{y.data(), {64}, f32}, 1.0});  // staged, as ever
   CHECK(y == std::vector<float>(64, 2.f));
 #if TILEGEN_DLPACK
@@ -440,6 +440,10 @@ TEST_CASE("cuda device: launches on the application's stream, wrap of its memory
   opt.stream = Stream{stream};
   opt.runs = 2;
   CHECK(k.profile({&bx, &by, 0.0}, opt).runs == 2);
+  // A command buffer is vulkan's: cuda says what to pass instead, before anything runs.
+  CHECK(error_of([&] { k.launch({&bx, &by, 1.0}, Stream::command_buffer(stream)); })
+            .find("it is a command buffer (Stream::command_buffer), which only vulkan records into") !=
+        std::string::npos);
 
   // wrap: the application's device memory, used in place and never freed by tilegen.
   unsigned long long mem = 0;

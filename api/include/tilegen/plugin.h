@@ -30,7 +30,9 @@ namespace tg {
 //    ir::Gemm gained its per-step hints (insert_prefetches); ir::Hold (hold_accumulators).
 // 8: DeviceContext gained memory_space, pointer_alignment, check_pointer (host tensors in place,
 //    Target::wrap, DLPack) and use_stream (launches on the application's stream).
-inline constexpr uint32_t kPluginAbiVersion = 8;
+// 9: Stream gained kind (a vulkan command buffer to record into); TargetPlugin::adopt_vulkan (the
+//    application's VkDevice); DeviceContext::native_handle, wrap_memory, unwrap_memory.
+inline constexpr uint32_t kPluginAbiVersion = 9;
 
 /// Options of one compilation. `params` are target knobs ("fast_math", ...): the keys of
 /// common_param_keys() and of the target's param_keys(); any other key, or a value its key does
@@ -104,11 +106,41 @@ struct LaunchArg {
   bool is_tensor = true;
 };
 
-/// A stream or queue the application owns, for a launch or a profile: a CUstream on cuda, a
-/// hipStream_t on hip. tilegen never creates or destroys it. A null handle is a stream too (CUDA's
-/// and HIP's legacy default stream), so "no stream" is std::nullopt, never a null handle.
+/// A stream or queue the application owns, for a launch or a profile, or a command buffer it is
+/// recording. tilegen never creates or destroys it. A null handle is a stream too (CUDA's and
+/// HIP's legacy default stream), so "no stream" is std::nullopt, never a null handle.
+///   Stream{cu_stream}                              cuda: a CUstream; hip: a hipStream_t
+///   Stream{vk_queue}                               vulkan: a VkQueue of the adopted device, submitted to
+///   Stream::command_buffer(vk_command_buffer)      vulkan: a VkCommandBuffer in the recording state,
+///                                                  recorded into; the application submits it
+/// docs/runtime.md ("The application's stream") has what each target does with each.
 struct Stream {
+  enum class Kind : uint8_t {
+    Queue,          // what the work is submitted to: CUstream, hipStream_t, VkQueue
+    CommandBuffer,  // what the work is recorded into, and nothing submitted: VkCommandBuffer
+  };
   void* handle = nullptr;
+  Kind kind = Kind::Queue;
+  static Stream command_buffer(void* handle) { return {handle, Kind::CommandBuffer}; }
+};
+
+/// The application's Vulkan device, for Target::adopt_vulkan: tilegen runs on it, through the
+/// application's loader, and never destroys any of it. Handles are Vulkan's as void* (VkInstance,
+/// VkPhysicalDevice, VkDevice and VkQueue are pointers). docs/embedding.md §9 lists what the
+/// device must have been created with.
+struct VulkanDevice {
+  void* instance = nullptr;         // VkInstance
+  uint32_t api_version = 0;         // the instance's VkApplicationInfo::apiVersion: 1.3 or later
+  void* physical_device = nullptr;  // VkPhysicalDevice of that instance
+  void* device = nullptr;           // VkDevice made by vkCreateDevice(physical_device, create_info)
+  /// The VkDeviceCreateInfo* the device was made with (its queues, extensions and feature
+  /// structures), read during the call only: tilegen uses exactly what it enabled.
+  const void* create_info = nullptr;
+  uint32_t queue_family = 0;  // a compute queue family among create_info's queues
+  void* queue = nullptr;      // a VkQueue of that family: tilegen's own submissions (copies, launches
+                              // without a stream), which the application must not submit to meanwhile
+  /// The application's vkGetInstanceProcAddr (reinterpret_cast<void*>); null: libvulkan.so.1's.
+  void* get_instance_proc_addr = nullptr;
 };
 
 /// What the pointers a device context allocates are: what decides whether a host tensor runs in
@@ -154,14 +186,24 @@ class DeviceContext {
   /// A tg::Error saying why, unless [ptr, ptr + bytes) is memory this device's kernels may use as
   /// a tensor (Target::wrap, from_dlpack check each pointer here):
   ///   cuda: a host pointer  →  "it is host memory, not memory of device 0"
-  /// Default: refuses every pointer (a context whose buffers are handles, as vulkan's, cannot take
-  /// memory it did not allocate).
+  /// Default: refuses every pointer (a context whose buffers are handles, as vulkan's on its own
+  /// device, cannot take memory it did not allocate).
   virtual void check_pointer(const void* ptr, std::size_t bytes);
   /// Launches, timings, copies and synchronize() go to the application's `stream` from this call
   /// until the next one; std::nullopt: back to the context's own. The runtime calls it under the
   /// device's lock around one launch or profile, and a handle it refuses is a tg::Error saying why
   /// (another device's stream). Default: refuses every stream (a target with no streams).
   virtual void use_stream(const std::optional<Stream>& stream);
+  /// The API's own handle of a buffer this context allocated, for the application to use in its
+  /// own commands (DeviceBuffer::native_handle): vulkan's VkBuffer. Default: ptr itself (the
+  /// device address of cuda and hip, the host pointer of cpu).
+  virtual void* native_handle(void* ptr) const { return ptr; }
+  /// What a DeviceBuffer over the application's memory holds (Target::wrap), once check_pointer
+  /// has taken [ptr, ptr + bytes): default ptr itself (an address is its own handle); vulkan, a
+  /// record of its own over the application's VkBuffer. unwrap_memory(wrapped) forgets it when the
+  /// buffer goes and never frees the application's memory. Default: nothing to forget.
+  virtual void* wrap_memory(void* ptr, std::size_t bytes) { return ptr; }
+  virtual void unwrap_memory(void* wrapped) {}
 };
 
 struct ProbeResult {
@@ -186,6 +228,12 @@ class TargetPlugin {
   virtual Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) = 0;
   /// Open device `index` of probe().devices.
   virtual std::unique_ptr<DeviceContext> open(int index) = 0;
+  /// A context on the application's Vulkan device (Target::adopt_vulkan), and in `info` what the
+  /// passes and codegen() see of it: what the device was created with, not all it could do. A
+  /// device tilegen cannot run on is a tg::Error naming what it lacks:
+  ///   {device, create_info without vulkanMemoryModel}  →  "... was created without vulkanMemoryModel ..."
+  /// Default: a tg::Error (only vulkan runs on an application's Vulkan device).
+  virtual std::unique_ptr<DeviceContext> adopt_vulkan(const VulkanDevice& device, TargetInfo& info);
   /// The CompileOptions::params keys this target reads besides common_param_keys(), with their
   /// values, defaults and environment variables. Default: none.
   virtual std::vector<ParamKey> param_keys() const { return {}; }

@@ -78,10 +78,14 @@ class DeviceBuffer {
   int64_t numel() const;
   std::size_t bytes() const { return storage_bytes(dtype_, numel()); }
   void* device_ptr() const { return ptr_.get(); }
+  /// The API's own handle of the memory, for the application's own commands: the device pointer
+  /// on cuda and hip, the host pointer on cpu and interp, the VkBuffer (as void*) on vulkan.
+  void* native_handle() const;
   void upload(const void* host, std::size_t bytes, Loc loc = Loc::current());
   void download(void* host, std::size_t bytes, Loc loc = Loc::current()) const;
   const std::string& target() const;
-  /// The device's index in its target (Target::get(target(), device_index())).
+  /// The device's index in its target (Target::get(target(), device_index())); -1 for the
+  /// application's device (Target::adopt_vulkan).
   int device_index() const;
   /// False for memory tilegen did not allocate (Target::wrap, from_dlpack): its owner frees it.
   bool owns_memory() const { return owns_; }
@@ -107,7 +111,9 @@ struct ProfileOptions {
   int warmup = 3;
   int runs = 20;
   bool flush_l2 = true;  // where the target has a cache to flush
-  /// Run and time on the application's stream (cuda, hip) instead of the device's own.
+  /// Run and time on the application's stream (cuda, hip) or VkQueue (vulkan, on the device of
+  /// Target::adopt_vulkan) instead of the device's own. A command buffer is a tg::Error: nothing
+  /// recorded runs before the application submits it, so there is nothing to time.
   std::optional<Stream> stream = std::nullopt;
 };
 struct ProfileResult {
@@ -134,11 +140,14 @@ class CompiledKernel {
   /// a tensor the kernel writes that shares memory with another argument (every target compiles
   /// tensors as non-overlapping; passing one buffer to two read-only parameters is fine).
   void launch(const std::vector<KernelArg>& args, Loc loc = Loc::current()) const;
-  /// launch() on the application's stream (a CUstream on cuda, a hipStream_t on hip), in order
-  /// with the work the application queued there. On device buffers alone it returns once the
-  /// kernel is queued; with a HostTensor argument (or check_bounds) it waits for the stream, as
-  /// the copies back need. A target without streams (cpu, interp, vulkan), or a stream of another
-  /// device, is a tg::Error. docs/runtime.md has the ordering rules.
+  /// launch() on the application's stream (a CUstream on cuda, a hipStream_t on hip, a VkQueue of
+  /// the adopted device on vulkan), in order with the work the application queued there. On
+  /// device buffers alone it returns once the kernel is queued; with a HostTensor argument (or
+  /// check_bounds) it waits for the stream, as the copies back need. On vulkan,
+  /// Stream::command_buffer(cmd) records the kernel and its barriers into the application's
+  /// command buffer (device buffers only) and returns; the application submits it. A target
+  /// without streams (cpu, interp), vulkan on its own device, or a handle of another device, is a
+  /// tg::Error. docs/runtime.md has the ordering rules.
   void launch(const std::vector<KernelArg>& args, Stream stream, Loc loc = Loc::current()) const;
   /// kernel(a, b, alpha): launch(). The first argument carries the call site, so a mismatch is
   /// reported at the line of the call, as launch() does.
@@ -195,8 +204,18 @@ class Target {
   /// Checked: ptr is not null, the shape's byte size fits, ptr is aligned to the element and to
   /// what the target's kernels need (16 bytes on GPUs), and, where the target can tell, that it
   /// is memory of this device (cuda asks the driver; host targets take any host pointer; vulkan
-  /// takes none).
+  /// takes none on its own device, and on the application's device (adopt_vulkan) a VkBuffer, as
+  /// void*, whose memory requirement holds the shape: docs/runtime.md).
   DeviceBuffer wrap(void* ptr, std::vector<int64_t> shape, DType t, Loc loc = Loc::current()) const;
+
+  /// The vulkan target on the application's Vulkan device (plugin.h, VulkanDevice): kernels,
+  /// buffers and copies run on its VkDevice, with function pointers from its instance, and tilegen
+  /// destroys none of its handles (the application keeps them alive while this Target, or a
+  /// buffer or kernel of it, lives). Launches may then go to its queues or command buffers
+  /// (Stream). A device tilegen cannot use (Vulkan older than 1.3, no vulkanMemoryModel or
+  /// VK_KHR_push_descriptor enabled, the queue family not among create_info's) is a tg::Error at
+  /// `loc` naming what to enable. Each call opens a context of its own.
+  static Target adopt_vulkan(const VulkanDevice& device, Loc loc = Loc::current());
 
   struct Impl;
   explicit Target(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -174,6 +174,10 @@ class CudaContext final : public DeviceContext {
       app_.reset();
       return;
     }
+    if (stream->kind != Stream::Kind::Queue)
+      throw Error(
+          "it is a command buffer (Stream::command_buffer), which only vulkan records into; pass the "
+          "stream itself, Stream{handle}");
     bind();
     auto s = static_cast<CUstream>(stream->handle);
     CUcontext owner = nullptr;

@@ -184,6 +184,10 @@ class HipContext final : public DeviceContext {
       app_.reset();
       return;
     }
+    if (stream->kind != Stream::Kind::Queue)
+      throw Error(
+          "it is a command buffer (Stream::command_buffer), which only vulkan records into; pass the "
+          "stream itself, Stream{handle}");
     bind();
     int device = -1;
     if (hipError_t e = runtime().hipStreamGetDevice(stream->handle, &device); e != 0)

@@ -49,7 +49,18 @@ namespace tg::null_target {
 //     memory; plugin.h's default, Handles (buffers are handles, as vulkan's), takes none.
 //   void use_stream(const std::optional<Stream>& stream)
 //     Launches and copies go to the application's stream until the next call (nullopt: the
-//     context's own again). plugin.h's default, kept here, refuses every stream with a tg::Error.
+//     context's own again). stream->kind says what the handle is: a queue to submit to (a
+//     CUstream, a VkQueue) or a command buffer to record into (vulkan's). plugin.h's default,
+//     kept here, refuses every stream with a tg::Error.
+//   void* native_handle(void* ptr) const
+//     The API's own handle of a buffer allocate() returned, for the application's commands
+//     (DeviceBuffer::native_handle): plugin.h's default, ptr itself, fits a context whose buffers
+//     are addresses; vulkan returns the VkBuffer of its record.
+//   void* wrap_memory(void* ptr, std::size_t bytes), void unwrap_memory(void* wrapped)
+//     What a buffer over the application's memory holds once check_pointer took it
+//     (Target::wrap), and its forgetting when the buffer goes (never freeing the memory).
+//     plugin.h's defaults, ptr itself and nothing, fit a context whose buffers are addresses;
+//     vulkan makes a record over the application's VkBuffer.
 class NullContext final : public HostDeviceContext {
  public:
   NullContext() : HostDeviceContext("null") {}

@@ -126,6 +126,11 @@ class NullPlugin final : public TargetPlugin {
     return std::make_unique<NullContext>();
   }
 
+  /// adopt_vulkan(const VulkanDevice& device, TargetInfo& info): a context on the application's
+  /// own Vulkan device (Target::adopt_vulkan), with `info` describing what that device was
+  /// created with. Only the vulkan target has it (targets/vulkan/src/runtime/vk_adopt.h);
+  /// plugin.h's default, kept here, is a tg::Error naming the target.
+
   /// The TargetInfo of an architecture named by the user, for codegen without a device:
   /// `tilegen source gemm --target null --arch null` and `tilegen ir ... --arch null` pass it to
   /// pipeline() and codegen(). A real target keeps a table of the architectures it supports

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "runtime/vk_adopt.h"
 #include "runtime/vk_context.h"
 #include "runtime/vk_physical_device.h"
 #include "spirv_codegen.h"
@@ -64,6 +65,12 @@ class VulkanPlugin final : public TargetPlugin {
                   std::to_string(index) + " does not exist");
     // The context owns a copy of the description: a later probe() may rebuild devices_.
     return std::make_unique<VulkanContext>(devices_[std::size_t(index)]);
+  }
+
+  // The application's device (Target::adopt_vulkan): checked, and described by what it was
+  // created with (runtime/vk_adopt.h).
+  std::unique_ptr<DeviceContext> adopt_vulkan(const VulkanDevice& device, TargetInfo& info) override {
+    return adopt_device(device, info);
   }
 
   // An arch string as probe() writes it, for codegen without a device:

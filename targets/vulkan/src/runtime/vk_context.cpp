@@ -46,21 +46,38 @@ void select_features(const FeatureChain& s, FeatureChain& e) {
 
 }  // namespace
 
-VulkanContext::VulkanContext(PhysicalDevice device) : phys_(std::move(device)) {
+VulkanContext::VulkanContext(PhysicalDevice device) : phys_(std::move(device)), in_(&instance()) {
   if (!phys_.unusable.empty()) throw Error("vulkan: " + phys_.unusable);
-  instance().vkGetPhysicalDeviceMemoryProperties(phys_.handle, &mem_);
+  in_->vkGetPhysicalDeviceMemoryProperties(phys_.handle, &mem_);
   create_device();
+  create_queue_objects();
+  find_mapped_memory();
+  create_pipeline_cache();
+}
+
+VulkanContext::VulkanContext(PhysicalDevice device, AdoptedDevice adopted)
+    : phys_(std::move(device)), adopted_(std::make_unique<AdoptedDevice>(std::move(adopted))) {
+  in_ = &adopted_->instance;
+  in_->vkGetPhysicalDeviceMemoryProperties(phys_.handle, &mem_);
+  device_ = adopted_->device;
+  queue_ = adopted_->queue;
+  vk_.load(*in_, device_);
+  create_queue_objects();
+  find_mapped_memory();
+  create_pipeline_cache();
+}
+
+void VulkanContext::find_mapped_memory() {
   const VkMemoryPropertyFlags mapped = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   if (!phys_.discrete)
     for (uint32_t i = 0; i < mem_.memoryTypeCount; ++i)
       device_mapped_ |= (mem_.memoryTypes[i].propertyFlags & mapped) == mapped;
-  create_pipeline_cache();
 }
 
 void VulkanContext::create_device() {
-  const Instance& in = instance();
+  const Instance& in = *in_;
   float priority = 1.0f;
   VkDeviceQueueCreateInfo q = vk_struct<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
   q.queueFamilyIndex = phys_.queue_family;
@@ -79,8 +96,13 @@ void VulkanContext::create_device() {
   ci.enabledExtensionCount = uint32_t(ext.size());
   ci.ppEnabledExtensionNames = ext.data();
   check(in.vkCreateDevice(phys_.handle, &ci, nullptr, &device_), "vkCreateDevice", phys_.name);
-  vk_.load(device_);
+  vk_.load(in, device_);
   vk_.vkGetDeviceQueue(device_, phys_.queue_family, 0, &queue_);
+}
+
+// The command pool (of the queue family tilegen submits to), the command buffer and fence of the
+// context's own submissions, the timestamp queries.
+void VulkanContext::create_queue_objects() {
   VkCommandPoolCreateInfo pi = vk_struct<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
   pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pi.queueFamilyIndex = phys_.queue_family;
@@ -141,15 +163,22 @@ void VulkanContext::save_pipeline_cache() {
 
 VulkanContext::~VulkanContext() {
   if (!device_) return;
-  vk_.vkDeviceWaitIdle(device_);
+  // The application's device may be busy with its own work: wait for tilegen's alone.
+  if (adopted_) {
+    for (InFlight& f : in_flight_)
+      if (f.busy) vk_.vkWaitForFences(device_, 1, &f.fence, VK_TRUE, UINT64_MAX);
+  } else {
+    vk_.vkDeviceWaitIdle(device_);
+  }
   save_pipeline_cache();
+  for (InFlight& f : in_flight_) vk_.vkDestroyFence(device_, f.fence, nullptr);  // the pool frees f.cmd
   destroy_buffer(staging_);
   destroy_buffer(flush_);
   if (queries_) vk_.vkDestroyQueryPool(device_, queries_, nullptr);
   if (pipeline_cache_) vk_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (fence_) vk_.vkDestroyFence(device_, fence_, nullptr);
   if (pool_) vk_.vkDestroyCommandPool(device_, pool_, nullptr);
-  vk_.vkDestroyDevice(device_, nullptr);
+  if (!adopted_) vk_.vkDestroyDevice(device_, nullptr);
 }
 
 // The first type allowed with all of want|prefer, else the first with want.
@@ -207,6 +236,7 @@ void* VulkanContext::allocate(std::size_t bytes) { return new BufferHandle(make_
 
 void VulkanContext::release(void* ptr) {
   if (!ptr) return;
+  wait_for_submissions();  // a launch still queued on the application's queue may use it
   auto* b = static_cast<BufferHandle*>(ptr);
   destroy_buffer(*b);
   delete b;
@@ -221,8 +251,46 @@ BufferHandle& VulkanContext::staging(VkDeviceSize bytes) {
   return staging_;
 }
 
+// Vulkan cannot tell which device a VkBuffer is of, or its usage: the size is what is checked;
+// the rest is the caller's promise (a storage buffer of this device; transfer source and
+// destination for upload and download), which the validation layer checks.
+void VulkanContext::check_pointer(const void* ptr, std::size_t bytes) {
+  if (!adopted_)
+    throw Error(
+        "this vulkan device is tilegen's own, so no VkBuffer of the application's belongs to it; "
+        "open tilegen on the application's device (Target::adopt_vulkan) to wrap its buffers, or "
+        "allocate with Target::alloc and copy in");
+  VkMemoryRequirements req;
+  vk_.vkGetBufferMemoryRequirements(device_, reinterpret_cast<VkBuffer>(const_cast<void*>(ptr)), &req);
+  if (req.size < bytes)
+    throw Error("the VkBuffer needs " + std::to_string(req.size) +
+                " bytes of memory (vkGetBufferMemoryRequirements), " + "fewer than the tensor's " +
+                std::to_string(bytes) + ": pass a buffer created with at least " + std::to_string(bytes) +
+                " bytes");
+}
+
+void* VulkanContext::wrap_memory(void* ptr, std::size_t bytes) {
+  auto* b = new BufferHandle;
+  b->buffer = reinterpret_cast<VkBuffer>(ptr);
+  b->size = bytes;
+  b->borrowed = true;
+  return b;
+}
+
+void VulkanContext::unwrap_memory(void* wrapped) {
+  if (!wrapped) return;
+  wait_for_submissions();  // a launch still queued on the application's queue may use it
+  delete static_cast<BufferHandle*>(wrapped);
+}
+
+void* VulkanContext::native_handle(void* ptr) const {
+  return ptr ? reinterpret_cast<void*>(static_cast<BufferHandle*>(ptr)->buffer) : nullptr;
+}
+
 void VulkanContext::copy_to_device(void* dst, const void* src, std::size_t bytes) {
   auto* d = static_cast<BufferHandle*>(dst);
+  refuse_in_record_mode("a copy to the device");
+  wait_for_submissions();  // copies are synchronous: no launch still queued reads what they write
   if (!bytes) return;
   if (d->mapped) {
     std::memcpy(d->mapped, src, bytes);
@@ -244,6 +312,8 @@ void VulkanContext::copy_to_device(void* dst, const void* src, std::size_t bytes
 
 void VulkanContext::copy_to_host(void* dst, const void* src, std::size_t bytes) {
   auto* s = static_cast<const BufferHandle*>(src);
+  refuse_in_record_mode("a copy to the host");
+  wait_for_submissions();  // nor writes what they read
   if (!bytes) return;
   if (s->mapped) {  // every submission ends with its writes made visible to the host
     std::memcpy(dst, s->mapped, bytes);
@@ -288,7 +358,7 @@ void VulkanContext::end_submit_wait(const char* what) {
   VkSubmitInfo si = vk_struct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
-  check(vk_.vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit", what);
+  check(vk_.vkQueueSubmit(mode_ == Mode::Queue ? app_queue_ : queue_, 1, &si, fence_), "vkQueueSubmit", what);
   VkResult r = vk_.vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX);
   vk_.vkResetFences(device_, 1, &fence_);
   check(r, "vkWaitForFences", what);
@@ -296,7 +366,7 @@ void VulkanContext::end_submit_wait(const char* what) {
 }
 
 void VulkanContext::check_validation(const char* what) {
-  if (!instance().validation) return;
+  if (!in_->validation) return;
   std::vector<std::string> msgs = take_validation_messages();
   if (msgs.empty()) return;
   std::string all;
@@ -305,7 +375,11 @@ void VulkanContext::check_validation(const char* what) {
               " problem(s) during " + what + ":" + all);
 }
 
-void VulkanContext::synchronize() { check(vk_.vkQueueWaitIdle(queue_), "vkQueueWaitIdle"); }
+void VulkanContext::synchronize() {
+  refuse_in_record_mode("waiting for the device (synchronize)");
+  check(vk_.vkQueueWaitIdle(mode_ == Mode::Queue ? app_queue_ : queue_), "vkQueueWaitIdle");
+  wait_for_submissions();
+}
 
 // Writing a buffer larger than the last-level cache evicts the previous run's data (H200: a
 // 60 MB L2; a CPU running lavapipe: its L3).

@@ -32,6 +32,10 @@ struct LoadedKernels {
 
   ~LoadedKernels() {
     if (!ctx) return;
+    try {
+      ctx->wait_for_submissions();  // a launch on the application's queue may still use the pipelines
+    } catch (...) {                 // a lost device: nothing runs any more
+    }
     const DeviceFns& vk = ctx->fns();
     VkDevice d = ctx->device();
     for (Entry& e : entries)
@@ -124,8 +128,16 @@ void VulkanContext::check_capabilities(const std::vector<uint32_t>& words) const
     if (op == 17 /* OpCapability */ && count == 2)
       for (const CapabilityNeed& n : kCapabilityNeeds)
         if (n.capability == words[i + 1] && !n.has(phys_))
-          throw Error("vulkan: the kernel needs " + std::string(n.name) + ", which device " + phys_.name +
-                      " lacks; compile for this device (clear the kernel cache) or use another target");
+          throw Error(
+              adopted_
+                  ? "vulkan: the kernel needs " + std::string(n.name) +
+                        ", which the application's "
+                        "device " +
+                        phys_.name +
+                        " was not created with; enable it in its "
+                        "VkDeviceCreateInfo, or compile a kernel that does without"
+                  : "vulkan: the kernel needs " + std::string(n.name) + ", which device " + phys_.name +
+                        " lacks; compile for this device (clear the kernel cache) or use another target");
     i += count;
   }
 }
@@ -139,6 +151,11 @@ void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
     throw Error("vulkan: kernel " + lowered.name + " has " + std::to_string(k.push.bytes) +
                 " bytes of scalar parameters; device " + phys_.name + " takes " +
                 std::to_string(phys_.limits.maxPushConstantsSize) + ": pass fewer scalars");
+  if (phys_.push_descriptors && k.tensors > phys_.max_push_descriptors)
+    throw Error("vulkan: kernel " + lowered.name + " has " + std::to_string(k.tensors) +
+                " tensor parameters; the application's device " + phys_.name + " pushes at most " +
+                std::to_string(phys_.max_push_descriptors) +
+                " descriptors (maxPushDescriptors): pass fewer tensors");
   std::vector<VkDescriptorSetLayoutBinding> bindings(k.tensors);
   for (uint32_t i = 0; i < k.tensors; ++i)
     bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
@@ -146,6 +163,8 @@ void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
       vk_struct<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
   li.bindingCount = k.tensors;
   li.pBindings = bindings.data();
+  // Pushed descriptors live in the command buffer: a recorded launch needs no set kept alive.
+  if (phys_.push_descriptors) li.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   check(vk_.vkCreateDescriptorSetLayout(device_, &li, nullptr, &k.set_layout), "vkCreateDescriptorSetLayout");
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, k.push.bytes};
   VkPipelineLayoutCreateInfo pli =
@@ -155,7 +174,7 @@ void VulkanContext::create_layouts(LoadedKernels& k, const Function& lowered) {
   pli.pushConstantRangeCount = k.push.bytes ? 1 : 0;
   pli.pPushConstantRanges = &range;
   check(vk_.vkCreatePipelineLayout(device_, &pli, nullptr, &k.layout), "vkCreatePipelineLayout");
-  if (k.tensors) {
+  if (k.tensors && !phys_.push_descriptors) {
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, k.tensors};
     VkDescriptorPoolCreateInfo dpi =
         vk_struct<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
@@ -245,7 +264,7 @@ void VulkanContext::record_kernels(VkCommandBuffer cmd, LoadedKernels& k, const 
     writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     writes[i].pBufferInfo = &infos[i];
   }
-  if (!writes.empty())
+  if (!writes.empty() && !phys_.push_descriptors)
     vk_.vkUpdateDescriptorSets(device_, uint32_t(writes.size()), writes.data(), 0, nullptr);
   std::vector<uint8_t> push(k.push.bytes, 0);
   for (const PushField& f : k.push.fields) {
@@ -261,7 +280,10 @@ void VulkanContext::record_kernels(VkCommandBuffer cmd, LoadedKernels& k, const 
                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &between, 0, nullptr, 0, nullptr);
     const LoadedKernels::Entry& e = k.entries[i];
     vk_.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, e.pipeline);
-    if (k.set)
+    if (phys_.push_descriptors && !writes.empty())
+      vk_.vkCmdPushDescriptorSetKHR(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, uint32_t(writes.size()),
+                                    writes.data());
+    else if (k.set)
       vk_.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0, nullptr);
     if (!push.empty())
       vk_.vkCmdPushConstants(cmd, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(push.size()),
@@ -273,6 +295,11 @@ void VulkanContext::record_kernels(VkCommandBuffer cmd, LoadedKernels& k, const 
 void VulkanContext::launch(const std::shared_ptr<void>& loaded, const Function& lowered,
                            const std::vector<LaunchArg>& args) {
   auto& k = *static_cast<LoadedKernels*>(loaded.get());
+  if (mode_ != Mode::Own) {
+    launch_on_application([&](VkCommandBuffer cmd) { record_kernels(cmd, k, lowered, args); });
+    check_validation("a launch on the application's queue or command buffer");
+    return;
+  }
   submit_and_wait([&](VkCommandBuffer cmd) { record_kernels(cmd, k, lowered, args); }, "a launch");
 }
 

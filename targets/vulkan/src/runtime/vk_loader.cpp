@@ -125,13 +125,33 @@ const Instance& instance() {
   return *in;
 }
 
-void DeviceFns::load(VkDevice device) {
-  const Instance& in = instance();
+Instance application_instance(VkInstance handle, PFN_vkGetInstanceProcAddr get_proc) {
+  Instance in;
+  in.handle = handle;
+  in.vkGetInstanceProcAddr = get_proc ? get_proc : instance().vkGetInstanceProcAddr;
+  if (!in.vkGetInstanceProcAddr)
+    throw Error("vulkan: no vkGetInstanceProcAddr: " + instance().error +
+                "; pass the application's as VulkanDevice::get_instance_proc_addr");
+#define TG_VK_INSTANCE(name)                                                       \
+  in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(handle, #name)); \
+  if (!in.name)                                                                    \
+    throw Error("vulkan: the application's instance gives no " #name               \
+                " (vkGetInstanceProcAddr returned null); create it with apiVersion 1.3 or later");
+#define TG_VK_OPTIONAL(name) in.name = reinterpret_cast<PFN_##name>(in.vkGetInstanceProcAddr(handle, #name));
+#include "vk_symbols.inc"
+#undef TG_VK_INSTANCE
+#undef TG_VK_OPTIONAL
+  return in;
+}
+
+void DeviceFns::load(const Instance& in, VkDevice device) {
 #define TG_VK_DEVICE(name)                                                    \
   name = reinterpret_cast<PFN_##name>(in.vkGetDeviceProcAddr(device, #name)); \
   if (!name) throw Error("vulkan: the driver lacks " #name "; update the Vulkan driver");
 #include "vk_symbols.inc"
 #undef TG_VK_DEVICE
+  vkCmdPushDescriptorSetKHR = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+      in.vkGetDeviceProcAddr(device, "vkCmdPushDescriptorSetKHR"));
 }
 
 std::string result_name(VkResult r) {

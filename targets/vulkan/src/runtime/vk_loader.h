@@ -37,13 +37,21 @@ T vk_struct(VkStructureType type, void* next = nullptr) {
 /// The process's instance; check `error` before use.
 const Instance& instance();
 
+/// The application's instance (Target::adopt_vulkan): its entry points through its own
+/// vkGetInstanceProcAddr (`get_proc`; null: the loader's), no validation of tilegen's. Throws
+/// tg::Error naming an entry point the instance does not give.
+Instance application_instance(VkInstance handle, PFN_vkGetInstanceProcAddr get_proc);
+
 /// Device-level entry points of one VkDevice (through vkGetDeviceProcAddr: no loader dispatch).
 struct DeviceFns {
 #define TG_VK_DEVICE(name) PFN_##name name = nullptr;
 #include "vk_symbols.inc"
 #undef TG_VK_DEVICE
-  /// Throws tg::Error naming the first entry point the driver does not provide.
-  void load(VkDevice device);
+  /// VK_KHR_push_descriptor's, where the device enabled it (adopted devices): null otherwise.
+  PFN_vkCmdPushDescriptorSetKHR vkCmdPushDescriptorSetKHR = nullptr;
+  /// Through in's vkGetDeviceProcAddr. Throws tg::Error naming the first entry point the driver
+  /// does not provide.
+  void load(const Instance& in, VkDevice device);
 };
 
 /// "VK_ERROR_OUT_OF_DEVICE_MEMORY", or "VkResult -13" for codes this file does not name.

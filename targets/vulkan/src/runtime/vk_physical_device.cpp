@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <set>
+#include <type_traits>
 
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/matrix_unit.h"
@@ -77,23 +79,32 @@ std::vector<std::string> coopmat_units(const Instance& in, const PhysicalDevice&
   return {names.begin(), names.end()};
 }
 
+std::vector<VkQueueFamilyProperties> queue_families(const Instance& in, VkPhysicalDevice h) {
+  uint32_t n = 0;
+  in.vkGetPhysicalDeviceQueueFamilyProperties(h, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> q(n);
+  in.vkGetPhysicalDeviceQueueFamilyProperties(h, &n, q.data());
+  return q;
+}
+
+void use_queue_family(PhysicalDevice& d, uint32_t family, const VkQueueFamilyProperties& q) {
+  d.queue_family = family;
+  d.timestamp_bits = q.timestampValidBits;
+  d.timestamps = d.timestamp_bits > 0 && d.limits.timestampPeriod > 0;
+}
+
 // A compute queue family that writes timestamps, preferring one without graphics (NVIDIA's
 // async-compute family); false when the device has no compute queue at all.
 bool choose_queue_family(const Instance& in, PhysicalDevice& d) {
-  uint32_t n = 0;
-  in.vkGetPhysicalDeviceQueueFamilyProperties(d.handle, &n, nullptr);
-  std::vector<VkQueueFamilyProperties> q(n);
-  in.vkGetPhysicalDeviceQueueFamilyProperties(d.handle, &n, q.data());
+  std::vector<VkQueueFamilyProperties> q = queue_families(in, d.handle);
   int best = -1, best_score = -1;
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i = 0; i < q.size(); ++i) {
     if (!(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || q[i].queueCount == 0) continue;
     int score = (q[i].timestampValidBits ? 2 : 0) + ((q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) ? 0 : 1);
     if (score > best_score) best = int(i), best_score = score;
   }
   if (best < 0) return false;
-  d.queue_family = uint32_t(best);
-  d.timestamp_bits = q[best].timestampValidBits;
-  d.timestamps = d.timestamp_bits > 0 && d.limits.timestampPeriod > 0;
+  use_queue_family(d, uint32_t(best), q[std::size_t(best)]);
   return true;
 }
 
@@ -218,7 +229,145 @@ std::vector<PhysicalDevice> apply_device_filter(std::vector<PhysicalDevice> all)
   return kept;
 }
 
+// Where a Vulkan feature structure's VkBool32 members begin: after sType and pNext (the core
+// VkPhysicalDeviceFeatures has neither).
+template <typename T>
+constexpr std::size_t first_feature() {
+  if constexpr (std::is_same_v<T, VkPhysicalDeviceFeatures>)
+    return 0;
+  else
+    return offsetof(T, pNext) + sizeof(void*);
+}
+template <typename T>
+constexpr std::size_t kFirstFeature = first_feature<T>();
+
+// a &= b over the VkBool32 members of a Vulkan feature structure (those after sType and pNext).
+template <typename T>
+void and_features(T& a, const T& b) {
+  constexpr std::size_t first = kFirstFeature<T>;
+  static_assert((sizeof(T) - first) % sizeof(VkBool32) == 0);
+  for (std::size_t off = first; off < sizeof(T); off += sizeof(VkBool32)) {
+    VkBool32 x, y;
+    std::memcpy(&x, reinterpret_cast<const char*>(&a) + off, sizeof x);
+    std::memcpy(&y, reinterpret_cast<const char*>(&b) + off, sizeof y);
+    x = x && y;
+    std::memcpy(reinterpret_cast<char*>(&a) + off, &x, sizeof x);
+  }
+}
+
+// The features a VkDeviceCreateInfo enables, from pEnabledFeatures and its pNext chain: the
+// Vulkan 1.1/1.2/1.3 structures, and the older per-feature structures they absorbed.
+FeatureChain enabled_features(const VkDeviceCreateInfo& ci) {
+  FeatureChain e;
+  if (ci.pEnabledFeatures) e.core.features = *ci.pEnabledFeatures;
+  for (auto* p = static_cast<const VkBaseInStructure*>(ci.pNext); p; p = p->pNext) {
+    switch (int(p->sType)) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2:
+        e.core.features = reinterpret_cast<const VkPhysicalDeviceFeatures2*>(p)->features;
+        break;
+#define TG_COPY(type, part)                                           \
+  std::memcpy(reinterpret_cast<char*>(&e.part) + kFirstFeature<type>, \
+              reinterpret_cast<const char*>(p) + kFirstFeature<type>, sizeof(type) - kFirstFeature<type>);
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        TG_COPY(VkPhysicalDeviceVulkan11Features, v11) break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
+        TG_COPY(VkPhysicalDeviceVulkan12Features, v12) break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
+        TG_COPY(VkPhysicalDeviceVulkan13Features, v13) break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT:
+        TG_COPY(VkPhysicalDeviceShaderAtomicFloatFeaturesEXT, atomic_float) break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR:
+        TG_COPY(VkPhysicalDeviceCooperativeMatrixFeaturesKHR, coopmat) break;
+#undef TG_COPY
+#define TG_FROM(type, field, part) e.part.field |= reinterpret_cast<const type*>(p)->field;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES:
+        TG_FROM(VkPhysicalDevice16BitStorageFeatures, storageBuffer16BitAccess, v11)
+        TG_FROM(VkPhysicalDevice16BitStorageFeatures, uniformAndStorageBuffer16BitAccess, v11)
+        TG_FROM(VkPhysicalDevice16BitStorageFeatures, storagePushConstant16, v11)
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES:
+        TG_FROM(VkPhysicalDevice8BitStorageFeatures, storageBuffer8BitAccess, v12)
+        TG_FROM(VkPhysicalDevice8BitStorageFeatures, uniformAndStorageBuffer8BitAccess, v12)
+        TG_FROM(VkPhysicalDevice8BitStorageFeatures, storagePushConstant8, v12)
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES:
+        TG_FROM(VkPhysicalDeviceShaderFloat16Int8Features, shaderFloat16, v12)
+        TG_FROM(VkPhysicalDeviceShaderFloat16Int8Features, shaderInt8, v12)
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES:
+        TG_FROM(VkPhysicalDeviceVulkanMemoryModelFeatures, vulkanMemoryModel, v12)
+        TG_FROM(VkPhysicalDeviceVulkanMemoryModelFeatures, vulkanMemoryModelDeviceScope, v12)
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES:
+        TG_FROM(VkPhysicalDeviceSubgroupSizeControlFeatures, subgroupSizeControl, v13)
+        TG_FROM(VkPhysicalDeviceSubgroupSizeControlFeatures, computeFullSubgroups, v13)
+        break;
+#undef TG_FROM
+      default: break;
+    }
+  }
+  return e;
+}
+
 }  // namespace
+
+PhysicalDevice describe_enabled(const Instance& in, VkPhysicalDevice h, const VkDeviceCreateInfo& ci,
+                                uint32_t family) {
+  PhysicalDevice d = describe(in, h);
+  if (d.api_version < VK_API_VERSION_1_3) return d;  // unusable says why
+  std::set<std::string> ext;
+  for (uint32_t i = 0; i < ci.enabledExtensionCount; ++i) ext.insert(ci.ppEnabledExtensionNames[i]);
+  d.has_atomic_float = d.has_atomic_float && ext.count(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  d.has_coopmat = d.has_coopmat && ext.count(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  d.push_descriptors = ext.count(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) > 0;
+  FeatureChain e = enabled_features(ci);
+  and_features(d.supported.core.features, e.core.features);
+  and_features(d.supported.v11, e.v11);
+  and_features(d.supported.v12, e.v12);
+  and_features(d.supported.v13, e.v13);
+  and_features(d.supported.atomic_float, e.atomic_float);
+  and_features(d.supported.coopmat, e.coopmat);
+  d.supported.link(d.has_atomic_float, d.has_coopmat);
+  // What every kernel needs, so a device created without it is refused whole.
+  std::vector<std::string> missing;
+  if (!d.supported.v12.vulkanMemoryModel) missing.push_back("the feature vulkanMemoryModel");
+  if (!d.push_descriptors) missing.push_back("the extension " VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  if (d.require_subgroup_size && !d.supported.v13.subgroupSizeControl)  // sizes vary: pipelines pin one
+    missing.push_back("the feature subgroupSizeControl");
+  std::vector<VkQueueFamilyProperties> q = queue_families(in, h);
+  bool listed = false;
+  for (uint32_t i = 0; i < ci.queueCreateInfoCount; ++i)
+    listed |= ci.pQueueCreateInfos[i].queueFamilyIndex == family;
+  if (!missing.empty()) {
+    std::string all;
+    for (std::size_t i = 0; i < missing.size(); ++i)
+      all += (i == 0 ? "" : i + 1 == missing.size() ? " and " : ", ") + missing[i];
+    d.unusable = "the application's device " + d.name + " was created without " + all +
+                 ", which tilegen needs: enable " + (missing.size() > 1 ? "them" : "it") +
+                 " in the VkDeviceCreateInfo it is created with";
+  } else if (family >= q.size() || !(q[family].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+    d.unusable = "queue family " + std::to_string(family) + " of device " + d.name +
+                 (family >= q.size() ? " does not exist" : " has no compute") +
+                 "; give VulkanDevice::queue_family a family with VK_QUEUE_COMPUTE_BIT";
+  } else if (!listed) {
+    d.unusable = "the device was created with no queue of family " + std::to_string(family) +
+                 " (VulkanDevice::queue_family); give the family of VulkanDevice::queue";
+  }
+  if (d.unusable.empty()) use_queue_family(d, family, q[family]);
+  VkPhysicalDeviceVulkan13Properties p13 =
+      vk_struct<VkPhysicalDeviceVulkan13Properties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES);
+  VkPhysicalDeviceSubgroupProperties sg = vk_struct<VkPhysicalDeviceSubgroupProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES, &p13);
+  VkPhysicalDevicePushDescriptorPropertiesKHR push = vk_struct<VkPhysicalDevicePushDescriptorPropertiesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &sg);
+  VkPhysicalDeviceProperties2 props =
+      vk_struct<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &push);
+  in.vkGetPhysicalDeviceProperties2(h, &props);
+  d.max_push_descriptors = d.push_descriptors ? push.maxPushDescriptors : 0;
+  fill_features(in, d, sg);
+  d.info = target_info(d.features, d.name, d.software);
+  return d;
+}
 
 std::vector<PhysicalDevice> enumerate_devices() {
   const Instance& in = instance();

@@ -56,6 +56,8 @@ struct PhysicalDevice {
   bool require_subgroup_size = false;           // so pipelines pin Features::subgroup_size
   VkPhysicalDeviceLimits limits{};
   bool has_atomic_float = false, has_coopmat = false;
+  bool push_descriptors = false;      // VK_KHR_push_descriptor enabled (adopted devices only)
+  uint32_t max_push_descriptors = 0;  // its maxPushDescriptors
   FeatureChain supported;
   Features features;
   TargetInfo info;
@@ -66,6 +68,12 @@ struct PhysicalDevice {
 /// TILEGEN_VULKAN_DEVICE applied (an index into this order, or part of the device's name);
 /// unusable devices are kept with the reason. Throws tg::Error when the filter matches none.
 std::vector<PhysicalDevice> enumerate_devices();
+
+/// The application's device (Target::adopt_vulkan) as tilegen may use it: what describe() finds,
+/// less what `ci` (the VkDeviceCreateInfo it was made with) did not enable, features and
+/// extensions alike, with queue family `family` (timestamps as that family writes them).
+PhysicalDevice describe_enabled(const Instance& in, VkPhysicalDevice h, const VkDeviceCreateInfo& ci,
+                                uint32_t family);
 
 /// probe(): the usable devices' TargetInfos, or unavailable with the reason.
 ProbeResult probe_devices(std::vector<PhysicalDevice>* usable);
