@@ -15,7 +15,8 @@ const ir::Binary* product(const Expr& e, DType t) {
 }
 
 Expr fused(DType t, Expr a, Expr b, Expr c, const SourceLoc& loc) {
-  auto call = std::make_shared<ir::Call>(t, ir::Intrinsic::Fma, std::vector<Expr>{std::move(a), std::move(b), std::move(c)});
+  auto call = std::make_shared<ir::Call>(t, ir::Intrinsic::Fma,
+                                         std::vector<Expr>{std::move(a), std::move(b), std::move(c)});
   call->loc = loc;
   return Expr(std::move(call));
 }

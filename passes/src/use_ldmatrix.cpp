@@ -127,6 +127,35 @@ std::optional<LdmatrixMatch> match_ldmatrix(const ir::For& loop, const Var& lane
   return out;
 }
 
+// An unrolled loop of x2 ldmatrix whose registers follow on from one iteration to the next
+//   for ni in unrolled(0 +: 8) { ldmatrix x2 B[f(ni, lane)] -> b_regs[ni*4 + c] }
+// as x4 over pairs of iterations: lanes 0..15 address iteration 2q's two matrices, lanes 16..31
+// iteration 2q+1's, whose registers are the next two words (an x2 reads addresses from lanes
+// 0..15 only, so its src_indices hold for lane % 16):
+//   for q in unrolled(0 +: 4) { ldmatrix x4 B[f(2q + lane/16, lane % 16)] -> b_regs[q*8 + c] }
+std::optional<Stmt> pair_x2(const ir::For& loop, const Var& lane) {
+  const auto* l = loop.body.as<ir::LdMatrix>();
+  auto extent = loop.extent.as_int();
+  if (!l || l->matrices != 2 || !extent || *extent < 2 || *extent % 2 != 0 || loop.min.as_int() != 0)
+    return std::nullopt;
+  const Var& ni = loop.var;
+  if (coefficient(l->reg_base, ni) != 4 || !is_zero(substitute(l->reg_base, {{ni, Expr(1)}}) -
+                                                    substitute(l->reg_base, {{ni, Expr(0)}}) - Expr(4)))
+    return std::nullopt;
+  Var q(ni.name() + "_pair", ni.dtype());
+  auto x4 = std::make_shared<ir::LdMatrix>(*l);
+  x4->matrices = 4;
+  x4->reg_base = simplify_expr(substitute(l->reg_base, {{ni, q * 2}}));
+  x4->src_indices.clear();
+  for (const Expr& idx : l->src_indices)
+    x4->src_indices.push_back(simplify_expr(substitute(idx, {{ni, q * 2 + lane / 16}, {lane, lane % 16}})));
+  auto pairs = std::make_shared<ir::For>(loop);
+  pairs->var = q;
+  pairs->extent = Expr(*extent / 2);
+  pairs->body = Stmt(std::move(x4));
+  return Stmt(std::move(pairs));
+}
+
 // Lets of the thread index mod 32 are the lane; unrolled loops that match become LdMatrix.
 struct UseLdmatrix : IRMutator {
   Var thread, lane;
@@ -156,7 +185,10 @@ struct UseLdmatrix : IRMutator {
         l->src = m->src, l->src_indices = m->src_indices;
         return Stmt(std::move(l));
       }
-    return IRMutator::visit(op, self);
+    Stmt out = IRMutator::visit(op, self);
+    if (const auto* loop = out.as<ir::For>(); lane.defined() && loop && loop->for_kind == ForKind::Unrolled)
+      if (std::optional<Stmt> x4 = pair_x2(*loop, lane)) return *x4;
+    return out;
   }
 };
 

@@ -9,9 +9,9 @@
 #include "tilegen/ir/printer.h"
 #include "tilegen/ir/verifier.h"
 #include "tilegen/ir/visitor.h"
-#include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/pass_manager.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/samples.h"
@@ -64,8 +64,10 @@ TEST_CASE("use_ldmatrix: f16 and bf16 gemm operands load by ldmatrix, executed e
     Lowered l = lowered_gemm(t);
     std::string ir = print(l.f);
     INFO(ir);
-    CHECK(count(ir, "ldmatrix x4 ") > 0);        // A, row-major: directly
-    CHECK(count(ir, "ldmatrix x2 trans ") > 0);  // B, row-major K×N: transposed
+    CHECK(count(ir, "ldmatrix x4 ") > 0);  // A, row-major: directly
+    // B, row-major K×N: transposed, two n8 tiles a load (x2 pairs) where the warp has several
+    CHECK(count(ir, "ldmatrix x4 trans ") > 0);
+    CHECK(count(ir, "ldmatrix x2 ") == 0);
     interpret(l.f, host_args(l.f, l.problem));
     testing::check_outputs(l.problem, l.tol);
     // The interpreter's ldmatrix is not the loop it replaced: flipping trans changes the answer.
@@ -79,6 +81,36 @@ TEST_CASE("use_ldmatrix: f16 and bf16 gemm operands load by ldmatrix, executed e
         differs = differs || c.mismatches > 0;
       }
     CHECK(differs);
+  }
+}
+
+TEST_CASE("use_ldmatrix: flash_attention's K and V operands load two n8 tiles an ldmatrix") {
+  const Sample& s = *find("flash_attention");
+  for (int causal : {0, 1}) {
+    INFO("causal " << causal);
+    Params p = resolve(s, {{"B", 1},
+                           {"H", 2},
+                           {"HKV", 1},
+                           {"S", 100},
+                           {"D", 64},
+                           {"block_M", 64},
+                           {"block_N", 32},
+                           {"causal", causal}});
+    Function f = s.build(p, f16).function();
+    std::mt19937_64 rng(12);
+    Problem pr = s.make_problem(p, f16, rng);
+    std::vector<PassEntry> passes = gpu_pipeline();
+    passes.push_back({"pad_shared_tiles", pad_shared_tiles});
+    passes.push_back({"use_ldmatrix", use_ldmatrix});
+    Function lowered =
+        PassManager(passes).run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), test::sm80());
+    std::string ir = print(lowered);
+    INFO(ir);
+    CHECK(count(ir, "ldmatrix x4 ") > 0);
+    CHECK(count(ir, "ldmatrix x4 trans ") > 0);  // V, row-major: transposed
+    CHECK(count(ir, "ldmatrix x2 ") == 0);
+    interpret(lowered, host_args(lowered, pr));
+    testing::check_outputs(pr, s.tolerance(p, f16));
   }
 }
 
@@ -112,14 +144,16 @@ TEST_CASE("ldmatrix statements: printed, parsed back, verified, and checked when
   args[1].data = y.data(), args[1].shape = {32, 2}, args[1].dtype = f16;
   interpret(f, args);
   for (int t = 0; t < 32; ++t)
-    for (int h = 0; h < 2; ++h) CHECK(y[std::size_t(2 * t + h)] == g[std::size_t(8 * (t / 4) + 2 * (t % 4) + h)]);
+    for (int h = 0; h < 2; ++h)
+      CHECK(y[std::size_t(2 * t + h)] == g[std::size_t(8 * (t / 4) + 2 * (t % 4) + h)]);
   // A row with fewer than 8 elements left, and a non-16-bit dtype.
   std::string short_row = text;
   short_row.replace(short_row.find("S[tx % 8, 0] ->"), 15, "S[tx % 8, 4] ->");
   CHECK_THROWS_WITH_AS(interpret(parse_function(short_row, "t.tgir"), args),
                        doctest::Contains("fewer than 8 elements"), Error);
   std::string wide = text;
-  for (auto at = wide.find("f16"); at != std::string::npos; at = wide.find("f16", at)) wide.replace(at, 3, "f32");
-  CHECK_THROWS_WITH_AS(verify(parse_function(wide, "t.tgir")), doctest::Contains("ldmatrix moves 16-bit elements"),
-                       Error);
+  for (auto at = wide.find("f16"); at != std::string::npos; at = wide.find("f16", at))
+    wide.replace(at, 3, "f32");
+  CHECK_THROWS_WITH_AS(verify(parse_function(wide, "t.tgir")),
+                       doctest::Contains("ldmatrix moves 16-bit elements"), Error);
 }
