@@ -14,6 +14,8 @@
 
 #include "tilegen/builder.h"
 #include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/verifier.h"
+#include "tilegen/plugin.h"
 #include "tilegen/runtime.h"
 
 namespace tg::testing {
@@ -160,6 +162,27 @@ inline Kernel gemm_kernel(DType t, bool ta, bool tb, int64_t M, int64_t N, int64
     k.copy(Cf, C.at(by * bm, bx * bn));
   });
   return k.build();
+}
+
+/// The cpu pipeline's pass `name` on f, for AVX2 (8 floats a vector), its output verified.
+inline Function run_cpu_pass(TargetPlugin& cpu, const Function& f, const std::string& name,
+                             const CompileOptions& opt = {}) {
+  const TargetInfo info = cpu.info_for_arch("haswell");
+  for (const PassEntry& p : cpu.pipeline(info, opt))
+    if (p.name == name) {
+      Function out = p.run(f, info);
+      verify(out);
+      return out;
+    }
+  FAIL("the cpu pipeline has no ", name);
+  return f;
+}
+
+/// `text` with its first `from` replaced by `to` (which must be there).
+inline std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
 }
 
 }  // namespace tg::testing

@@ -17,6 +17,7 @@
 using namespace tg;
 using tg::testing::check_cpu_matches_interpreter;
 using tg::testing::random_array;
+using tg::testing::with;
 
 namespace {
 
@@ -40,21 +41,7 @@ CompileOptions panel_rows(int rows) {
 
 /// The cpu pipeline's pack_gemm_operands on f.
 Function pack(TargetPlugin& cpu, const Function& f, int rows) {
-  const TargetInfo info = cpu.info_for_arch("haswell");
-  for (const PassEntry& p : cpu.pipeline(info, panel_rows(rows)))
-    if (p.name == "pack_gemm_operands") {
-      Function out = p.run(f, info);
-      verify(out);
-      return out;
-    }
-  FAIL("the cpu pipeline has no pack_gemm_operands");
-  return f;
-}
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
+  return testing::run_cpu_pass(cpu, f, "pack_gemm_operands", panel_rows(rows));
 }
 
 // A tiled gemm as the cpu pipeline has it after bounds: 5 row blocks of 8 rows, 2 block columns,

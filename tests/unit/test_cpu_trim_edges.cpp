@@ -15,6 +15,7 @@
 using namespace tg;
 using tg::testing::check_cpu_matches_interpreter;
 using tg::testing::random_array;
+using tg::testing::with;
 
 namespace {
 
@@ -28,26 +29,6 @@ TargetPlugin* cpu_plugin() {
   TargetPlugin* p = find_plugin("cpu", &why);
   if (!p) MESSAGE("cpu trim_edge_tiles tests skipped: ", why);
   return p;
-}
-
-/// The cpu pipeline's pass `name` on f, for AVX2 (8 floats a vector).
-Function run_pass(TargetPlugin& cpu, const Function& f, const std::string& name,
-                  const CompileOptions& opt = {}) {
-  const TargetInfo info = cpu.info_for_arch("haswell");
-  for (const PassEntry& p : cpu.pipeline(info, opt))
-    if (p.name == name) {
-      Function out = p.run(f, info);
-      verify(out);
-      return out;
-    }
-  FAIL("the cpu pipeline has no ", name);
-  return f;
-}
-
-std::string with(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
 }
 
 // 20×20×20 in 8×16×8 tiles: the last row block has 4 rows, the last column block 4 columns
@@ -106,7 +87,7 @@ TEST_CASE("trim_edge_tiles: IR in, IR out") {
   if (!cpu) return;
   const Function in = parse_function(kRagged, "ragged.tgir");
   verify(in);
-  const Function out = run_pass(*cpu, in, "trim_edge_tiles");
+  const Function out = testing::run_cpu_pass(*cpu, in, "trim_edge_tiles");
   CHECK(print(out) == with(kRagged, "      gemm(As, Bs -> Cf)\n", kTrimmedGemm));
   const std::vector<float> before = interpret_c(in), after = interpret_c(out);
   CHECK(before == after);
@@ -115,8 +96,8 @@ TEST_CASE("trim_edge_tiles: IR in, IR out") {
   const std::string aligned =
       with(kRagged, "A: f32[20, 20] global, B: f32[20, 20] global, C: f32[20, 20] global",
            "A: f32[24, 24] global, B: f32[24, 32] global, C: f32[24, 32] global");
-  CHECK(print(run_pass(*cpu, parse_function(aligned, "a.tgir"), "trim_edge_tiles")) == aligned);
-  CHECK(print(run_pass(*cpu, out, "trim_edge_tiles")) == print(out));
+  CHECK(print(testing::run_cpu_pass(*cpu, parse_function(aligned, "a.tgir"), "trim_edge_tiles")) == aligned);
+  CHECK(print(testing::run_cpu_pass(*cpu, out, "trim_edge_tiles")) == print(out));
   // trim_edges=0: the pass is not in the pipeline.
   CompileOptions off;
   off.params["trim_edges"] = "0";
@@ -130,7 +111,7 @@ TEST_CASE("trim_edge_tiles: what it leaves alone") {
   auto trimmed_dims = [&](const std::string& text) {
     const Function f = parse_function(text, "case.tgir");
     verify(f);
-    const std::string p = print(run_pass(*cpu, f, "trim_edge_tiles"));
+    const std::string p = print(testing::run_cpu_pass(*cpu, f, "trim_edge_tiles"));
     return std::vector<bool>{p.find("if by*8 + 8 > 20") != std::string::npos,
                              p.find("if bx*16 + 16 > 20") != std::string::npos,
                              p.find("if ko == 2") != std::string::npos};
