@@ -12,34 +12,137 @@ namespace {
 
 bool is_barrier(const Stmt& s) { return s && s->kind == ir::StmtKind::Barrier; }
 
+// The leading index of a multi-buffered tile names its slot: `K_s[(ko + 1) % 2, r, c]` is written
+// where `K_s[ko % 2, r, c]` is read. A Slot is such an index in the form (v + c) mod s (floor
+// modulo, as the IR's) or a constant c (s == 0), where v is the variable of a block-level loop
+// enclosing both statements compared — the same value in every thread, so two accesses whose
+// slots differ touch different elements whatever else their indices say.
+struct Slot {
+  const ir::VarNode* var = nullptr;
+  int64_t c = 0, s = 0;
+  // Whether no value of the variable makes the two slots equal.
+  bool disjoint(const Slot& o) const {
+    if (s == 0 && o.s == 0) return c != o.c;
+    if (s == 0 || o.s == 0 || var != o.var || s != o.s) return false;
+    return ((c - o.c) % s + s) % s != 0;
+  }
+};
+
+// Which loop variables a slot may name, and by how many iterations an access is seen shifted:
+// the previous iteration's accesses (shift -1) against this one's, or the next one's (+1).
+struct SlotScope {
+  std::set<const ir::VarNode*> loops;  // the enclosing block-level loops' variables
+  const ir::VarNode* shifted = nullptr;
+  int64_t shift = 0;
+};
+
+std::optional<Slot> slot_of(const Expr& e, const SlotScope& scope) {
+  if (!e.defined()) return std::nullopt;
+  if (auto k = e.as_int()) return Slot{nullptr, *k, 0};
+  const auto* mod = e.as<ir::Binary>();
+  if (!mod || mod->op != ir::BinOp::Mod) return std::nullopt;
+  auto s = mod->b.as_int();
+  if (!s || *s <= 0) return std::nullopt;
+  const ir::VarNode* v = nullptr;
+  int64_t c = 0;
+  if (const auto* var = mod->a.as<ir::VarNode>()) {
+    v = var;
+  } else if (const auto* add = mod->a.as<ir::Binary>();
+             add && (add->op == ir::BinOp::Add || add->op == ir::BinOp::Sub)) {
+    const auto* var_a = add->a.as<ir::VarNode>();
+    auto k_b = add->b.as_int();
+    if (var_a && k_b) {
+      v = var_a, c = add->op == ir::BinOp::Add ? *k_b : -*k_b;
+    } else if (const auto* var_b = add->b.as<ir::VarNode>();
+               var_b && add->op == ir::BinOp::Add && add->a.as_int()) {
+      v = var_b, c = *add->a.as_int();
+    }
+  }
+  if (!v || !scope.loops.count(v)) return std::nullopt;
+  if (v == scope.shifted) c += scope.shift;
+  return Slot{v, c, *s};
+}
+
+// Each access of a buffer with its slot (nullopt: unknown), for the buffers in `keep`.
+class SlotAccesses : public BufferAccessVisitor {
+ public:
+  using Slots = std::map<const ir::BufferNode*, std::vector<std::optional<Slot>>>;
+  SlotAccesses(const SlotScope& scope, Slots& reads, Slots& writes)
+      : scope_(scope), reads_(reads), writes_(writes) {}
+
+  void access(const Buffer& b, BufferAccess how) override {
+    if (b->scope != Scope::Local) {
+      std::optional<Slot> sl =
+          pending_.defined() && pending_buffer_ == b.get() ? slot_of(pending_, scope_) : std::nullopt;
+      if (is_read(how)) reads_[b.get()].push_back(sl);
+      if (is_write(how)) writes_[b.get()].push_back(sl);
+    }
+    pending_ = Expr(), pending_buffer_ = nullptr;
+  }
+  using BufferAccessVisitor::visit;
+  void visit(const ir::Load* op) override {
+    expect(op->buffer.get(), op->indices);
+    BufferAccessVisitor::visit(op);
+  }
+  void visit(const ir::Store* op) override {
+    if (!op->async) expect(op->buffer.get(), op->indices);  // an async store lands later
+    BufferAccessVisitor::visit(op);
+  }
+  void visit(const ir::LdMatrix* op) override {
+    expect(op->src.get(), op->src_indices);
+    BufferAccessVisitor::visit(op);
+  }
+
+ private:
+  void expect(const ir::BufferNode* b, const std::vector<Expr>& idx) {
+    pending_ = idx.empty() ? Expr() : idx[0];
+    pending_buffer_ = b;
+  }
+  const SlotScope& scope_;
+  Slots& reads_;
+  Slots& writes_;
+  Expr pending_;
+  const ir::BufferNode* pending_buffer_ = nullptr;
+};
+
+bool slots_disjoint(const std::vector<std::optional<Slot>>& a, const std::vector<std::optional<Slot>>& b) {
+  for (const auto& x : a)
+    for (const auto& y : b)
+      if (!x || !y || !x->disjoint(*y)) return false;
+  return true;
+}
+
 // What a statement reads and writes of memory other threads see (every buffer but locals): the
-// buffers, and, worked out only when two statements meet on a buffer, which thread touches which
-// of its elements (thread_footprint.h), so that statements that give every element to one thread
-// need no barrier between them.
+// buffers, the slots of their accesses, and, worked out only when two statements meet on a buffer
+// in a slot, which thread touches which of its elements (thread_footprint.h), so that statements
+// that give every element to one thread need no barrier between them.
 class Access {
  public:
   Access() = default;
 
-  static Access of(const Stmt& s, const ThreadSpace& space) {
+  bool same_buffers(const Access& o) const { return reads_ == o.reads_ && writes_ == o.writes_; }
+
+  static Access of(const Stmt& s, const ThreadSpace& space, const SlotScope& scope) {
     Access a;
     a.space_ = space;
-    for_each_buffer_access(s, [&](const Buffer& b, BufferAccess how) {
-      if (b->scope == Scope::Local) return;
-      if (is_read(how)) a.reads_.insert(b.get());
-      if (is_write(how)) a.writes_.insert(b.get());
-    });
+    SlotAccesses(scope, a.read_slots_, a.write_slots_).visit_stmt(s);
+    for (auto& [b, v] : a.read_slots_) a.reads_.insert(b);
+    for (auto& [b, v] : a.write_slots_) a.writes_.insert(b);
     if (!a.reads_.empty() || !a.writes_.empty()) a.sources_.push_back(s);
     return a;
   }
   void merge(const Access& o) {
     reads_.insert(o.reads_.begin(), o.reads_.end());
     writes_.insert(o.writes_.begin(), o.writes_.end());
+    for (auto& [b, v] : o.read_slots_) read_slots_[b].insert(read_slots_[b].end(), v.begin(), v.end());
+    for (auto& [b, v] : o.write_slots_) write_slots_[b].insert(write_slots_[b].end(), v.begin(), v.end());
     sources_.insert(sources_.end(), o.sources_.begin(), o.sources_.end());
     if (!space_.tx) space_ = o.space_;
     footprints_.reset();
   }
   // A barrier is needed between *this (before) and `next` (after): one buffer both touch, one of
-  // them writing, where some element is touched by two different threads.
+  // them writing, in slots that may be the same, where some element is touched by two different
+  // threads.
   bool conflicts(const Access& next) const {
     for (const ir::BufferNode* b : writes_)
       if ((next.reads_.count(b) && crosses(b, true, next, false)) ||
@@ -60,6 +163,9 @@ class Access {
     return *footprints_;
   }
   bool crosses(const ir::BufferNode* b, bool write, const Access& next, bool next_write) const {
+    const auto& my_slots = write ? write_slots_ : read_slots_;
+    const auto& their_slots = next_write ? next.write_slots_ : next.read_slots_;
+    if (slots_disjoint(my_slots.at(b), their_slots.at(b))) return false;
     const auto& mine = write ? footprints().writes : footprints().reads;
     const auto& theirs = next_write ? next.footprints().writes : next.footprints().reads;
     auto x = mine.find(b), y = theirs.find(b);
@@ -68,10 +174,25 @@ class Access {
   }
 
   std::set<const ir::BufferNode*> reads_, writes_;
+  SlotAccesses::Slots read_slots_, write_slots_;
   std::vector<Stmt> sources_;  // the statements whose accesses these are
   ThreadSpace space_;
   mutable std::optional<Footprints> footprints_;
 };
+
+int barrier_count(const Stmt& s) {
+  struct Count : IRVisitor {
+    int n = 0;
+    void visit(const ir::Barrier*) override { ++n; }
+  } c;
+  c.visit_stmt(s);
+  return c.n;
+}
+
+bool ends_in_barrier(const Stmt& s) {
+  const auto* seq = s.as<ir::Seq>();
+  return seq ? !seq->stmts.empty() && is_barrier(seq->stmts.back()) : is_barrier(s);
+}
 
 // Whether every execution of s passes a barrier: a barrier, a sequence holding one, an if whose
 // two branches do, a let over one, a serial loop that runs at least once over one.
@@ -130,9 +251,34 @@ class BarrierThinning {
       case ir::StmtKind::For: {
         auto n = std::make_shared<ir::For>(*s.as<ir::For>());
         if (n->for_kind == ForKind::Parallel) return s;
+        scope_.loops.insert(n->var.node());
+        // What may have run since the last barrier when an iteration starts: what preceded the
+        // loop, and every earlier iteration's accesses, in unknown slots. That entry is sound
+        // whatever the thinned body becomes.
         Access entry = before;
-        entry.merge(Access::of(n->body, space_));
-        n->body = thin(n->body, entry);
+        entry.merge(Access::of(n->body, space_, outside(n->var.node())));
+        Stmt body = thin(n->body, entry);
+        // A body that passes a barrier on every path leaves only the previous iteration's
+        // accesses after its last barrier, in slots shifted by one; thinning moves barriers later
+        // or merges them, never past the end of the body, so that tail of the body as written
+        // holds the thinned one's. And where the thinned body ends in a barrier, nothing of an
+        // earlier iteration is left unseparated: thinned again from `before` alone, it is kept if
+        // it still ends in one. The tighter entries are taken only in pipelined loops (their
+        // multi-buffered tiles: pipeline_shared) and where they save barriers (two slots: one
+        // barrier an iteration instead of three). Serial loops keep the barrier at their head,
+        // the form vulkan's prefetch_tiles and double_buffer_tiles rewrite.
+        if (n->for_kind == ForKind::Pipelined && always_syncs(n->body)) {
+          Access tight = before;
+          tight.merge(tail_after_barrier(n->body, shifted(n->var.node(), -1)));
+          Stmt candidate = thin(n->body, tight);
+          if (!tight.same_buffers(before) && ends_in_barrier(candidate)) {
+            Stmt again = thin(n->body, before);
+            if (ends_in_barrier(again)) candidate = again;
+          }
+          if (barrier_count(candidate) < barrier_count(body)) body = candidate;
+        }
+        n->body = std::move(body);
+        scope_.loops.erase(n->var.node());
         return Stmt(std::move(n));
       }
       default: return s;
@@ -140,6 +286,49 @@ class BarrierThinning {
   }
 
  private:
+  SlotScope shifted(const ir::VarNode* v, int64_t by) const {
+    SlotScope sc = scope_;
+    sc.loops.insert(v);
+    sc.shifted = v, sc.shift = by;
+    return sc;
+  }
+  SlotScope outside(const ir::VarNode* v) const {
+    SlotScope sc = scope_;
+    sc.loops.erase(v);
+    return sc;
+  }
+
+  // What s may access after the last barrier it executes (s always syncs): nothing after a
+  // barrier, the last statements of a sequence back to one that syncs, and that one's own tail.
+  Access tail_after_barrier(const Stmt& s, const SlotScope& scope) const {
+    switch (s->kind) {
+      case ir::StmtKind::Barrier: return Access();
+      case ir::StmtKind::Seq: {
+        Access tail;
+        const auto& stmts = s.as<ir::Seq>()->stmts;
+        for (std::size_t i = stmts.size(); i-- > 0;) {
+          if (always_syncs(stmts[i])) {
+            tail.merge(tail_after_barrier(stmts[i], scope));
+            return tail;
+          }
+          tail.merge(Access::of(stmts[i], space_, scope));
+        }
+        return tail;
+      }
+      case ir::StmtKind::Let: return tail_after_barrier(s.as<ir::Let>()->body, scope);
+      case ir::StmtKind::If: {
+        const auto* n = s.as<ir::If>();
+        Access tail = tail_after_barrier(n->then_body, scope);
+        tail.merge(tail_after_barrier(n->else_body, scope));
+        return tail;
+      }
+      case ir::StmtKind::For:  // runs at least once, each iteration passing a barrier: the last one's
+        if (always_syncs(s)) return tail_after_barrier(s.as<ir::For>()->body, scope);
+        return Access::of(s, space_, scope);
+      default: return Access::of(s, space_, scope);
+    }
+  }
+
   Stmt thin_seq(const std::vector<Stmt>& stmts, const Access& before, bool kernel_end, const SourceLoc& loc) {
     std::vector<Stmt> out;
     Access cur = before;
@@ -149,7 +338,7 @@ class BarrierThinning {
         held = s0;
         continue;
       }
-      Access a = Access::of(s0, space_);
+      Access a = Access::of(s0, space_, scope_);
       if (held && cur.conflicts(a)) {
         out.push_back(held);
         held = Stmt();
@@ -158,7 +347,7 @@ class BarrierThinning {
       Stmt t = thin(s0, cur);
       Stmt after = hoist_trailing_barrier(t);
       if (always_syncs(t)) {
-        cur = Access::of(t, space_);  // a superset of what follows its last barrier
+        cur = tail_after_barrier(t, scope_);  // what follows its last barrier
       } else {
         cur.merge(a);
       }
@@ -170,8 +359,8 @@ class BarrierThinning {
   }
 
   // A loop whose body ends in a barrier that the next iteration does not need (what follows the
-  // body's last barrier conflicts with nothing in the body) loses it: `loop` becomes the loop
-  // without it, and the barrier is returned, to follow the loop instead:
+  // body's last barrier conflicts with nothing in the next iteration's body) loses it: `loop`
+  // becomes the loop without it, and the barrier is returned, to follow the loop instead:
   //   for i { S; barrier }  →  for i { S }; barrier     (S: each thread its own elements)
   // The last iteration's accesses are still separated from what follows the loop, and no two
   // iterations needed separating. Null when the loop keeps its barrier.
@@ -181,12 +370,16 @@ class BarrierThinning {
     const auto* body = f->body.as<ir::Seq>();
     if (!body || body->stmts.empty() || !is_barrier(body->stmts.back())) return Stmt();
     std::vector<Stmt> rest(body->stmts.begin(), body->stmts.end() - 1);
+    SlotScope same = shifted(f->var.node(), 0);
     Access tail;  // what may run after the body's last barrier but the trailing one
     for (std::size_t i = rest.size(); i-- > 0;) {
-      tail.merge(Access::of(rest[i], space_));
-      if (always_syncs(rest[i])) break;
+      if (always_syncs(rest[i])) {
+        tail.merge(tail_after_barrier(rest[i], same));
+        break;
+      }
+      tail.merge(Access::of(rest[i], space_, same));
     }
-    if (tail.conflicts(Access::of(f->body, space_))) return Stmt();
+    if (tail.conflicts(Access::of(f->body, space_, shifted(f->var.node(), +1)))) return Stmt();
     Stmt barrier = body->stmts.back();
     auto n = std::make_shared<ir::For>(*f);
     n->body = make_seq(std::move(rest), body->loc);
@@ -195,6 +388,7 @@ class BarrierThinning {
   }
 
   ThreadSpace space_;
+  SlotScope scope_;
 };
 
 // Splices nested Seqs into their parent, so that barriers of neighbouring lowered statements meet.
@@ -219,7 +413,8 @@ Stmt fenced(Stmt s, const SourceLoc& loc) {
 }
 
 Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int threads) {
-  return BarrierThinning(ThreadSpace{thread_var.node(), threads}).thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
+  return BarrierThinning(ThreadSpace{thread_var.node(), threads})
+      .thin(FlattenSeqs().mutate(kernel_body), Access(), /*kernel_end=*/true);
 }
 
 }  // namespace tg::lower

@@ -74,8 +74,11 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
 /// touch one buffer conflict only where some element of it is touched by two different threads
 /// (thread_footprint.h works that out from the threads' index arithmetic, over `threads` values
 /// of `thread_var`); a copy and the element-wise loop after it that give each element to the
-/// same thread need no barrier. Invariant (proved in stmt_build.cpp): two conflicting accesses
-/// that a barrier separated still are.
+/// same thread need no barrier; nor do accesses in different slots of a multi-buffered tile (a
+/// leading index (ko + c) % s of an enclosing loop's variable, the previous iteration's seen with
+/// c − 1): in a two-slot pipelined loop the fill of slot (ko + 1) % 2 and the reads of slot ko % 2
+/// share one barrier an iteration, at the end of the body. Invariant (proved in stmt_build.cpp):
+/// two conflicting accesses that a barrier separated still are.
 Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int threads);
 
 /// `s` (a lowered collective statement) wrapped in barriers, also when it touches no block memory:

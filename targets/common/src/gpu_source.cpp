@@ -55,15 +55,15 @@ bool is_zero(const Expr& e) {
 
 const std::set<std::string>& reserved() {
   static const std::set<std::string> r = {
-      "int",       "float",    "double",   "char",     "short",     "long",      "for",      "if",
-      "else",      "while",    "do",       "return",   "const",     "auto",      "half",     "signed",
-      "unsigned",  "void",     "bool",     "true",     "false",     "new",       "delete",   "this",
-      "class",     "struct",   "template", "typename", "register",  "default",   "switch",   "case",
-      "break",     "continue", "static",   "extern",   "inline",    "volatile",  "union",    "enum",
-      "goto",      "sizeof",   "operator", "private",  "public",    "protected", "friend",   "virtual",
-      "namespace", "using",    "try",      "catch",    "throw",     "asm",       "min",      "max",
-      "exp",       "log",      "abs",      "dim3",     "threadIdx", "blockIdx",  "blockDim", "gridDim",
-      "warpSize",  "uint4",    "float4",   "int4",     "tg_smem"};
+      "int",       "float",    "double",   "char",     "short",     "long",        "for",      "if",
+      "else",      "while",    "do",       "return",   "const",     "auto",        "half",     "signed",
+      "unsigned",  "void",     "bool",     "true",     "false",     "new",         "delete",   "this",
+      "class",     "struct",   "template", "typename", "register",  "default",     "switch",   "case",
+      "break",     "continue", "static",   "extern",   "inline",    "volatile",    "union",    "enum",
+      "goto",      "sizeof",   "operator", "private",  "public",    "protected",   "friend",   "virtual",
+      "namespace", "using",    "try",      "catch",    "throw",     "asm",         "min",      "max",
+      "exp",       "log",      "abs",      "dim3",     "threadIdx", "blockIdx",    "blockDim", "gridDim",
+      "warpSize",  "uint4",    "float4",   "int4",     "tg_smem",   "tg_smem_base"};
   return r;
 }
 
@@ -148,6 +148,24 @@ std::string SourceEmitter::element_address(const ir::BufferNode& b, const std::v
   return "&" + name(&b, b.name) + "[" + linear_index(b, idx) + "]";
 }
 
+void SourceEmitter::async_store(int64_t bytes, const ir::BufferNode& dst, const std::vector<Expr>& dst_index,
+                                const std::string& src) {
+  std::string i = linear_index(dst, dst_index);
+  async_move(bytes, "&" + name(&dst, dst.name) + "[" + (dst.dtype.is_packed() ? "(" + i + ") >> 1" : i) + "]",
+             src);
+}
+
+std::string SourceEmitter::shared_offset(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  auto it = std::find_if(p_.shared.offsets.begin(), p_.shared.offsets.end(),
+                         [&](const auto& e) { return e.first.get() == &b; });
+  if (it == p_.shared.offsets.end())
+    throw Error(target_name() + " codegen: " + b.name + " is not a placed shared buffer");
+  std::string i = "(tg_u32)(" + linear_index(b, idx) + ")";
+  std::string bytes =
+      b.dtype.is_packed() ? "(" + i + " >> 1)" : i + " * " + std::to_string(b.dtype.bits() / 8) + "u";
+  return "(" + bytes + " + " + std::to_string(it->second) + "u)";
+}
+
 void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
   throw Error("the " + target_name() + " target has no ldmatrix instruction; the pass use_ldmatrix is cuda's",
               op.loc);
@@ -178,7 +196,7 @@ bool SourceEmitter::vector_move(const ir::For& op) {
   };
   std::string dst = at(*st.buffer.get(), m->dst_index), src = at(*ld.buffer, m->src_index);
   if (st.async && m->bytes >= 4)
-    async_move(m->bytes, dst, src);
+    async_store(m->bytes, *st.buffer.get(), m->dst_index, src);
   else
     SourceEmitter::async_move(m->bytes, dst, src);  // the plain vector move
   return true;
@@ -240,10 +258,12 @@ std::string SourceEmitter::binary(const ir::Binary& op) {
       break;
     }
     case BinOp::Min:  // floats: IEEE minNum/maxNum, as the interpreter (a NaN operand gives the other)
-      r = t.is_float() ? "tg_fmin(" + a + ", " + b + ")" : "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")";
+      r = t.is_float() ? "tg_fmin(" + a + ", " + b + ")"
+                       : "tg_min<" + value_type(t) + ">(" + a + ", " + b + ")";
       break;
     case BinOp::Max:
-      r = t.is_float() ? "tg_fmax(" + a + ", " + b + ")" : "tg_max<" + value_type(t) + ">(" + a + ", " + b + ")";
+      r = t.is_float() ? "tg_fmax(" + a + ", " + b + ")"
+                       : "tg_max<" + value_type(t) + ">(" + a + ", " + b + ")";
       break;
     case BinOp::Eq: return infix("==");
     case BinOp::Ne: return infix("!=");
@@ -350,8 +370,8 @@ void SourceEmitter::store(const ir::Store& op) {
                 std::to_string(op.shuffle_xor) + ", " + std::to_string(op.shuffle_width) + ");");
   if (const auto* src = op.value.as<ir::Load>(); op.async && src && t.bits() >= 32 && !t.is_packed())
     return async_move(t.bits() / 8, "&" + buf + "[" + at + "]",
-                      "&" + name(src->buffer.get(), src->buffer->name) + "[" + linear_index(*src->buffer, src->indices) +
-                          "]");
+                      "&" + name(src->buffer.get(), src->buffer->name) + "[" +
+                          linear_index(*src->buffer, src->indices) + "]");
   // Same-format element moves copy the bits (no conversion round trip).
   if (const auto* src = op.value.as<ir::Load>(); src && src->buffer->dtype == t && !t.is_packed())
     return line(buf + "[" + at + "] = " + name(src->buffer.get(), src->buffer->name) + "[" +

@@ -7,7 +7,8 @@ namespace {
 
 class CudaEmitter final : public gpu::SourceEmitter {
  public:
-  CudaEmitter(const Function& f, const KernelPlan& p, const TargetInfo& info) : SourceEmitter(f, p), info_(info) {}
+  CudaEmitter(const Function& f, const KernelPlan& p, const TargetInfo& info)
+      : SourceEmitter(f, p), info_(info) {}
 
  private:
   const TargetInfo& info_;
@@ -20,7 +21,12 @@ class CudaEmitter final : public gpu::SourceEmitter {
   }
 
   // Dynamic: the launch passes the plan's size (above 48 KB with the opt-in attribute).
-  void declare_shared(int64_t) override { line("extern __shared__ __align__(16) tg_u8 tg_smem[];"); }
+  // tg_smem_base: its 32-bit shared-window address, to which ldmatrix and cp.async add byte
+  // offsets (shared_offset) instead of converting a 64-bit generic pointer at each one.
+  void declare_shared(int64_t) override {
+    line("extern __shared__ __align__(16) tg_u8 tg_smem[];");
+    line("const tg_u32 tg_smem_base = tg_smem_addr(tg_smem);");
+  }
 
   std::string block_index(int d) const override { return std::string("blockIdx.") + "xyz"[d]; }
   std::string thread_index() const override { return "threadIdx.x"; }
@@ -36,6 +42,11 @@ class CudaEmitter final : public gpu::SourceEmitter {
   void async_move(int64_t bytes, const std::string& dst, const std::string& src) override {
     line("tg_cp_async<" + std::to_string(bytes) + ">(" + dst + ", " + src + ");");
   }
+  void async_store(int64_t bytes, const ir::BufferNode& dst, const std::vector<Expr>& dst_index,
+                   const std::string& src) override {
+    line("tg_cp_async_s<" + std::to_string(bytes) + ">(tg_smem_base + " + shared_offset(dst, dst_index) +
+         ", " + src + ");");
+  }
   void async_wait(int in_flight) override {
     if (in_flight == 0) return line("tg_cp_async_wait_all();");
     line("tg_cp_async_commit();");
@@ -45,8 +56,8 @@ class CudaEmitter final : public gpu::SourceEmitter {
   // use_ldmatrix chose it and proved it; this only spells it.
   void ldmatrix(const ir::LdMatrix& op) override {
     line("tg_ldmatrix_x" + std::to_string(op.matrices) + (op.trans ? "_trans" : "") +
-         "(reinterpret_cast<tg_u32*>(&" + name(op.regs.get(), op.regs->name) + "[" + expr(op.reg_base) + "]), " +
-         element_address(*op.src.get(), op.src_indices) + ");");
+         "_s(reinterpret_cast<tg_u32*>(&" + name(op.regs.get(), op.regs->name) + "[" + expr(op.reg_base) +
+         "]), " + "tg_smem_base + " + shared_offset(*op.src.get(), op.src_indices) + ");");
   }
 };
 }  // namespace

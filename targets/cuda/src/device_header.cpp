@@ -103,6 +103,32 @@ template <int N> __device__ __forceinline__ void tg_cp_async(void* smem, const v
   if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(tg_smem_addr(smem)), "l"(gmem) : "memory");
   else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(tg_smem_addr(smem)), "l"(gmem), "n"(N) : "memory");
 }
+// The same with 32-bit shared-window addresses (tg_smem_base + a byte offset): the generated
+// code's form, whose constant offsets ptxas folds into the instructions' immediates.
+__device__ __forceinline__ void tg_ldmatrix_x1_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a));
+}
+__device__ __forceinline__ void tg_ldmatrix_x2_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+__device__ __forceinline__ void tg_ldmatrix_x4_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+__device__ __forceinline__ void tg_ldmatrix_x1_trans_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(a));
+}
+__device__ __forceinline__ void tg_ldmatrix_x2_trans_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+}
+__device__ __forceinline__ void tg_ldmatrix_x4_trans_s(tg_u32* r, tg_u32 a) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+}
+template <int N> __device__ __forceinline__ void tg_cp_async_s(tg_u32 smem, const void* gmem) {
+  if (N == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(smem), "l"(gmem) : "memory");
+  else asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" :: "r"(smem), "l"(gmem), "n"(N) : "memory");
+}
 __device__ __forceinline__ void tg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void tg_cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void tg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory"); }

@@ -21,8 +21,9 @@
 // The contract with code generators: in a Pipelined loop that leaves this pass, the copies into
 // shared memory before the body's first read of it fill a slot first read `stages - 1`
 // iterations later (the prologue fills slots 0 .. stages-2); a target may issue them as
-// asynchronous copies (cp.async), committing one group an iteration and waiting until at most
-// `stages - 1` groups are in flight before the barrier that precedes the reads. Pipelined loops
+// asynchronous copies (cp.async), committing one group an iteration and waiting, before the
+// barrier that separates the fills from the reads that need them, until the tile those reads use
+// is in (async_copies.h: `stages - 1` or `stages - 2` groups left in flight). Pipelined loops
 // the pass cannot transform (no leading global-to-shared copy, a tile read after the loop or
 // reduced, too little shared memory) become Serial loops. The GPU pipelines run it after
 // infer_fragment_layouts: the shared memory its stages must fit in is that of the shared tiles

@@ -113,6 +113,10 @@ class SourceEmitter {
   /// An async store (ir::Store::async) of `bytes` (4, 8 or 16) from global address src to
   /// shared address dst. Default: the plain move, one legal schedule of it (cuda: cp.async).
   virtual void async_move(int64_t bytes, const std::string& dst, const std::string& src);
+  /// The same async store given its shared destination as buffer and indices (shared_offset()
+  /// spells its byte offset). Default: async_move() with the destination's address.
+  virtual void async_store(int64_t bytes, const ir::BufferNode& dst, const std::vector<Expr>& dst_index,
+                           const std::string& src);
   /// ir::AsyncWait. Default: nothing, where async stores are plain (cuda: commit and wait).
   virtual void async_wait(int /*in_flight*/) {}
   /// ir::LdMatrix (cuda). Default: a tg::Error, the target has no such instruction.
@@ -129,6 +133,11 @@ class SourceEmitter {
   std::string operand_address(const ir::MmaOperand& o);
   /// "&A_shared[<linear index of idx>]", in the storage layout of strides_of().
   std::string element_address(const ir::BufferNode& b, const std::vector<Expr>& idx);
+  /// The byte offset of element idx of a placed shared buffer from the start of tg_smem, as an
+  /// unsigned 32-bit expression whose constant part is one literal at its end
+  /// ("(tg_u32)(<linear index>) * 2u + 17408u"), so that an instruction addressing shared memory
+  /// in 32 bits folds it into its immediate. A tg::Error when b is not a placed shared buffer.
+  std::string shared_offset(const ir::BufferNode& b, const std::vector<Expr>& idx);
 
   const Function& f_;
   const KernelPlan& p_;
