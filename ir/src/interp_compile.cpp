@@ -499,7 +499,8 @@ int32_t Compiler::mma(const ir::Mma* op) {
         o->tile.size() == o->buffer->shape.size() && o->tile.size() >= 2) {
       // a unit tile of a Shared buffer: the indices of its first element (exec_mma reads it by
       // the layout); told apart from registers by the buffer's scope
-      for (const Expr& e : o->tile) x.offsets.push_back(index(e, "mma tile index into " + o->buffer->name, op->loc));
+      for (const Expr& e : o->tile)
+        x.offsets.push_back(index(e, "mma tile index into " + o->buffer->name, op->loc));
       n.regions.push_back(std::move(x));
       continue;
     }
@@ -586,6 +587,10 @@ int32_t Compiler::stmt(const Stmt& s) {
       need_kernel(s.get(), "an async_wait");
       no_parallel(s.get(), "an async_wait");
       return add_stmt(SNode(StmtKind::AsyncWait, s.get()));
+    case StmtKind::MmaSync:
+      need_kernel(s.get(), "an mma_fence, proxy_fence or mma_wait");
+      no_parallel(s.get(), "an mma_fence, proxy_fence or mma_wait");
+      return add_stmt(SNode(StmtKind::MmaSync, s.get()));
     case StmtKind::Seq: {
       SNode n(StmtKind::Seq, s.get());
       for (auto& c : s.as<Seq>()->stmts) n.stmts.push_back(stmt(c));

@@ -195,6 +195,7 @@ Scalar BlockExec::eval_access_check(const XNode& x, int lane) {
 
 Scalar BlockExec::eval_load(const XNode& x, int lane) {
   check_not_held(x.a, lane, "a load from");
+  check_mma_registers(x.a, lane, "a load from");
   int64_t flat = element_index(x.a, &P.lists[x.b], x.c, lane, "load from");
   Scalar v = read(x.a, flat, lane);
   if (!races_[x.a].empty()) note_read(x.a, flat, lane);
@@ -319,6 +320,11 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.in_flight > 0) in_flight_access(buf, flat, lane, "write");
+  if (c.mma_reads > 0)
+    fail("write of shared buffer " + element_name(buf, flat) + " by thread " + std::to_string(lane) +
+         " while an async mma that reads it is in flight: complete it first (mma_wait), and add a barrier "
+         "when another thread's warpgroup issued it");
+  c.w_clock = ++write_clock_;
   if (c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +

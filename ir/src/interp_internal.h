@@ -132,6 +132,8 @@ struct RaceCell {
   int32_t w_lane = -1, r_lane = -1, a_lane = -1;  // r_lane, a_lane == kManyReaders: two or more lanes
   int32_t w_site = -1, r_site = -1, a_site = -1;
   int32_t in_flight = 0;  // async stores into the element issued and not yet completed
+  int32_t mma_reads = 0;  // async mmas that read the element and are not yet complete
+  uint64_t w_clock = 0;   // BlockExec::write_clock_ at the last write (w_lane's), for proxy_fence
 };
 
 /// An async store issued and not yet landed: it is written when its group completes.
@@ -142,6 +144,14 @@ struct PendingWrite {
   int32_t site;
 };
 inline constexpr int32_t kManyReaders = -2;
+
+/// An async mma (MatrixUnit::async) issued and not yet complete: the accumulator it writes, and
+/// the Shared elements it reads (recorded where races are tracked), kept by the group's first lane.
+struct PendingMma {
+  int32_t c_buf;
+  std::vector<std::pair<int32_t, int64_t>> reads;
+  int32_t site;
+};
 
 /// One block's state and the SIMT executor. A host worker owns one and reuses it across blocks.
 class BlockExec {
@@ -178,7 +188,16 @@ class BlockExec {
 
   // ---- interp_mma.cpp
   void exec_mma(const SNode& s, Mask m);
-  void gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile);
+  void gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile,
+                   PendingMma* async = nullptr);
+  void exec_mma_sync(const SNode& s, Mask m);
+  /// A load or store of a Local buffer that async mmas accumulate into (see ir::Mma).
+  void check_mma_registers(int32_t buf, int lane, const char* what) {
+    if (mma_pending_[std::size_t(buf)].empty()) return;
+    if (mma_pending_[std::size_t(buf)][std::size_t(lane)] > 0) mma_in_flight_access(buf, lane, what);
+    mma_touched_[std::size_t(buf)][std::size_t(lane)] = 1;
+  }
+  [[noreturn]] void mma_in_flight_access(int32_t buf, int lane, const char* what) const;
   void exec_ldmatrix(const SNode& s, Mask m);
   void exec_shuffle(const SNode& s, Mask m);
   void exec_hold(const SNode& s, Mask m, int depth);
@@ -243,8 +262,18 @@ class BlockExec {
   // Per lane: async stores since its last AsyncWait, and its committed groups, oldest first.
   std::vector<std::vector<PendingWrite>> async_open_;
   std::vector<std::deque<std::vector<PendingWrite>>> async_groups_;
-  std::deque<Frame> frames_;                  // a deque: a deeper frame must not move a shallower one
-  std::vector<int> all_lanes_;                // 0 .. T_-1, then the virtual lane
+  // Async mmas, per lane: issued since its last mma_wait, and its committed groups, oldest first;
+  // per buffer id (the accumulators of async mmas, else empty): per lane, the mmas in flight into
+  // it and whether the lane accessed it since its last mma_fence; per lane, write_clock_ at its
+  // last proxy_fence; write_clock_ at the block's start.
+  std::vector<std::vector<PendingMma>> mma_open_;
+  std::vector<std::deque<std::vector<PendingMma>>> mma_groups_;
+  std::vector<std::vector<uint16_t>> mma_pending_;
+  std::vector<std::vector<uint8_t>> mma_touched_;
+  std::vector<uint64_t> proxy_fenced_;
+  uint64_t write_clock_ = 0, block_clock_ = 0;
+  std::deque<Frame> frames_;    // a deque: a deeper frame must not move a shallower one
+  std::vector<int> all_lanes_;  // 0 .. T_-1, then the virtual lane
   uint32_t epoch_ = 1;
   bool single_lane_ = false;    // inside a Parallel loop body
   const SNode* cur_ = nullptr;  // the statement being executed, for messages

@@ -28,7 +28,11 @@ void multiply_accumulate(const MatrixUnit& u, std::vector<double> (&tiles)[3]) {
 // `a=tile A_s[.., r0, c0]`: lane l's register r is element layout[l*regs + r] = (row, col) of
 // the tile, read by that lane from A_s[.., r0 + row, c0 + col] (so the race detector sees each
 // lane's reads). Every lane of the group must name the same tile.
-void BlockExec::gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile) {
+//
+// For an async mma (`async` set) each element read must have been written before a proxy_fence
+// of its writer, and stays marked read until the mma completes (a write to it before then fails).
+void BlockExec::gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G,
+                            std::vector<double>& tile, PendingMma* async) {
   const BufShape& sh = L.shapes[o.buf];
   const std::size_t rank = region.offsets.size();
   const int rows = int(tile.size()) / o.cols;
@@ -56,7 +60,21 @@ void BlockExec::gather_tile(const XRegion& region, const MmaOperandView& o, int 
                ", outside the buffer's shape " + index_text(sh.dims.data(), int(rank)));
         flat += at[d] * sh.strides[d];
       }
-      if (!races_[o.buf].empty()) note_read(o.buf, flat, lane);
+      if (!races_[o.buf].empty()) {
+        note_read(o.buf, flat, lane);
+        if (async) {
+          RaceCell& c = races_[o.buf][std::size_t(flat)];
+          if (c.w_lane >= 0 && c.w_clock > block_clock_ && c.w_clock > proxy_fenced_[std::size_t(c.w_lane)])
+            fail(
+                "async mma operand " + std::string(o.name) + " reads shared buffer " +
+                element_name(o.buf, flat) + ", which thread " + std::to_string(c.w_lane) +
+                " wrote without a proxy_fence after the write: the mma reads shared memory through the async "
+                "proxy; add a proxy_fence after the writes (before the barrier that publishes them)" +
+                site_lines(c.w_site, int32_t(cur_ - P.stmts.data())));
+          ++c.mma_reads;
+          async->reads.emplace_back(o.buf, flat);
+        }
+      }
       tile[std::size_t(row * o.cols + col)] = scalar_as_double(o.want, read(o.buf, flat, lane));
     }
   }
@@ -71,8 +89,8 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
     fail("mma with " + u.name + " needs the block's thread count (" + std::to_string(T_) +
          ") to be a multiple of " + std::to_string(G));
   MmaOperandView ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A"},
-                    {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B"},
-                    {s.regions[2].buf, u.c_regs(), u.c_type, &u.c_layout, u.n, "C"}};
+                           {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B"},
+                           {s.regions[2].buf, u.c_regs(), u.c_type, &u.c_layout, u.n, "C"}};
   for (auto& o : ops) {
     DType have = P.bufs[o.buf].node->dtype;
     if (have != o.want)
@@ -104,10 +122,19 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
       fail("mma with " + u.name + " accumulates into " + P.bufs[c_buf].node->name +
            ", which a hold keeps in the " + "registers of " +
            static_cast<const ir::Hold*>(held_stmt_[std::size_t(c_buf)]->src)->unit + "; use that unit");
+    PendingMma issued{c_buf, {}, int32_t(&s - P.stmts.data())};
+    if (u.async)
+      for (int l = 0; l < G; ++l)
+        if (mma_touched_[std::size_t(c_buf)][std::size_t(g * G + l)])
+          fail("async mma " + u.name + " into " + P.bufs[c_buf].node->name + ": thread " +
+               std::to_string(g * G + l) +
+               " accessed these registers since its last mma_fence; add an mma_fence before the mma (it "
+               "orders "
+               "earlier register accesses before the unit's)");
     for (int oi = 0; oi < 3; ++oi) {  // gather each operand tile from the lanes' registers
       const MmaOperandView& o = ops[oi];
       if (P.bufs[o.buf].node->scope == Scope::Shared) {
-        gather_tile(s.regions[std::size_t(oi)], o, g, G, tiles[oi]);
+        gather_tile(s.regions[std::size_t(oi)], o, g, G, tiles[oi], u.async ? &issued : nullptr);
         continue;
       }
       int64_t numel = L.shapes[o.buf].numel;
@@ -141,7 +168,57 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
               u.c_type.is_float() ? Scalar::of_float(v) : Scalar::of_int(int64_t(v)));
       }
     }
+    if (u.async)  // in flight until the lanes' mma_wait completes it
+      for (int l = 0; l < G; ++l) {
+        const int lane = g * G + l;
+        ++mma_pending_[std::size_t(c_buf)][std::size_t(lane)];
+        mma_open_[std::size_t(lane)].push_back(l == 0 ? std::move(issued)
+                                                      : PendingMma{c_buf, {}, int32_t(&s - P.stmts.data())});
+      }
   }
+}
+
+// ir::MmaSync: the fences and waits of async mmas (stmt.h).
+void BlockExec::exec_mma_sync(const SNode& s, Mask m) {
+  cur_ = &s;
+  const auto* op = static_cast<const ir::MmaSync*>(s.src);
+  if (single_lane_)
+    fail("mma_fence, proxy_fence and mma_wait belong in per-thread code, not in a parallel loop");
+  for (int k = 0; k < m.n; ++k) {
+    const int lane = m.ids[k];
+    if (lane >= T_) continue;
+    switch (op->op) {
+      case ir::MmaSync::Op::Fence:
+        for (auto& t : mma_touched_)
+          if (!t.empty()) t[std::size_t(lane)] = 0;
+        break;
+      case ir::MmaSync::Op::ProxyFence: proxy_fenced_[std::size_t(lane)] = ++write_clock_; break;
+      case ir::MmaSync::Op::Wait: {
+        auto& open = mma_open_[std::size_t(lane)];
+        auto& groups = mma_groups_[std::size_t(lane)];
+        groups.push_back(std::move(open));
+        open.clear();
+        while (groups.size() > std::size_t(op->in_flight)) {
+          for (const PendingMma& p : groups.front()) {
+            --mma_pending_[std::size_t(p.c_buf)][std::size_t(lane)];
+            // The unit may read its tiles as late as this wait: the reads count in this barrier
+            // interval too, so a write another thread makes after a barrier before the wait races.
+            for (auto [b, flat] : p.reads) {
+              --races_[std::size_t(b)][std::size_t(flat)].mma_reads;
+              note_read(b, flat, lane);
+            }
+          }
+          groups.pop_front();
+        }
+        break;
+      }
+    }
+  }
+}
+
+void BlockExec::mma_in_flight_access(int32_t buf, int lane, const char* what) const {
+  fail(std::string(what) + " " + P.bufs[std::size_t(buf)].node->name + " by thread " + std::to_string(lane) +
+       " while an async mma accumulating into it is in flight: complete it first (mma_wait)");
 }
 
 // ir::LdMatrix, as PTX defines ldmatrix.sync.aligned.m8n8.b16: each warp reads the rows its lanes

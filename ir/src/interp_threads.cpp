@@ -48,6 +48,16 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
   for (int lane = 0; lane <= T_; ++lane) all_lanes_.push_back(lane);
   async_open_.resize(std::size_t(T_));
   async_groups_.resize(std::size_t(T_));
+  mma_open_.resize(std::size_t(T_));
+  mma_groups_.resize(std::size_t(T_));
+  proxy_fenced_.assign(std::size_t(T_) + 1, 0);
+  mma_pending_.resize(P.bufs.size());
+  mma_touched_.resize(P.bufs.size());
+  for (const SNode& s : P.stmts)
+    if (s.kind == StmtKind::Mma && s.unit && s.unit->async && s.regions.size() == 3) {
+      mma_pending_[std::size_t(s.regions[2].buf)].assign(std::size_t(T_) + 1, 0);
+      mma_touched_[std::size_t(s.regions[2].buf)].assign(std::size_t(T_) + 1, 0);
+    }
 }
 
 void BlockExec::run_block(const std::vector<int64_t>& block_index) {
@@ -66,6 +76,11 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
   cur_ = nullptr;
   for (auto& o : async_open_) o.clear();
   for (auto& g : async_groups_) g.clear();
+  for (auto& o : mma_open_) o.clear();
+  for (auto& g : mma_groups_) g.clear();
+  for (auto& p : mma_pending_) std::fill(p.begin(), p.end(), 0);
+  for (auto& t : mma_touched_) std::fill(t.begin(), t.end(), 0);
+  block_clock_ = write_clock_;
   exec(k.body, Mask{all_lanes_.data(), T_}, 0);
   // A copy still in flight when the kernel ends may land after it: the program forgot a wait.
   for (int lane = 0; lane < T_; ++lane) {
@@ -80,6 +95,16 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
     fail("the async copy into " + element_name(w->buf, w->flat) + " by thread " + std::to_string(lane) +
          " was never waited for before the kernel ended: add an async_wait 0 (and a barrier before other "
          "threads read it)");
+  }
+  for (int lane = 0; lane < T_; ++lane) {  // likewise an async mma
+    const PendingMma* p = nullptr;
+    for (const auto& g : mma_groups_[std::size_t(lane)])
+      if (!p && !g.empty()) p = &g.front();
+    if (!p && !mma_open_[std::size_t(lane)].empty()) p = &mma_open_[std::size_t(lane)].front();
+    if (!p) continue;
+    cur_ = &P.stmts[std::size_t(p->site)];
+    fail("the async mma into " + P.bufs[std::size_t(p->c_buf)].node->name + " issued by thread " +
+         std::to_string(lane) + " was never waited for before the kernel ended: add an mma_wait 0");
   }
 }
 
@@ -146,6 +171,7 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
       cur_ = &s;
       exec_mma(s, m);
       return;
+    case StmtKind::MmaSync: exec_mma_sync(s, m); return;
     case StmtKind::Kernel: cur_ = &s; fail("a kernel inside a kernel");
   }
 }
@@ -287,6 +313,7 @@ void BlockExec::exec_store(const SNode& s, Mask m, bool atomic) {
   for (int k = 0; k < m.n; ++k) {
     int lane = m.ids[k];
     check_not_held(s.buf, lane, atomic ? "an atomic on" : "a store to");
+    check_mma_registers(s.buf, lane, atomic ? "an atomic on" : "a store to");
     int64_t flat = element_index(s.buf, s.idx.data(), rank, lane, atomic ? "atomic on" : "store to");
     Scalar v = convert_scalar(from, to, eval(s.e0, lane));
     if (!atomic && static_cast<const ir::Store*>(s.src)->async) {

@@ -67,6 +67,7 @@ MatrixUnit mma_m16n8k16(DType in) {
 MatrixUnit wgmma_m64nNk16(int n, DType in) {
   std::string name = "wgmma_m64n" + std::to_string(n) + "k16_" + std::string(in.name()) + "_f32";
   MatrixUnit u = unit(name, "wgmma", 64, n, 16, 128, in, in, f32);
+  u.async = true;
   u.a_layout = table(128, 8, [](int lane, int i) {
     Slot s = mma_a(lane % 32, i);
     return Slot{16 * (lane / 32) + s.row, s.col};

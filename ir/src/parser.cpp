@@ -239,6 +239,16 @@ Stmt Parser::statement() {
       w->in_flight = expect_small_int("the number of async groups left in flight");
       return Stmt(std::move(w));
     }
+    if (t.text == "mma_fence" || t.text == "proxy_fence" || t.text == "mma_wait") {
+      auto w = std::make_shared<MmaSync>(here());
+      w->op = t.text == "mma_fence"     ? MmaSync::Op::Fence
+              : t.text == "proxy_fence" ? MmaSync::Op::ProxyFence
+                                        : MmaSync::Op::Wait;
+      next();
+      if (w->op == MmaSync::Op::Wait)
+        w->in_flight = expect_small_int("the number of mma groups left in flight");
+      return Stmt(std::move(w));
+    }
     if (t.text == "else") fail("'else' without an 'if' just before it");
     if (is_scope_word(t)) fail("buffer declarations must come first in a kernel body, before any statement");
     if (!is_reserved(t.text)) return store();

@@ -511,6 +511,15 @@ std::string Printer::tile_op(const Stmt& s) {
     }
     case StmtKind::Barrier: return "barrier";
     case StmtKind::AsyncWait: return "async_wait " + std::to_string(s.as<AsyncWait>()->in_flight);
+    case StmtKind::MmaSync: {
+      auto* w = s.as<MmaSync>();
+      switch (w->op) {
+        case MmaSync::Op::Fence: return "mma_fence";
+        case MmaSync::Op::ProxyFence: return "proxy_fence";
+        case MmaSync::Op::Wait: return "mma_wait " + std::to_string(w->in_flight);
+      }
+      return "mma_wait";
+    }
     case StmtKind::Prefetch: {
       auto* p = s.as<Prefetch>();
       return std::string("prefetch ") + (p->write ? "write " : "read ") + buffer_name(p->buffer.get()) + "[" +

@@ -14,13 +14,12 @@ namespace {
 // a statement (axis, clear, sum, serial, stages, ...) stay free for names. A builder name equal
 // to one of these, or to a dtype name, gets a trailing '_'.
 constexpr std::array kReserved = {
-    "_",        "atomic", "barrier", "cast",  "copy",   "else",    "false",  "fill", "for",
-    "fragment", "gemm",   "global",  "if",    "inf",    "kernel",  "layout", "let",  "local",
-    "max",      "min",    "mma",     "nan",   "reduce", "select",  "shared", "true", "unchecked",
-    "exp",      "exp2",   "log",     "log2",  "sqrt",   "rsqrt",   "abs",    "tanh", "sin",
-    "cos",      "floor",  "ceil",    "round", "erf",    "sigmoid", "pow",    "fma",
+    "_", "atomic", "barrier", "cast", "copy", "else", "false", "fill", "for", "fragment", "gemm", "global",
+    "if", "inf", "kernel", "layout", "let", "local", "max", "min", "mma", "nan", "reduce", "select", "shared",
+    "true", "unchecked", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "tanh", "sin", "cos", "floor",
+    "ceil", "round", "erf", "sigmoid", "pow", "fma",
     // clang-format off
-    "access_check", "from_fragment", "async", "async_wait", "shuffle_xor", "ldmatrix", "placed", "prefetch", "interleave", "hold",
+    "access_check", "from_fragment", "async", "async_wait", "mma_fence", "proxy_fence", "mma_wait", "shuffle_xor", "ldmatrix", "placed", "prefetch", "interleave", "hold",
     // clang-format on
 };
 }  // namespace

@@ -57,6 +57,7 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::Hold: return "hold";
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
+    case StmtKind::MmaSync: return "mma_wait";
   }
   return "statement";
 }
@@ -82,6 +83,7 @@ class GemmHintCheck : public IRVisitor {
   void visit(const Atomic*) override { bad("an atomic"); }
   void visit(const Barrier*) override { bad("a barrier"); }
   void visit(const AsyncWait*) override { bad("an async_wait"); }
+  void visit(const MmaSync*) override { bad("an mma_fence, proxy_fence or mma_wait"); }
   void visit(const LdMatrix*) override { bad("an ldmatrix"); }
   void visit(const Mma*) override { bad("an mma"); }
   void visit(const VarNode* op) override {
@@ -125,6 +127,7 @@ class Verifier : public IRVisitor {
   void visit(const Let* op) override;
   void visit(const Barrier* op) override;
   void visit(const AsyncWait* op) override;
+  void visit(const MmaSync* op) override;
   void visit(const LdMatrix* op) override;
   void check_placements(const Kernel& k);
   void visit(const Prefetch* op) override;
@@ -632,6 +635,17 @@ void Verifier::visit(const AsyncWait* op) {
   if (op->in_flight < 0 || op->in_flight > 7)
     fail("async_wait " + std::to_string(op->in_flight) + ": between 0 and 7 groups may stay in flight");
   if (parallel_depth_ > 0) fail("async_wait inside a parallel loop; put it in per-thread code");
+}
+
+void Verifier::visit(const MmaSync* op) {
+  At at(loc_, op->loc);
+  const char* what = op->op == MmaSync::Op::Fence        ? "mma_fence"
+                     : op->op == MmaSync::Op::ProxyFence ? "proxy_fence"
+                                                         : "mma_wait";
+  require_kernel(what);
+  if (op->op == MmaSync::Op::Wait && (op->in_flight < 0 || op->in_flight > 7))
+    fail("mma_wait " + std::to_string(op->in_flight) + ": between 0 and 7 groups may stay in flight");
+  if (parallel_depth_ > 0) fail(std::string(what) + " inside a parallel loop; put it in per-thread code");
 }
 
 void Verifier::visit(const Atomic* op) {

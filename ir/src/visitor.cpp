@@ -42,6 +42,7 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::Hold: return visit(static_cast<const Hold*>(s.get()));
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
+    case StmtKind::MmaSync: return visit(static_cast<const MmaSync*>(s.get()));
   }
 }
 
@@ -149,6 +150,7 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Hold: return visit(static_cast<const Hold*>(s.get()), s);
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
+    case StmtKind::MmaSync: return visit(static_cast<const MmaSync*>(s.get()), s);
   }
   return s;
 }

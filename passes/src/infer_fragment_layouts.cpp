@@ -68,7 +68,8 @@ const MatrixUnit* pick_unit(const TargetInfo& info, DType in, DType acc) {
 // The warp grid using the most warps, then the squarest warp tile. With `whole_rows` (an
 // accumulator whose rows are reduced or scaled by row vectors), the fewest warps along N come
 // before squareness: a warp holding whole rows reduces them with shuffles alone.
-std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn, int threads, bool whole_rows) {
+std::optional<Tiling> choose_tiling(const MatrixUnit& u, int64_t bm, int64_t bn, int threads,
+                                    bool whole_rows) {
   if (threads % u.group_size != 0 || bm % u.m != 0 || bn % u.n != 0) return std::nullopt;
   Tiling best;
   const int warps = threads / u.group_size;
@@ -128,8 +129,35 @@ std::optional<Tiling> choose_simt_tiling(int64_t bm, int64_t bn, int threads, in
   return best;
 }
 
-// The tiling a gemm can run with: on the matrix unit, else (f32/f64 accumulators) the SIMT layout,
-// else nullopt.
+bool full_region(const Region& r);
+
+// Accumulator registers a thread may hold on an asynchronous warpgroup unit: 128×128 over one
+// warpgroup (two m64n128 tiles) is 128 f32 registers.
+constexpr int kMaxAsyncCRegs = 128;
+
+// The tiling on an asynchronous warpgroup unit (MatrixUnit::async: Hopper's wgmma, A and B read
+// from shared memory), for a gemm whose A (M×K) and B (K×N) are whole row-major shared tiles and
+// whose accumulator is not reduced by rows: warpgroups tile M×N, each holding mt unit tiles of
+// 64 rows and one unit tile (n = its columns) along N. The units are tried in the target's order.
+std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, int64_t bm,
+                                   int64_t bn, int64_t k) {
+  const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
+  if (g.trans_a || g.trans_b || a->scope != Scope::Shared || b->scope != Scope::Shared || a.rank() != 2 ||
+      b.rank() != 2 || !full_region(g.a) || !full_region(g.b))
+    return std::nullopt;
+  for (const std::string& name : info.matrix_units) {
+    const MatrixUnit* u = find_matrix_unit(name);
+    if (!u || !u->async || u->a_type != a->dtype || u->b_type != b->dtype || u->c_type != c->dtype ||
+        k % u->k != 0)
+      continue;
+    auto t = choose_tiling(*u, bm, bn, threads, false);
+    if (t && t->nt == 1 && t->c_elems() <= kMaxAsyncCRegs) return t;
+  }
+  return std::nullopt;
+}
+
+// The tiling a gemm can run with: on an asynchronous unit, else the matrix unit, else (f32/f64
+// accumulators) the SIMT layout, else nullopt.
 std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, bool whole_rows) {
   const Buffer &a = g.a.buffer, &c = g.c.buffer;
   if (c->scope != Scope::Fragment) return std::nullopt;
@@ -138,6 +166,8 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
       if (!e.as_int()) return std::nullopt;
   auto last = [](const Region& r, int from_end) { return *r.extents[r.extents.size() - from_end].as_int(); };
   const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
+  if (!whole_rows)
+    if (auto t = async_tiling(g, info, threads, bm, bn, k)) return t;
   const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
   if (u && k % u->k == 0)
     if (auto t = choose_tiling(*u, bm, bn, threads, whole_rows)) return t;
@@ -202,7 +232,8 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
 
 // Whether two tilings put the same rows in the same threads (N may differ: a row vector fits both).
 bool same_rows(const Tiling& a, const Tiling& b) {
-  return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt && a.warps == b.warps &&
+  return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt &&
+         a.warps == b.warps &&
          (a.unit || (a.nt == b.nt && a.vec == b.vec));  // SIMT rows: strided by the thread grid N shapes
 }
 
@@ -363,8 +394,9 @@ class FragmentUses : public IRVisitor {
       fail(a);
     fail(op->b.buffer);
     if (State* s = state(c)) {
-      auto t = full_region(op->c) && c.rank() == 2 ? gemm_tiling(*op, info_, threads_, coupled_.count(c.get()) > 0)
-                                                   : std::nullopt;
+      auto t = full_region(op->c) && c.rank() == 2
+                   ? gemm_tiling(*op, info_, threads_, coupled_.count(c.get()) > 0)
+                   : std::nullopt;
       if (!t || (s->tiling && !(*s->tiling == *t)))
         s->ok = false;
       else
@@ -381,13 +413,16 @@ class FragmentUses : public IRVisitor {
     const bool src_frag = state(op->src.buffer) != nullptr, dst_frag = state(op->dst.buffer) != nullptr;
     const std::size_t rank = op->src.squeezed_extents().size();
     if (src_frag && dst_frag && rows_ok_ && op->src.buffer.rank() == 1 && op->dst.buffer.rank() == 1 &&
-        full_region(op->src) && full_region(op->dst) && equal(op->src.buffer->shape[0], op->dst.buffer->shape[0])) {
+        full_region(op->src) && full_region(op->dst) &&
+        equal(op->src.buffer->shape[0], op->dst.buffer->shape[0])) {
       copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});
       return IRVisitor::visit(op);
     }
-    if (src_frag && dst_frag && op->src.buffer.rank() == 2 && op->dst.buffer.rank() == 2 && full_region(op->src) &&
-        full_region(op->dst) && equal(op->src.buffer->shape[0], op->dst.buffer->shape[0]) &&
-        equal(op->src.buffer->shape[1], op->dst.buffer->shape[1]) && op->src.buffer.get() != op->dst.buffer.get()) {
+    if (src_frag && dst_frag && op->src.buffer.rank() == 2 && op->dst.buffer.rank() == 2 &&
+        full_region(op->src) && full_region(op->dst) &&
+        equal(op->src.buffer->shape[0], op->dst.buffer->shape[0]) &&
+        equal(op->src.buffer->shape[1], op->dst.buffer->shape[1]) &&
+        op->src.buffer.get() != op->dst.buffer.get()) {
       tile_copies_.push_back({op->src.buffer.get(), op->dst.buffer.get()});  // e.g. f32 scores → f16 P
       return IRVisitor::visit(op);
     }
@@ -409,9 +444,9 @@ class FragmentUses : public IRVisitor {
     IRVisitor::visit(op);
   }
   void visit(const ir::Reduce* op) override {
-    const bool fits = rows_ok_ && state(op->src) && state(op->dst) && op->src.rank() == 2 && op->dst.rank() == 1 &&
-                      (op->axis == 1 || op->axis == -1) && equal(op->src->shape[0], op->dst->shape[0]) &&
-                      op->dst->dtype == f32;
+    const bool fits = rows_ok_ && state(op->src) && state(op->dst) && op->src.rank() == 2 &&
+                      op->dst.rank() == 1 && (op->axis == 1 || op->axis == -1) &&
+                      equal(op->src->shape[0], op->dst->shape[0]) && op->dst->dtype == f32;
     if (fits) {
       reduces_.push_back({op->src.get(), op->dst.get()});
     } else {
@@ -678,7 +713,8 @@ class FragmentUses : public IRVisitor {
     for (auto& [src, dst] : tile_copies_)
       if (laid_tile(src) && laid_tile(dst) && !(*st(src).tiling == *st(dst).tiling)) drop(dst);
     for (const Operand& o : operands_)
-      if (laid_tile(o.a) && !(laid_tile(o.c) && register_operand(*st(o.a).tiling, *st(o.c).tiling, *o.g))) drop(o.a);
+      if (laid_tile(o.a) && !(laid_tile(o.c) && register_operand(*st(o.a).tiling, *st(o.c).tiling, *o.g)))
+        drop(o.a);
     return failed;
   }
 
@@ -713,9 +749,9 @@ class FragmentUses : public IRVisitor {
     BufferKey a, c;
     const ir::Gemm* g;
   };
-  std::set<BufferKey> gemm_tiled_;  // accumulators: their tiling is their gemm's
-  std::vector<Operand> operands_;   // fragments used as a gemm's A operand
-  std::vector<BufferKey> copied_in_;  // 2-D fragments a copy fills from memory, in program order
+  std::set<BufferKey> gemm_tiled_;     // accumulators: their tiling is their gemm's
+  std::vector<Operand> operands_;      // fragments used as a gemm's A operand
+  std::vector<BufferKey> copied_in_;   // 2-D fragments a copy fills from memory, in program order
   std::map<BufferKey, int> copy_vec_;  // their widest vector move: elements of 16 bytes of the source
   std::vector<std::pair<BufferKey, BufferKey>> reduces_, copies_, tile_copies_;
   std::vector<Nest2> nests2_;
@@ -775,11 +811,12 @@ class LayoutLowering : public IRMutator {
     auto it = regs_.find(op->c.buffer.get());
     // A laid-out accumulator has the tiling FragmentUses chose for it (whole rows where rows are
     // reduced); one that stays a tile runs through temporary registers of the default tiling.
-    std::optional<Tiling> t =
-        it != regs_.end() ? std::optional<Tiling>(laid_.at(op->c.buffer.get()).t) : gemm_tiling(*op, info_, threads_, false);
+    std::optional<Tiling> t = it != regs_.end() ? std::optional<Tiling>(laid_.at(op->c.buffer.get()).t)
+                                                : gemm_tiling(*op, info_, threads_, false);
     if (!t) return self;
     if (!t->unit)  // SIMT only for an accumulator in registers; a tile stays block-cooperative
       return it == regs_.end() ? self : lower_simt_gemm(*op, *t, it->second);
+    if (t->unit->async) return lower_async_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
     auto a = regs_.find(op->a.buffer.get());
     if (a != regs_.end()) {  // FragmentUses kept it in registers only where register_operand holds
       const RegisterA from{a->second, laid_.at(op->a.buffer.get()).t};
@@ -796,10 +833,12 @@ class LayoutLowering : public IRMutator {
     Expr v = cast(regs->dtype, op->value);
     const Laid& l = laid_.at(op->dst.buffer.get());
     if (l.rows)
-      return per_row(l.t, op->loc, [&](const Expr& k, const Expr&, const Expr&) { return make_store(regs, {k}, v, op->loc); });
-    return per_thread(
-        l.t, op->loc,
-        [&](const Expr& idx, const Expr&, const Expr&, const Expr&) { return make_store(regs, {idx}, v, op->loc); });
+      return per_row(l.t, op->loc, [&](const Expr& k, const Expr&, const Expr&) {
+        return make_store(regs, {k}, v, op->loc);
+      });
+    return per_thread(l.t, op->loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
+      return make_store(regs, {idx}, v, op->loc);
+    });
   }
 
   //   copy C_local -> C[by*32 +: 32, bx*32 +: 32]
@@ -831,7 +870,8 @@ class LayoutLowering : public IRMutator {
         std::vector<Expr> at = region_index(other, squeezed(frag, {row}));
         Expr ok = check ? in_bounds(other.buffer, at) : Expr(true);
         if (out)
-          return make_if(rep && ok, make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({k})), op->loc),
+          return make_if(rep && ok,
+                         make_store(other.buffer, at, cast(other.buffer->dtype, regs.load({k})), op->loc),
                          op->loc);
         Expr v = cast(regs->dtype, other.buffer.load(at));
         return make_store(regs, {k}, check ? select(ok, v, make_float(0, regs->dtype)) : v, op->loc);
@@ -876,10 +916,11 @@ class LayoutLowering : public IRMutator {
     for (auto& [b, use] : acc.uses)
       if (!laid_.at(b).rows) t = &laid_.at(b).t;
     if (!t) return IRMutator::visit(op, self);
-    Stmt s = per_thread(*t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr& rslot) {
-      Stmt body = ToRegisters(regs_, laid_, idx, rslot).mutate(inner->body);
-      return substitute(body, {{op->var, row}, {inner->var, col}});
-    });
+    Stmt s =
+        per_thread(*t, op->loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr& rslot) {
+          Stmt body = ToRegisters(regs_, laid_, idx, rslot).mutate(inner->body);
+          return substitute(body, {{op->var, row}, {inner->var, col}});
+        });
     return fenced(s, op->loc);
   }
 
@@ -904,7 +945,8 @@ class LayoutLowering : public IRMutator {
                                                                  : infinity(d);
     const SourceLoc& loc = op->loc;
     std::vector<Stmt> steps;
-    steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) { return make_store(part, {k}, ident, loc); }));
+    steps.push_back(per_row(
+        t, loc, [&](const Expr& k, const Expr&, const Expr&) { return make_store(part, {k}, ident, loc); }));
     Buffer sregs = src->second;
     steps.push_back(per_thread(t, loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr& rs) {
       Expr v = cast(d, sregs.load({idx}));
@@ -928,7 +970,8 @@ class LayoutLowering : public IRMutator {
       return make_store(dregs, {k}, op->clear ? v : merge(dregs.load({k}), v), loc);
     };
     if (ri.split == 1) {
-      steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) { return finish(k, part.load({k})); }));
+      steps.push_back(per_row(
+          t, loc, [&](const Expr& k, const Expr&, const Expr&) { return finish(k, part.load({k})); }));
       return fenced(make_seq(std::move(steps), loc), loc);
     }
     // Several warps hold parts of the same rows (warps along N on a matrix unit, or a SIMT row
@@ -954,7 +997,7 @@ class LayoutLowering : public IRMutator {
     return fenced(make_seq({make_seq(std::move(steps), loc), make_barrier(loc), gather}, loc), loc);
   }
 
-  private:
+ private:
   // A fragment's element index without the dimensions of extent 1, as Copy pairs a fragment's
   // elements with a region's (region_index): x[0, j] of a one-row x is the region's element j.
   static std::vector<Expr> squeezed(const Buffer& frag, const std::vector<Expr>& idx) {
@@ -969,18 +1012,21 @@ class LayoutLowering : public IRMutator {
   // dtype conversion goes through registers of the memory's dtype, f16 X into f32 x (vec 8):
   //   for mi, g { for v in vectorized(0 +: 8) { x_stage[mi*32 + g*8 + v] = X[row, g*2048 + tx%256*8 + v] } }
   //   for mi, g, v { x[mi*32 + g*8 + v] = f32(x_stage[mi*32 + g*8 + v]) }
-  Stmt vector_copy(const ir::Copy& op, const Tiling& t, const Buffer& regs, const Buffer& frag, const Region& other,
-                   bool out) {
+  Stmt vector_copy(const ir::Copy& op, const Tiling& t, const Buffer& regs, const Buffer& frag,
+                   const Region& other, bool out) {
     const Buffer& mem = other.buffer;
     const SourceLoc& loc = op.loc;
     const bool convert = mem->dtype != regs->dtype;
     Buffer stage = convert ? new_local(regs->name + "_stage", t.c_elems(), mem->dtype, loc) : regs;
     auto moves = [&](const Expr& th) {
-      return simt_elements(t, th, loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-        std::vector<Expr> at = region_index(other, squeezed(frag, {row, col}));
-        return out ? make_store(mem, at, stage.load({idx}), loc)
-                   : make_store(stage, {idx}, mem.load(at), loc);
-      }, ForKind::Vectorized);
+      return simt_elements(
+          t, th, loc,
+          [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+            std::vector<Expr> at = region_index(other, squeezed(frag, {row, col}));
+            return out ? make_store(mem, at, stage.load({idx}), loc)
+                       : make_store(stage, {idx}, mem.load(at), loc);
+          },
+          ForKind::Vectorized);
     };
     auto casts = [&](const Expr& th) {
       return simt_elements(t, th, loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
@@ -1099,8 +1145,7 @@ class LayoutLowering : public IRMutator {
   }
 
   Stmt per_thread(const Tiling& t, const SourceLoc& loc, const ElementFn& fn) {
-    if (!t.unit)
-      return in_threads(t, loc, [&](const Expr& th) { return simt_elements(t, th, loc, fn); });
+    if (!t.unit) return in_threads(t, loc, [&](const Expr& th) { return simt_elements(t, th, loc, fn); });
     return in_warps(t, loc,
                     [&](const Expr& warp, const Expr& lane) { return elements(t, warp, lane, loc, fn); });
   }
@@ -1152,8 +1197,10 @@ class LayoutLowering : public IRMutator {
 
   // A's registers for K step kk, moved from a laid-out fragment (register_operand's map):
   //   P·V with P over mma.sync m16n8k16 (nt = 8 n-tiles of P):
-  //   for mi { a_regs[mi*8 + 0] = P[(mi*8 + kk*2)*4 + 0] ... a_regs[mi*8 + 4] = P[(mi*8 + kk*2 + 1)*4 + 0] ... }
-  static Stmt move_operand(const ir::Gemm& g, const Tiling& t, const RegisterA& a, const Buffer& regs, const Expr& kk) {
+  //   for mi { a_regs[mi*8 + 0] = P[(mi*8 + kk*2)*4 + 0] ... a_regs[mi*8 + 4] = P[(mi*8 + kk*2 + 1)*4 + 0]
+  //   ... }
+  static Stmt move_operand(const ir::Gemm& g, const Tiling& t, const RegisterA& a, const Buffer& regs,
+                           const Expr& kk) {
     const OperandMap map = *register_operand(a.t, t, g);
     const SourceLoc& loc = g.loc;
     const int ar = t.unit->a_regs(), cr = a.t.unit->c_regs();
@@ -1181,17 +1228,19 @@ class LayoutLowering : public IRMutator {
     Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
       std::vector<Stmt> body;
       if (g.clear_c || temp)
-        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-          Expr v = g.clear_c ? make_float(0, acc->dtype)
-                             : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
-          return make_store(acc, {idx}, v, g.loc);
-        }));
+        body.push_back(elements(
+            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+              Expr v = g.clear_c ? make_float(0, acc->dtype)
+                                 : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
+              return make_store(acc, {idx}, v, g.loc);
+            }));
       Var kk("kk"), mi("mi"), ni("ni");
       Stmt mma = make_mma(u.name, {ar, mi * u.a_regs()}, {br, ni * u.b_regs()},
                           {acc, (mi * t.nt + ni) * u.c_regs()}, g.loc);
       mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
                      g.loc);
-      Stmt load_a = a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk) : load_operand(g, t, true, ar, warp, lane, kk);
+      Stmt load_a =
+          a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk) : load_operand(g, t, true, ar, warp, lane, kk);
       Stmt step = make_seq({load_a, load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
       // Up to kMaxUnrolledKSteps K steps are unrolled: the operand loads of step kk + 1 then issue
       // before the mma of step kk (a serial loop waits on each step's loads).
@@ -1199,10 +1248,56 @@ class LayoutLowering : public IRMutator {
       const ForKind kind = a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial;
       body.push_back(make_for(kk, 0, steps, step, kind, g.loc));
       if (temp)
-        body.push_back(elements(t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-          const Buffer& c = g.c.buffer;
-          return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
-        }));
+        body.push_back(elements(
+            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+              const Buffer& c = g.c.buffer;
+              return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
+            }));
+      return make_seq(std::move(body), g.loc);
+    });
+    return fenced(s, g.loc);
+  }
+
+  // gemm → per-warpgroup async mma on shared tiles (async_tiling), e.g. 128×128×32 f16 over one
+  // warpgroup on wgmma m64n128k16:
+  //   let warp = tx / 128 { let lane = tx % 128 {
+  //     mma_fence
+  //     for kk in unrolled(0 +: 2) { for mi in unrolled(0 +: 2) {
+  //       mma "wgmma_m64n128k16_f16_f32" a=tile A_s[mi*64, kk*16], b=tile B_s[kk*16, 0], c=C_local[mi*64] } }
+  //     mma_wait 0 } }
+  // The fence orders the accumulator's earlier register accesses (its clearing) before the
+  // unit's; the wait completes the gemm before anything reads C or overwrites A_s and B_s.
+  Stmt lower_async_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc) {
+    const MatrixUnit& u = *t.unit;
+    const int64_t k_extent = *g.a.extents[g.a.extents.size() - 1].as_int();
+    const bool temp = !acc;
+    if (temp) acc = new_local("c_regs", t.c_elems(), u.c_type, g.loc);
+    Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
+      std::vector<Stmt> body;
+      if (g.clear_c || temp)
+        body.push_back(elements(
+            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+              Expr v = g.clear_c ? make_float(0, acc->dtype)
+                                 : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
+              return make_store(acc, {idx}, v, g.loc);
+            }));
+      body.push_back(make_mma_sync(ir::MmaSync::Op::Fence, 0, g.loc));
+      Var kk("kk"), mi("mi");
+      Expr m0 = warp / t.wn * (t.bm / t.wm) + mi * u.m, n0 = warp % t.wn * (t.bn / t.wn);
+      Stmt mma =
+          make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)},
+                   {g.b.buffer, Expr(), matrix_index(g.b, kk * u.k, n0)}, {acc, mi * u.c_regs()}, g.loc);
+      mma = make_for(mi, 0, t.mt, mma, ForKind::Unrolled, g.loc);
+      const int64_t steps = k_extent / u.k;
+      body.push_back(make_for(kk, 0, steps, mma,
+                              steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
+      body.push_back(make_mma_sync(ir::MmaSync::Op::Wait, 0, g.loc));
+      if (temp)
+        body.push_back(elements(
+            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
+              const Buffer& c = g.c.buffer;
+              return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
+            }));
       return make_seq(std::move(body), g.loc);
     });
     return fenced(s, g.loc);
@@ -1223,17 +1318,18 @@ class LayoutLowering : public IRMutator {
     Stmt s = in_threads(t, g.loc, [&](const Expr& th) {
       std::vector<Stmt> body;
       if (g.clear_c)
-        body.push_back(simt_elements(t, th, g.loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
-          return make_store(acc, {idx}, make_float(0, d), g.loc);
-        }));
+        body.push_back(
+            simt_elements(t, th, g.loc, [&](const Expr& idx, const Expr&, const Expr&, const Expr&) {
+              return make_store(acc, {idx}, make_float(0, d), g.loc);
+            }));
       Var k("k"), mi("mi"), ni("ni");
       Expr row = th / t.wn + mi * t.wm, col = th % t.wn + ni * t.wn;
       Stmt la = make_store(
-          ar, {mi}, cast(d, g.a.buffer.load(g.trans_a ? matrix_index(g.a, k, row) : matrix_index(g.a, row, k))),
-          g.loc);
+          ar, {mi},
+          cast(d, g.a.buffer.load(g.trans_a ? matrix_index(g.a, k, row) : matrix_index(g.a, row, k))), g.loc);
       Stmt lb = make_store(
-          br, {ni}, cast(d, g.b.buffer.load(g.trans_b ? matrix_index(g.b, col, k) : matrix_index(g.b, k, col))),
-          g.loc);
+          br, {ni},
+          cast(d, g.b.buffer.load(g.trans_b ? matrix_index(g.b, col, k) : matrix_index(g.b, k, col))), g.loc);
       Expr idx = mi * t.nt + ni;
       Stmt step_mn = make_store(acc, {idx}, fma(ar.load({mi}), br.load({ni}), acc.load({idx})), g.loc);
       Stmt fmas = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, step_mn, ForKind::Unrolled, g.loc),

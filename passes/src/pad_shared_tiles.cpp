@@ -10,7 +10,8 @@ namespace tg {
 namespace {
 
 bool wants_padding(const ir::BufferNode& b) {
-  // A swizzle the targets do not implement yet is padded instead, as it always was.
+  // A user's swizzle is padded instead, as it always was (swizzle_shared_tiles swizzles the tiles
+  // async mmas read, after this pass).
   bool free = b.layout.is_default() || b.layout.kind == Layout::Kind::Swizzle;
   if (b.scope != Scope::Shared || b.shape.size() < 2 || !free || b.dtype.is_packed()) return false;
   auto cols = b.shape.back().as_int();

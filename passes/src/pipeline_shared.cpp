@@ -85,6 +85,20 @@ struct ToSlot : IRMutator {
     n->a = in_slot(op->a), n->b = in_slot(op->b), n->c = in_slot(op->c);
     return Stmt(std::move(n));
   }
+  // An mma's shared tile operand (async units: wgmma) names the tile by its first element.
+  Stmt visit(const ir::Mma* op, const Stmt& self) override {
+    Stmt out = IRMutator::visit(op, self);
+    auto n = std::make_shared<ir::Mma>(*out.as<ir::Mma>());
+    bool changed = false;
+    for (ir::MmaOperand* o : {&n->a, &n->b, &n->c}) {
+      auto it = staged.find(o->buffer.get());
+      if (it == staged.end() || !o->is_tile()) continue;
+      o->tile.insert(o->tile.begin(), slot);
+      o->buffer = it->second;
+      changed = true;
+    }
+    return changed ? Stmt(std::move(n)) : out;
+  }
 };
 
 Stmt serial(const ir::For& op) {

@@ -24,6 +24,7 @@ struct Life {
   Buffer buffer;
   int64_t bytes = 0;
   int first = -1, last = -1;
+  int64_t align = 16;  // a swizzled tile: 1024, the period of the hardware's 128-byte swizzle
 };
 
 // Whether a and b may overlap in memory: one dies, a barrier passes, then the other is born.
@@ -46,7 +47,8 @@ SharedMemoryPlan plan_shared_memory(const ir::Kernel& k,
   std::map<const ir::BufferNode*, std::size_t> index;
   for (const Buffer& b : k.buffers)
     if (b->scope == Scope::Shared)
-      index[b.get()] = lives.size(), lives.push_back({b, (bytes_of(b) + 15) / 16 * 16});
+      index[b.get()] = lives.size(), lives.push_back({b, (bytes_of(b) + 15) / 16 * 16, -1, -1,
+                                                      b->layout.kind == Layout::Kind::Swizzle ? 1024 : 16});
   std::vector<int> barriers;
   for (int i = 0; i < int(top.size()); ++i) {
     if (top[std::size_t(i)]->kind == ir::StmtKind::Barrier) barriers.push_back(i);
@@ -66,12 +68,13 @@ SharedMemoryPlan plan_shared_memory(const ir::Kernel& k,
   SharedMemoryPlan plan;
   for (std::size_t i : order) {
     int64_t at = 0;
+    const int64_t align = lives[i].align;
     for (bool moved = true; moved;) {  // first fit: bump past every placed conflicting buffer
       moved = false;
       for (std::size_t j : order) {
         if (offset[j] < 0 || may_share(lives[i], lives[j], barriers)) continue;
         if (at < offset[j] + lives[j].bytes && offset[j] < at + lives[i].bytes)
-          at = offset[j] + lives[j].bytes, moved = true;
+          at = (offset[j] + lives[j].bytes + align - 1) / align * align, moved = true;
       }
     }
     offset[i] = at;

@@ -65,6 +65,13 @@ inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b
   return Stmt(std::move(n));
 }
 
+inline Stmt make_mma_sync(ir::MmaSync::Op op, int in_flight, const SourceLoc& loc) {
+  auto n = std::make_shared<ir::MmaSync>(loc);
+  n->op = op;
+  n->in_flight = in_flight;
+  return Stmt(std::move(n));
+}
+
 /// Moves each barrier down to the first statement that conflicts with what precedes it (a write
 /// and another access of one non-local buffer) and drops those that separate nothing (the ones
 /// at the start or end of the kernel, and all but the last of a run):

@@ -175,7 +175,8 @@ class Walker {
       auto n = d < b->shape.size() ? b->shape[d].as_int() : std::nullopt;
       // Out-of-range indices are not this analysis' business (bounds and the interpreter check
       // them), but they could alias another element's flat index: inexact.
-      if (!i || !n || *i < 0 || *i >= *n || flat > std::numeric_limits<int64_t>::max() / std::max<int64_t>(*n, 1)) {
+      if (!i || !n || *i < 0 || *i >= *n ||
+          flat > std::numeric_limits<int64_t>::max() / std::max<int64_t>(*n, 1)) {
         inexact(b, write);
         return;
       }
@@ -204,7 +205,8 @@ class Walker {
         for (const Stmt& c : s.as<ir::Seq>()->stmts) stmt(c);
         return;
       case ir::StmtKind::Barrier:
-      case ir::StmtKind::AsyncWait: return;
+      case ir::StmtKind::AsyncWait:
+      case ir::StmtKind::MmaSync: return;
       case ir::StmtKind::Let: {
         const auto* n = s.as<ir::Let>();
         reads(n->value);

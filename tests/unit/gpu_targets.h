@@ -17,16 +17,20 @@
 namespace tg::test {
 
 /// The models: what a pass reads of an NVIDIA sm_80/sm_90 and an AMD gfx90a/gfx942.
-inline TargetInfo model_nvidia(int sm) {
+inline TargetInfo model_nvidia(int sm, bool arch_specific = false) {
   TargetInfo t;
   t.target = "cuda";
-  t.arch = "sm_" + std::to_string(sm);
+  t.arch = "sm_" + std::to_string(sm) + (arch_specific ? "a" : "");
   t.device_name = "NVIDIA GPU (" + t.arch + ")";
   t.warp_size = 32;
   t.shared_mem_bytes = (sm >= 90 ? 227 : 163) * 1024;
   t.async_copy = t.lane_shuffle = true;
   t.max_grid = {2147483647, 65535, 65535};
   t.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  if (arch_specific)  // sm_90a: wgmma first
+    t.matrix_units.insert(t.matrix_units.begin(), {"wgmma_m64n256k16_f16_f32", "wgmma_m64n128k16_f16_f32",
+                                                   "wgmma_m64n64k16_f16_f32", "wgmma_m64n256k16_bf16_f32",
+                                                   "wgmma_m64n128k16_bf16_f32", "wgmma_m64n64k16_bf16_f32"});
   return t;
 }
 inline TargetInfo model_cdna(const std::string& gfx) {
@@ -44,12 +48,12 @@ inline TargetInfo model_cdna(const std::string& gfx) {
   return t;
 }
 
-/// sm 80 or 90.
-inline TargetInfo nvidia(int sm) {
+/// sm 80 or 90; `arch_specific`: sm_90a.
+inline TargetInfo nvidia(int sm, bool arch_specific = false) {
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
-  return cuda::nvidia_target_info(sm);
+  return cuda::nvidia_target_info(sm, arch_specific);
 #else
-  return model_nvidia(sm);
+  return model_nvidia(sm, arch_specific);
 #endif
 }
 /// "gfx90a" or "gfx942".
@@ -62,6 +66,7 @@ inline TargetInfo cdna(const std::string& gfx) {
 }
 inline TargetInfo sm80() { return nvidia(80); }
 inline TargetInfo sm90() { return nvidia(90); }
+inline TargetInfo sm90a() { return nvidia(90, true); }
 inline TargetInfo gfx90a() { return cdna("gfx90a"); }
 inline TargetInfo gfx942() { return cdna("gfx942"); }
 

@@ -6,12 +6,12 @@
 
 #include <iostream>
 
-#include "int_semantics_test_util.h"
 #include "gpu_pass_test_util.h"
+#include "int_semantics_test_util.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/ir/printer.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/common/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
@@ -86,6 +86,54 @@ TEST_CASE("cuda: every sample compiles with NVRTC for sm_80 and sm_90; gemm-like
   }
 }
 
+// Issue 15's check without a GPU: on sm_90a every sample compiles, and the gemm the quickstart
+// writes (unchanged) is wgmma on swizzled shared tiles, fenced (wgmma.fence, fence.proxy.async),
+// committed and waited for, with ptxas's register count in bounds (no spill: checked by the
+// cubin's existence and NVRTC's log staying silent).
+TEST_CASE("cuda: sm_90a compiles every sample; the gemm's PTX is wgmma.mma_async with its fences and waits") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  TargetInfo info = plugin->info_for_arch("sm_90a");
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      for (size_t i = 0; i < s.test_shapes.size(); ++i) {
+        if (s.test_shape_info[i].conformance_only) continue;
+        INFO("sm_90a " << s.name << " " << t.name() << " [" << s.test_shape_info[i].label << "]");
+        Artifact a;
+        REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, info, bound_sample(s, i, t), CompileOptions{}));
+        CHECK(!a.binary.empty());
+        CHECK(a.assembly.find(".target sm_90a") != std::string::npos);
+        break;
+      }
+    }
+  const Sample& g = *find("gemm");
+  for (DType t : {f16, bf16}) {
+    Params p = resolve(g, {{"M", 512}, {"N", 512}, {"K", 256}});
+    Function f = g.build(p, t).function();
+    f = bind_sizes(f, infer_sizes(f, {{512, 256}, {256, 512}, {512, 512}}));
+    Artifact a = Target::codegen_for(*plugin, info, f, CompileOptions{});
+    INFO(a.source);
+    const std::string ty = t == f16 ? "f16" : "bf16";
+    CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32." + ty + "." + ty) !=
+          std::string::npos);
+    CHECK(a.assembly.find("mma.sync.aligned.m16n8k16") == std::string::npos);
+    for (const char* want :
+         {"wgmma.fence.sync.aligned", "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned",
+          "fence.proxy.async.shared::cta", "cp.async.cg.shared.global"})
+      CHECK_MESSAGE(a.assembly.find(want) != std::string::npos, want);
+    CHECK(a.source.find("extern __shared__ __align__(1024)") != std::string::npos);
+    CHECK(a.source.find("tg_wgmma_desc(") != std::string::npos);
+    // An sm_90 device gets the same with --param wgmma=1 (off by default until run on a GPU).
+    CompileOptions on;
+    on.params["wgmma"] = "1";
+    Artifact d = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, on);
+    CHECK(d.assembly.find(".target sm_90a") != std::string::npos);
+    CHECK(d.assembly.find("wgmma.mma_async") != std::string::npos);
+    CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, CompileOptions{})
+              .assembly.find("wgmma") == std::string::npos);
+  }
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;
@@ -95,16 +143,18 @@ TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing dri
   // The shared list, fma contraction, the padding, then cp.async and ldmatrix (each left out by
   // its switch), then the shared-memory plan.
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 5);
+  REQUIRE(mine.size() == shared.size() + 7);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
   CHECK(mine[shared.size()].name == "contract_fma");
   CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
-  CHECK(mine[shared.size() + 2].name == "async_copies");
-  CHECK(mine[shared.size() + 3].name == "use_ldmatrix");
+  CHECK(mine[shared.size() + 2].name == "swizzle_shared_tiles");
+  CHECK(mine[shared.size() + 3].name == "async_copies");
+  CHECK(mine[shared.size() + 4].name == "use_ldmatrix");
+  CHECK(mine[shared.size() + 5].name == "fence_async_proxy");
   CHECK(mine.back().name == "place_shared_memory");
   CompileOptions plain;
   plain.params = {{"cp_async", "0"}, {"ldmatrix", "0"}};
-  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 3);
+  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 5);
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
     CHECK_FALSE(r.available);
@@ -220,7 +270,8 @@ TEST_CASE("cuda: a pipelined loop waits for its tiles and syncs before reading t
           size_t end_sync = after.rfind("__syncthreads();");
           REQUIRE(end_sync != std::string::npos);
           CHECK(after.find("tg_ldmatrix", end_sync) == std::string::npos);
-          CHECK(a.source.substr(0, a.source.find("for (int ko = ")).rfind("__syncthreads();") != std::string::npos);
+          CHECK(a.source.substr(0, a.source.find("for (int ko = ")).rfind("__syncthreads();") !=
+                std::string::npos);
           if (!async) continue;
           size_t wait = after.rfind("tg_cp_async_wait<1>();");
           REQUIRE(wait != std::string::npos);

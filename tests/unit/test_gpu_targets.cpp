@@ -36,6 +36,7 @@ void check_same(const TargetInfo& model, const TargetInfo& vendor) {
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
 TEST_CASE("gpu targets: the sm_80 and sm_90 models are the cuda plugin's TargetInfo") {
   for (int sm : {80, 90}) check_same(test::model_nvidia(sm), cuda::nvidia_target_info(sm));
+  check_same(test::model_nvidia(90, true), cuda::nvidia_target_info(90, true));
   CHECK(cuda::nvidia_target_info(80).shared_mem_bytes == 163 * 1024);
   CHECK(cuda::nvidia_target_info(90).shared_mem_bytes == 227 * 1024);
 }

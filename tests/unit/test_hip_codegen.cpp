@@ -14,9 +14,9 @@
 #include "hip_test_util.h"
 #include "int_semantics_test_util.h"
 #include "sample_test_util.h"
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/gpu_pipeline.h"
-#include "tilegen/common/gpu_source.h"
 #include "tilegen/runtime.h"
 #include "tilegen/samples.h"
 #ifdef TILEGEN_HAVE_HIP_CODEGEN
@@ -150,10 +150,13 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
   CHECK(info.warp_size == 64);
   CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_80"), doctest::Contains("gfx942"), Error);
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 3);  // then fma contraction, the padding, the shared plan
+  // then fma contraction, the padding, the async-mma passes (no-ops here: no async unit), the plan
+  REQUIRE(mine.size() == shared.size() + 5);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
   CHECK(mine[shared.size()].name == "contract_fma");
   CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
+  CHECK(mine[shared.size() + 2].name == "swizzle_shared_tiles");
+  CHECK(mine[shared.size() + 3].name == "fence_async_proxy");
   CHECK(mine.back().name == "place_shared_memory");
   if (!dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
@@ -165,9 +168,10 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
 TEST_CASE("hip: a kernel needing more LDS than 64 KiB names its buffers") {
   TargetPlugin* plugin = hip_plugin();
   if (!plugin) return;
-  CHECK_THROWS_WITH_AS(Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"),
-                                           bound_sample(*find("flash_attention"), {{"S", 256}, {"block_N", 128}}, f16), {}),
-                       doctest::Contains("Q_shared"), Error);  // K and V tiles of 32 KiB each
+  CHECK_THROWS_WITH_AS(
+      Target::codegen_for(*plugin, plugin->info_for_arch("gfx90a"),
+                          bound_sample(*find("flash_attention"), {{"S", 256}, {"block_N", 128}}, f16), {}),
+      doctest::Contains("Q_shared"), Error);  // K and V tiles of 32 KiB each
   const Sample& s = *find("gemm");
   Params p =
       resolve(s, {{"M", 512}, {"N", 512}, {"K", 512}, {"block_M", 128}, {"block_N", 128}, {"block_K", 128}});

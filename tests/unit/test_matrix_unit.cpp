@@ -173,6 +173,12 @@ Stmt store(const Buffer& b, std::vector<Expr> idx, Expr v) {
   return Stmt(s);
 }
 
+Stmt mma_sync(ir::MmaSync::Op op) {
+  auto n = std::make_shared<ir::MmaSync>(here());
+  n->op = op;
+  return Stmt(std::move(n));
+}
+
 Stmt loop(const Var& v, Expr extent, Stmt body) {
   auto f = std::make_shared<ir::For>(here());
   f->var = v, f->min = 0, f->extent = std::move(extent), f->body = std::move(body);
@@ -208,7 +214,9 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
       loop(r, ra, store(Ar, {r}, A.load({AI.load({lane, r})}))),
       loop(r, rb, store(Br, {r}, B.load({BI.load({lane, r})}))),
       loop(r, rc, store(Cr, {r}, 0.0f)),
+      u.async ? mma_sync(ir::MmaSync::Op::Fence) : make_seq({}),  // wgmma: fenced, issued, waited for
       Stmt(mma),
+      u.async ? mma_sync(ir::MmaSync::Op::Wait) : make_seq({}),
       loop(r, rc, store(C, {group, CI.load({lane, r})}, Cr.load({r}))),
   });
   auto k = std::make_shared<ir::Kernel>(here());

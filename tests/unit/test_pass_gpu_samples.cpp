@@ -23,7 +23,7 @@ using namespace tg::samples;
 
 namespace {
 
-void check_sample(const Sample& s, DType t, int sm, bool default_tiles) {
+void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arch_specific = false) {
   std::mt19937_64 rng(7);
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
   static const std::unique_ptr<TargetPlugin> plugin(cuda::make_plugin());  // the linked code generator
@@ -32,7 +32,8 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles) {
   TargetPlugin* cuda = nullptr;
   MESSAGE("the shared gpu pipeline only: the build has no cuda code generator");
 #endif
-  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm)) : test::nvidia(sm);
+  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm) + (arch_specific ? "a" : ""))
+                               : test::nvidia(sm, arch_specific);
   PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only != default_tiles) continue;
@@ -52,6 +53,16 @@ TEST_CASE("gpu pipeline on every sample and dtype: the interpreter reproduces th
       }
 }
 
+// sm_90a: the gemms wgmma takes (async mmas on swizzled shared tiles, their fences and waits).
+TEST_CASE("gpu pipeline for sm_90a on every sample and dtype: the interpreter reproduces the references") {
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      SUBCASE(("sm_90a " + s.name + " " + std::string(t.name())).c_str()) {
+        check_sample(s, t, 90, false, true);
+      }
+    }
+}
+
 // Two cases (every other sample each): among the slowest unit tests under ASan, split so that
 // the ctest shards share them.
 static void check_default_tiles(std::size_t parity) {
@@ -61,11 +72,15 @@ static void check_default_tiles(std::size_t parity) {
     }
 }
 
-TEST_CASE("gpu pipeline at the conformance suite's default tiles (sm_90), even samples: the interpreter reproduces the references") {
+TEST_CASE(
+    "gpu pipeline at the conformance suite's default tiles (sm_90), even samples: the interpreter reproduces "
+    "the references") {
   check_default_tiles(0);
 }
 
-TEST_CASE("gpu pipeline at the conformance suite's default tiles (sm_90), odd samples: the interpreter reproduces the references") {
+TEST_CASE(
+    "gpu pipeline at the conformance suite's default tiles (sm_90), odd samples: the interpreter reproduces "
+    "the references") {
   check_default_tiles(1);
 }
 

@@ -171,7 +171,37 @@ void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
               op.loc);
 }
 
-std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+std::string SourceEmitter::shared_tile_offset(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  auto it = std::find_if(p_.shared.offsets.begin(), p_.shared.offsets.end(),
+                         [&](const auto& e) { return e.first.get() == &b; });
+  if (it == p_.shared.offsets.end())
+    throw Error(target_name() + " codegen: " + b.name + " is not a placed shared buffer");
+  std::string i = "(tg_u32)(" + linear_index(b, idx, /*swizzle=*/false) + ")";
+  return "(" + i + " * " + std::to_string(b.dtype.bits() / 8) + "u + " + std::to_string(it->second) + "u)";
+}
+
+std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx, bool swizzle) {
+  if (b.layout.kind == Layout::Kind::Swizzle && b.scope == Scope::Shared && idx.size() >= 2) {
+    // Layout::Kind::Swizzle (buffer.h): strips of W elements, each R rows, then the XOR on bytes.
+    const std::size_t n = idx.size();
+    const std::vector<int64_t> st = strides_of(b);
+    const int64_t e = b.dtype.bits() / 8, rows = *b.shape[n - 2].as_int(), cols = *b.shape[n - 1].as_int();
+    const int64_t w = (int64_t(16) << b.layout.param) / e;
+    std::string lead;
+    for (std::size_t d = 0; d + 2 < n; ++d)
+      lead += "(" + expr(idx[d]) + ") * " + std::to_string(st[d]) + " + ";
+    std::string r = "(" + expr(idx[n - 2]) + ")", c = "(" + expr(idx[n - 1]) + ")";
+    std::string lin = cols == w
+                          ? lead + r + " * " + std::to_string(w) + " + " + c
+                          : lead + c + " / " + std::to_string(w) + " * " + std::to_string(rows * w) + " + " +
+                                r + " * " + std::to_string(w) + " + " + c + " % " + std::to_string(w);
+    if (!swizzle) return lin;
+    int log_e = 0;
+    while ((int64_t(1) << log_e) < e) ++log_e;
+    lin = "(" + lin + ")";
+    return "(" + lin + " ^ (((" + lin + " >> " + std::to_string(7 - log_e) + ") & " +
+           std::to_string((1 << b.layout.param) - 1) + ") << " + std::to_string(4 - log_e) + "))";
+  }
   const bool wide = stored_elements(b) >= (int64_t(1) << 31);
   const std::vector<int64_t> st = strides_of(b);
   std::string out;
@@ -439,6 +469,7 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::LdMatrix: return ldmatrix(*s.as<ir::LdMatrix>());
     case ir::StmtKind::Prefetch: return;  // a hint a target may ignore: no GPU pass writes one
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
+    case ir::StmtKind::MmaSync: return mma_sync(*s.as<ir::MmaSync>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();
       line("if (" + expr(op->cond) + ") {");

@@ -1,16 +1,16 @@
 // Kernel planning and storage layout for the GPU source targets (see gpu_source.h).
 #include <algorithm>
 
+#include "tilegen/common/gpu_source.h"
 #include "tilegen/ir/kernel_names.h"
 #include "tilegen/ir/visitor.h"
-#include "tilegen/common/gpu_source.h"
+#include "tilegen/passes/async_mma.h"
 #include "tilegen/passes/contract_fma.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/place_shared_memory.h"
 
 namespace tg::gpu {
-
 
 std::string value_type(DType t) {
   switch (t.code) {
@@ -37,8 +37,6 @@ std::string storage_type(DType t) {
     default: return "tg_u8";  // u8, fp8, and the packed 4-bit types (two a byte)
   }
 }
-
-
 
 std::vector<KernelPlan> plan_kernels(const Function& f, const TargetInfo& info) {
   const std::vector<const ir::Kernel*> kernels = ir::kernels_of(f);
@@ -73,7 +71,9 @@ std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<Pa
   std::vector<PassEntry> passes = gpu_pipeline(checks_accesses(opt), opt.sizes);
   passes.push_back({"contract_fma", contract_fma});
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});
+  passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
   for (PassEntry& p : target_passes) passes.push_back(std::move(p));
+  passes.push_back({"fence_async_proxy", fence_async_proxy});
   passes.push_back({"place_shared_memory", place_shared_memory});
   return passes;
 }
@@ -91,16 +91,18 @@ std::string entry_list(const Function& f, const TargetInfo& info) {
 void check_matrix_unit(const ir::Mma& op, const TargetInfo& info) {
   for (const ir::MmaOperand* o : {&op.a, &op.b})
     if (o->is_tile())
-      throw Error("the " + info.target + " target reads mma operands from registers only, not from the shared tile " +
+      throw Error("the " + info.target +
+                      " target reads mma operands from registers only, not from the shared tile " +
                       o->buffer->name + "; load the tile into a local buffer first",
                   op.loc);
   const auto& units = info.matrix_units;
   if (std::find(units.begin(), units.end(), op.unit) != units.end()) return;
   std::string names;
   for (const std::string& u : units) names += (names.empty() ? "" : ", ") + u;
-  throw Error("the " + info.target + " target has no instruction for matrix unit " + op.unit + " on " + info.arch +
-                  (names.empty() ? "; it has no matrix unit there" : "; use one of its units (" + names + ")"),
-              op.loc);
+  throw Error(
+      "the " + info.target + " target has no instruction for matrix unit " + op.unit + " on " + info.arch +
+          (names.empty() ? "; it has no matrix unit there" : "; use one of its units (" + names + ")"),
+      op.loc);
 }
 
 }  // namespace tg::gpu

@@ -247,6 +247,7 @@ void Emitter::stmt(const Stmt& s) {
     }
     case StmtKind::Gemm: emit_gemm(*s.as<Gemm>()); return;
     case StmtKind::Prefetch: prefetch(*s.as<Prefetch>()); return;
+    case StmtKind::MmaSync: return;    // no asynchronous matrix unit here: nothing to fence or wait for
     case StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
     case StmtKind::Kernel: throw Error("cpu: a kernel inside a kernel", s->loc);
     default:

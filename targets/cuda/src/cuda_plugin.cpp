@@ -6,9 +6,9 @@
 
 #include "cuda_codegen.h"
 #include "cuda_driver.h"
+#include "cuda_target_info.h"
 #include "nvrtc.h"
 #include "tilegen/passes/async_copies.h"
-#include "cuda_target_info.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/use_ldmatrix.h"
 #include "tilegen/plugin.h"
@@ -24,6 +24,20 @@ const ParamKey kCpAsync =
     ParamKey::on_off("cp_async", true, "TILEGEN_CUDA_CP_ASYNC", "cp.async copies (the pass async_copies)");
 const ParamKey kLdmatrix =
     ParamKey::on_off("ldmatrix", true, "TILEGEN_CUDA_LDMATRIX", "ldmatrix loads (the pass use_ldmatrix)");
+// Off by default until the wgmma path has run on a GPU (issue 15): --param wgmma=1 or
+// TILEGEN_CUDA_WGMMA=1 compiles for an sm_90 device as sm_90a, with wgmma (cuda_target_info.h).
+const ParamKey kWgmma =
+    ParamKey::on_off("wgmma", false, "TILEGEN_CUDA_WGMMA",
+                     "wgmma on an sm_90 device, compiled for sm_90a (not yet proven on a GPU)");
+
+// The device's TargetInfo as sm_90a where the wgmma switch is on and the device is an sm_90.
+TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
+  if (!param_on(opt, kWgmma) || info.arch != "sm_90") return info;
+  TargetInfo x = info;
+  x.arch = "sm_90a";
+  x.matrix_units = nvidia_target_info(90, true).matrix_units;
+  return x;
+}
 
 class CudaPlugin final : public TargetPlugin {
  public:
@@ -42,7 +56,7 @@ class CudaPlugin final : public TargetPlugin {
   }
 
   // Switches that leave a pass out of the pipeline.
-  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix}; }
+  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix, kWgmma}; }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
   // cp.async and ldmatrix where they apply (docs/passes.md lists it).
@@ -50,13 +64,19 @@ class CudaPlugin final : public TargetPlugin {
     std::vector<PassEntry> mine;
     if (param_on(opt, kCpAsync)) mine.push_back({"async_copies", async_copies});
     if (param_on(opt, kLdmatrix)) mine.push_back({"use_ldmatrix", use_ldmatrix});
-    return gpu::source_pipeline(opt, std::move(mine));
+    std::vector<PassEntry> passes = gpu::source_pipeline(opt, std::move(mine));
+    if (param_on(opt, kWgmma))  // every pass sees the device as the sm_90a it is compiled for
+      for (PassEntry& p : passes)
+        p.run = [run = p.run, opt](const Function& f, const TargetInfo& info) {
+          return run(f, with_wgmma(info, opt));
+        };
+    return passes;
   }
 
   // Lowered IR → CUDA C++ (source), PTX (assembly), cubin (binary); entry lists the kernels.
   //   kernel grid(2, 2) threads(128) ...  →  extern "C" __global__ void __launch_bounds__(128) gemm(...)
   Artifact codegen(const Function& lowered, const TargetInfo& info, const CompileOptions& opt) override {
-    TargetInfo target = gpu::codegen_target(*this, info, opt);
+    TargetInfo target = with_wgmma(gpu::codegen_target(*this, info, opt), opt);
     Artifact a;
     a.source = emit_cuda(lowered, target);
     NvrtcOutput out = nvrtc_compile(a.source, lowered.name, target.arch);
@@ -75,7 +95,8 @@ class CudaPlugin final : public TargetPlugin {
     if (sm < 80)
       throw Error("cuda: architecture '" + arch +
                   "' is not supported; use sm_80 or later (sm_80, sm_86, sm_89, sm_90)");
-    TargetInfo info = nvidia_target_info(sm);
+    // sm_90a, the architecture-specific Hopper target, has wgmma (nvidia_target_info).
+    TargetInfo info = nvidia_target_info(sm, sm >= 90 && arch.back() == 'a');
     info.arch = arch;
     return info;
   }

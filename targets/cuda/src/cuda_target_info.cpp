@@ -4,10 +4,10 @@
 
 namespace tg::cuda {
 
-TargetInfo nvidia_target_info(int sm) {
+TargetInfo nvidia_target_info(int sm, bool arch_specific) {
   TargetInfo info;
   info.target = "cuda";
-  info.arch = "sm_" + std::to_string(sm);
+  info.arch = "sm_" + std::to_string(sm) + (arch_specific ? "a" : "");
   info.device_name = "NVIDIA GPU (" + info.arch + ")";
   info.warp_size = 32;
   info.max_threads = 1024;
@@ -15,9 +15,15 @@ TargetInfo nvidia_target_info(int sm) {
   info.shared_mem_bytes = sm >= 90 ? 227 * 1024 : sm >= 80 ? 163 * 1024 : 48 * 1024;
   info.vector_bytes = 16;
   info.async_copy = sm >= 80;
-  info.lane_shuffle = true;  // shfl.sync
+  info.lane_shuffle = true;                    // shfl.sync
   info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  if (arch_specific && sm >= 90) {
+    std::vector<std::string> units;
+    for (const char* t : {"f16", "bf16"})
+      for (int n : {256, 128, 64}) units.push_back("wgmma_m64n" + std::to_string(n) + "k16_" + t + "_f32");
+    info.matrix_units.insert(info.matrix_units.begin(), units.begin(), units.end());
+  }
   return info;
 }
 

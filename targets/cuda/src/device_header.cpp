@@ -138,10 +138,57 @@ __device__ __forceinline__ void tg_copy_16(void* dst, const void* src) {
 )TGDEV";
 }
 
+// Hopper's wgmma (sm_90a only: __CUDA_ARCH_FEAT_SM90_ALL): shared-memory matrix descriptors, the
+// fences and waits of ir::MmaSync, and one function a shape and type, written out here because
+// the accumulator is N/2 "+f" operands of one asm statement:
+//   tg_wgmma_m64n128k16_f16_f32<TA, TB>(float* d, unsigned long long desc_a, unsigned long long desc_b)   d
+//   += A·B
+// TA/TB: 1 where the operand is M/N-major in shared memory (imm-trans-a/b).
+std::string wgmma_part() {
+  std::string s = R"TGDEV(
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// PTX ISA "Matrix Descriptor Format": start address, leading and stride byte offsets (each >> 4,
+// 14 bits), swizzle mode in bits 62-63 (1: 128-byte, 2: 64-byte, 3: 32-byte).
+__device__ __forceinline__ unsigned long long tg_wgmma_desc(tg_u32 addr, tg_u32 lbo, tg_u32 sbo, tg_u32 mode) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |
+         ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | ((unsigned long long)mode << 62);
+}
+__device__ __forceinline__ void tg_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void tg_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void tg_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void tg_wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
+// Keeps the compiler from moving accesses of an accumulator register across a fence or wait.
+__device__ __forceinline__ void tg_fence_operand(float& r) { asm volatile("" : "+f"(r) :: "memory"); }
+)TGDEV";
+  for (const char* t : {"f16", "bf16"})
+    for (int n : {64, 128, 256}) {
+      const int regs = n / 2;
+      std::string list, operands;
+      for (int i = 0; i < regs; ++i) {
+        list += (i ? "," : "") + std::string("%") + std::to_string(i);
+        operands += (i ? ", " : "") + std::string("\"+f\"(d[") + std::to_string(i) + "])";
+      }
+      auto op = [&](int k) { return "%" + std::to_string(regs + k); };
+      s += "template <int TA, int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) +
+           "k16_" + t +
+           "_f32(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n"
+           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
+           op(2) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t +
+           " {" + list + "}, " + op(0) + ", " + op(1) + ", p, 1, 1, " + op(3) + ", " + op(4) +
+           ";\\n}\"\n      : " + operands +
+           "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1), \"n\"(TA), \"n\"(TB));\n}\n";
+    }
+  s += "#endif\n";
+  return s;
+}
+
 }  // namespace
 
 const char* device_header() {
-  static const std::string text = gpu::gpu_device_header(primitives(), cuda_part());
+  static const std::string part = std::string(cuda_part()) + wgmma_part();
+  static const std::string text = gpu::gpu_device_header(primitives(), part.c_str());
   return text.c_str();
 }
 

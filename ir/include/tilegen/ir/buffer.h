@@ -22,8 +22,11 @@ const char* name_of(Scope s);
 inline constexpr std::size_t kMaxBufferRank = 8;
 
 /// How a Shared buffer's logical (row, col) maps to storage, and how a Fragment is spread.
-/// RowMajor is the default. Swizzle XORs the 16-byte chunk index within a row by (row mod 2^bits),
-/// the bank-conflict-free layout of shared tiles. Padded adds `pad` elements to every row.
+/// RowMajor is the default. Swizzle (bits 1, 2, 3) is the XOR-swizzled layout of Hopper's matrix
+/// descriptors and tensor copies: rows are cut into strips of W = 16·2^bits bytes, each strip of
+/// the R×C tile stored apart as R rows of W bytes, and byte offset o within the tile becomes
+/// o ^ (((o >> 7) & (2^bits − 1)) << 4) (CuTe's Swizzle<bits, 4, 3>; with 128-byte rows the 16-byte
+/// chunk of row r moves to chunk ^ (r mod 8)). Padded adds `pad` elements to every row.
 /// A Fragment's per-thread layout is derived by layout inference and named by `matrix_unit`.
 struct Layout {
   enum class Kind : uint8_t { RowMajor, Swizzle, Padded, MatrixUnit } kind = Kind::RowMajor;

@@ -16,10 +16,13 @@ struct MatrixUnit {
   struct Slot {
     int row, col;
   };
-  std::string name;     // "mma_m16n8k16_f16_f32", "mfma_f32_16x16x16_f16", "coopmat_16x16x16_f16_f32"
-  std::string family;   // "mma.sync", "wgmma", "mfma", "coopmat"
+  std::string name;    // "mma_m16n8k16_f16_f32", "mfma_f32_16x16x16_f16", "coopmat_16x16x16_f16_f32"
+  std::string family;  // "mma.sync", "wgmma", "mfma", "coopmat"
   int m = 0, n = 0, k = 0;
   int group_size = 32;  // lanes that perform one operation together
+  // Issued by an Mma and completed by an mma_wait (ir::MmaSync; Hopper's wgmma.mma_async): A and
+  // B are read from Shared tiles through descriptors; the B layout below is the interpreter's.
+  bool async = false;
   DType a_type, b_type, c_type;
   // [lane * regs + r] → element; regs = size / group_size.
   std::vector<Slot> a_layout, b_layout, c_layout;

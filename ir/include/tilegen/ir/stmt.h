@@ -27,7 +27,8 @@ class Stmt {
   const std::shared_ptr<const ir::StmtNode>& ptr() const { return node_; }
   explicit operator bool() const { return bool(node_); }
   bool same_as(const Stmt& o) const { return node_ == o.node_; }
-  template <typename T> const T* as() const;
+  template <typename T>
+  const T* as() const;
 
  private:
   std::shared_ptr<const ir::StmtNode> node_;
@@ -45,7 +46,7 @@ namespace ir {
 // clang-format off
 enum class StmtKind : uint8_t {
   Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix,
-  Prefetch, Hold
+  Prefetch, Hold, MmaSync
 };
 // clang-format on
 
@@ -221,6 +222,13 @@ struct MmaOperand {
 /// The lanes of each group of the block (warp, wave, subgroup; the unit's group_size consecutive
 /// threads) multiply-accumulate one M×N×K tile: C += A·B. Each lane holds the elements of A, B, C
 /// that the matrix-unit description `unit` assigns to it. Collective over the group.
+///
+/// An Mma of an asynchronous unit (MatrixUnit::async: Hopper's wgmma) is only issued: it reads
+/// its Shared tiles and accumulates into C at some moment before the `mma_wait` that completes
+/// its group (MmaSync). Until then the lane must not read or write its C registers, and no
+/// thread may write the elements of the tiles it reads. Its C registers must not have been read
+/// or written by anything but async Mmas since the lane's last `mma_fence`, and its Shared tiles
+/// must have been written only before a `proxy_fence` of their writer (MmaSync).
 struct Mma : StmtNode {
   static constexpr StmtKind kKind = StmtKind::Mma;
   std::string unit;
@@ -276,9 +284,26 @@ struct Hold : StmtNode {
   Hold(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
+/// The protocol of asynchronous matrix units (MatrixUnit::async), per thread:
+///   `mma_fence`   — this thread's earlier accesses to registers are ordered before the async
+///                   Mmas that follow (wgmma.fence.sync.aligned; collective over the warpgroup);
+///   `proxy_fence` — this thread's earlier writes to Shared buffers become visible to the reads
+///                   of async Mmas issued after a following barrier (fence.proxy.async.shared::cta);
+///   `mma_wait N`  — the async Mmas this thread issued since its previous mma_wait become one
+///                   group; then it waits until at most `in_flight` of its groups are incomplete,
+///                   oldest first (wgmma.commit_group + wgmma.wait_group N; collective).
+/// Targets without asynchronous units run none of them (no-ops).
+struct MmaSync : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::MmaSync;
+  enum class Op : uint8_t { Fence, ProxyFence, Wait } op = Op::Wait;
+  int in_flight = 0;  // Wait only
+  MmaSync(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
 }  // namespace ir
 
-template <typename T> const T* Stmt::as() const {
+template <typename T>
+const T* Stmt::as() const {
   return node_ && node_->kind == T::kKind ? static_cast<const T*>(node_.get()) : nullptr;
 }
 

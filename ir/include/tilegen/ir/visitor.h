@@ -43,6 +43,7 @@ class IRVisitor {
   virtual void visit(const ir::Let* op);
   virtual void visit(const ir::Barrier*) {}
   virtual void visit(const ir::AsyncWait*) {}
+  virtual void visit(const ir::MmaSync*) {}
   virtual void visit(const ir::LdMatrix* op);
   virtual void visit(const ir::Prefetch* op);
   virtual void visit(const ir::Hold* op);
@@ -85,6 +86,7 @@ class IRMutator {
   virtual Stmt visit(const ir::Let* op, const Stmt& self);
   virtual Stmt visit(const ir::Barrier* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::AsyncWait* op, const Stmt& self) { return self; }
+  virtual Stmt visit(const ir::MmaSync* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::LdMatrix* op, const Stmt& self);
   virtual Stmt visit(const ir::Prefetch* op, const Stmt& self);
   virtual Stmt visit(const ir::Hold* op, const Stmt& self);

@@ -6,10 +6,12 @@
 //   shared A_s: f16[128, 32]        →   shared A_s: f16[128, 32] layout=padded(8)   (row pitch 40)
 //   shared S: f32[64, 30]           →   unchanged (120-byte rows)
 //
-// A tile the user padded keeps its padding; a swizzled one (not yet implemented by these targets)
-// is padded instead; packed 4-bit tiles and tiles with a symbolic row length stay as they are. gpu_layout.h's strides_of() reads the layout, so every pass that proves addresses
-// (vector_move, use_ldmatrix), the shared-memory plan and the emitter see the same pitch; the
-// interpreter indexes logically, so padding changes no value. Runs right after gpu_pipeline().
+// A tile the user padded keeps its padding; one the user swizzled is padded instead (the swizzle
+// wgmma's descriptors read is swizzle_shared_tiles', async_mma.h, which runs next and replaces
+// this padding on the tiles async mmas read); packed 4-bit tiles and tiles with a symbolic row length stay as
+// they are. gpu_layout.h's strides_of() reads the layout, so every pass that proves addresses (vector_move,
+// use_ldmatrix), the shared-memory plan and the emitter see the same pitch; the interpreter indexes
+// logically, so padding changes no value. Runs right after gpu_pipeline().
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"

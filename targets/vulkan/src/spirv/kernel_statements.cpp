@@ -206,6 +206,7 @@ void KernelLowering::statement(const Stmt& s) {
     case ir::StmtKind::Store: return store(*s.as<ir::Store>());
     case ir::StmtKind::Atomic: return atomic(*s.as<ir::Atomic>());
     case ir::StmtKind::Barrier: return barrier(spv::ScopeWorkgroup);
+    case ir::StmtKind::MmaSync: return;    // no asynchronous matrix unit here: nothing to fence or wait for
     case ir::StmtKind::AsyncWait: return;  // async stores are plain here: done at once, one legal schedule
     case ir::StmtKind::Prefetch: return;   // a hint a target may ignore: no vulkan pass writes one
     case ir::StmtKind::Hold: return hold(*s.as<ir::Hold>());

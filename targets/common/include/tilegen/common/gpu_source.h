@@ -119,6 +119,9 @@ class SourceEmitter {
                            const std::string& src);
   /// ir::AsyncWait. Default: nothing, where async stores are plain (cuda: commit and wait).
   virtual void async_wait(int /*in_flight*/) {}
+  /// ir::MmaSync (cuda: wgmma.fence, fence.proxy.async, wgmma.commit_group + wait_group).
+  /// Default: nothing, where no matrix unit is asynchronous.
+  virtual void mma_sync(const ir::MmaSync& /*op*/) {}
   /// ir::LdMatrix (cuda). Default: a tg::Error, the target has no such instruction.
   virtual void ldmatrix(const ir::LdMatrix& op);
 
@@ -138,6 +141,9 @@ class SourceEmitter {
   /// ("(tg_u32)(<linear index>) * 2u + 17408u"), so that an instruction addressing shared memory
   /// in 32 bits folds it into its immediate. A tg::Error when b is not a placed shared buffer.
   std::string shared_offset(const ir::BufferNode& b, const std::vector<Expr>& idx);
+  /// The same byte offset before a `layout=swizzle` tile's XOR (buffer.h): where a matrix
+  /// descriptor addressing the tile from element idx starts (the hardware applies the XOR).
+  std::string shared_tile_offset(const ir::BufferNode& b, const std::vector<Expr>& idx);
 
   const Function& f_;
   const KernelPlan& p_;
@@ -145,7 +151,7 @@ class SourceEmitter {
 
  private:
   std::string declare(const std::string& want, const void* key);
-  std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx);
+  std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx, bool swizzle = true);
   bool vector_move(const ir::For& op);
   std::string load(const ir::Load& op);
   std::string access_check(const ir::AccessCheck& op);

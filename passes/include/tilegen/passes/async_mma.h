@@ -1,0 +1,29 @@
+// The shared-memory side of asynchronous matrix units (MatrixUnit::async: Hopper's wgmma), for
+// the GPU source targets; both passes leave a function without async mmas unchanged.
+//
+// swizzle_shared_tiles: a shared tile an async mma reads as an operand gets the XOR-swizzled
+// layout the unit's shared-memory descriptors read (`layout=swizzle(bits)`, Layout in buffer.h),
+// replacing the padding pad_shared_tiles gave it. Its rows are cut into strips of W = 16·2^bits
+// bytes (W = 128 where a row has 128 bytes or more, else the row), each strip stored apart:
+//
+//   shared A_s: f16[3, 128, 32] layout=padded(8)   →   shared A_s: f16[3, 128, 32] layout=swizzle(2)
+//   shared B_s: f16[3, 32, 128] layout=padded(8)   →   shared B_s: f16[3, 32, 128] layout=swizzle(3)
+//
+// fence_async_proxy: before every barrier of a kernel that has an async mma reading shared tiles,
+// a `proxy_fence` (ir::MmaSync), so that each thread's writes into shared memory (its stores, its
+// async copies completed by an async_wait) are visible to the mmas issued after the barrier:
+//
+//   async_wait 1; barrier   →   async_wait 1; proxy_fence; barrier
+//
+// The interpreter checks both ends: an async mma reading an element whose writer did not fence
+// after writing it fails, naming the element and the statements.
+#pragma once
+#include "tilegen/ir/function.h"
+#include "tilegen/passes/target_info.h"
+
+namespace tg {
+
+Function swizzle_shared_tiles(const Function& f, const TargetInfo& info);
+Function fence_async_proxy(const Function& f, const TargetInfo& info);
+
+}  // namespace tg
