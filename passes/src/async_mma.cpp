@@ -29,16 +29,15 @@ struct AsyncTiles : IRVisitor {
   }
 };
 
-// swizzle(bits) for a tile of rows `row_bytes` long and `rows` rows; a tg::Error where no swizzle
-// fits (the layout pass chose the unit only for tiles one fits).
+// swizzle(bits) for a tile; a tg::Error where no swizzle fits (async_tiling in
+// infer_fragment_layouts chooses the unit only for tiles one fits).
 Layout swizzle_for(const ir::BufferNode& b, const ir::Mma& user) {
   auto cols = b.shape.back().as_int();
   std::optional<int64_t> rows;
   if (b.shape.size() >= 2) rows = b.shape[b.shape.size() - 2].as_int();
-  const int64_t row_bytes = cols ? *cols * b.dtype.bits() / 8 : 0;
-  const int64_t strip = std::min<int64_t>(row_bytes, 128);
-  int bits = strip == 128 ? 3 : strip == 64 ? 2 : strip == 32 ? 1 : 0;
-  if (!rows || *rows % 8 != 0 || bits == 0 || row_bytes % strip != 0 || b.dtype.is_packed())
+  const int bits =
+      cols && rows && !b.dtype.is_packed() ? swizzle_bits_for(*cols * b.dtype.bits() / 8, *rows) : 0;
+  if (bits == 0)
     throw Error("swizzle_shared_tiles: the async mma " + user.unit + " reads " + b.name +
                     ", whose rows are not a whole number of 32-, 64- or 128-byte strips in groups of 8 rows; "
                     "give the tile a width of 16, 32 or a multiple of 64 2-byte elements",
@@ -112,6 +111,13 @@ class Fence : public IRMutator {
 };
 
 }  // namespace
+
+int swizzle_bits_for(int64_t row_bytes, int64_t rows) {
+  if (rows <= 0 || rows % 8 != 0) return 0;
+  if (row_bytes == 32) return 1;
+  if (row_bytes == 64) return 2;
+  return row_bytes > 0 && row_bytes % 128 == 0 ? 3 : 0;
+}
 
 Function swizzle_shared_tiles(const Function& f, const TargetInfo&) {
   Swizzle pass;

@@ -12,6 +12,7 @@
 #include "lane_layout.h"
 #include "stmt_build.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/async_mma.h"
 #include "tilegen/passes/simplify.h"
 
 namespace tg {
@@ -143,8 +144,11 @@ std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, in
                                    int64_t bn, int64_t k) {
   const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
   if (g.trans_a || g.trans_b || a->scope != Scope::Shared || b->scope != Scope::Shared || a.rank() != 2 ||
-      b.rank() != 2 || !full_region(g.a) || !full_region(g.b))
+      b.rank() != 2 || !full_region(g.a) || !full_region(g.b) || a->dtype.is_packed())
     return std::nullopt;
+  // Both tiles must take a swizzle the unit's descriptors read (swizzle_shared_tiles).
+  const int64_t e = a->dtype.bits() / 8;
+  if (swizzle_bits_for(k * e, bm) == 0 || swizzle_bits_for(bn * e, k) == 0) return std::nullopt;
   for (const std::string& name : info.matrix_units) {
     const MatrixUnit* u = find_matrix_unit(name);
     if (!u || !u->async || u->a_type != a->dtype || u->b_type != b->dtype || u->c_type != c->dtype ||
@@ -1214,17 +1218,14 @@ class LayoutLowering : public IRMutator {
     return make_for(mi, 0, t.mt, make_seq(std::move(moves), loc), ForKind::Unrolled, loc);
   }
 
-  // gemm → per-warp register loads and mma over the K steps. `acc` is the laid-out accumulator,
-  // or null: then the tile is loaded into temporary registers and stored back. With `a_in_regs`,
-  // A's registers are moved from a laid-out fragment and the K steps are unrolled (register
-  // indices must be constants to stay registers).
-  Stmt lower_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc, const RegisterA* a_in_regs = nullptr) {
-    const MatrixUnit& u = *t.unit;
-    const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
-    Buffer ar = new_local("a_regs", int64_t(t.mt) * u.a_regs(), u.a_type, g.loc);
-    Buffer br = new_local("b_regs", int64_t(t.nt) * u.b_regs(), u.b_type, g.loc);
+  // The per-group frame of a gemm on a matrix unit: `acc` is the laid-out accumulator, or null:
+  // then the tile is loaded into temporary registers and stored back; clear_c zeroes it first;
+  // `steps(warp, lane, acc)` writes the K steps between.
+  Stmt group_gemm(
+      const ir::Gemm& g, const Tiling& t, Buffer acc,
+      const std::function<void(std::vector<Stmt>&, const Expr&, const Expr&, const Buffer&)>& steps) {
     const bool temp = !acc;
-    if (temp) acc = new_local("c_regs", t.c_elems(), u.c_type, g.loc);
+    if (temp) acc = new_local("c_regs", t.c_elems(), t.unit->c_type, g.loc);
     Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
       std::vector<Stmt> body;
       if (g.clear_c || temp)
@@ -1234,19 +1235,7 @@ class LayoutLowering : public IRMutator {
                                  : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
               return make_store(acc, {idx}, v, g.loc);
             }));
-      Var kk("kk"), mi("mi"), ni("ni");
-      Stmt mma = make_mma(u.name, {ar, mi * u.a_regs()}, {br, ni * u.b_regs()},
-                          {acc, (mi * t.nt + ni) * u.c_regs()}, g.loc);
-      mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
-                     g.loc);
-      Stmt load_a =
-          a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk) : load_operand(g, t, true, ar, warp, lane, kk);
-      Stmt step = make_seq({load_a, load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
-      // Up to kMaxUnrolledKSteps K steps are unrolled: the operand loads of step kk + 1 then issue
-      // before the mma of step kk (a serial loop waits on each step's loads).
-      const int64_t steps = k_extent / u.k;
-      const ForKind kind = a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial;
-      body.push_back(make_for(kk, 0, steps, step, kind, g.loc));
+      steps(body, warp, lane, acc);
       if (temp)
         body.push_back(elements(
             t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
@@ -1258,8 +1247,34 @@ class LayoutLowering : public IRMutator {
     return fenced(s, g.loc);
   }
 
-  // gemm → per-warpgroup async mma on shared tiles (async_tiling), e.g. 128×128×32 f16 over one
-  // warpgroup on wgmma m64n128k16:
+  // gemm → per-warp register loads and mma over the K steps (group_gemm's frame). With
+  // `a_in_regs`, A's registers are moved from a laid-out fragment and the K steps are unrolled
+  // (register indices must be constants to stay registers).
+  Stmt lower_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc, const RegisterA* a_in_regs = nullptr) {
+    const MatrixUnit& u = *t.unit;
+    const int64_t k_extent = *g.a.extents[g.a.extents.size() - (g.trans_a ? 2 : 1)].as_int();
+    Buffer ar = new_local("a_regs", int64_t(t.mt) * u.a_regs(), u.a_type, g.loc);
+    Buffer br = new_local("b_regs", int64_t(t.nt) * u.b_regs(), u.b_type, g.loc);
+    return group_gemm(
+        g, t, acc, [&](std::vector<Stmt>& body, const Expr& warp, const Expr& lane, const Buffer& c) {
+          Var kk("kk"), mi("mi"), ni("ni");
+          Stmt mma = make_mma(u.name, {ar, mi * u.a_regs()}, {br, ni * u.b_regs()},
+                              {c, (mi * t.nt + ni) * u.c_regs()}, g.loc);
+          mma = make_for(mi, 0, t.mt, make_for(ni, 0, t.nt, mma, ForKind::Unrolled, g.loc), ForKind::Unrolled,
+                         g.loc);
+          Stmt load_a = a_in_regs ? move_operand(g, t, *a_in_regs, ar, kk)
+                                  : load_operand(g, t, true, ar, warp, lane, kk);
+          Stmt step = make_seq({load_a, load_operand(g, t, false, br, warp, lane, kk), mma}, g.loc);
+          // Up to kMaxUnrolledKSteps K steps are unrolled: the operand loads of step kk + 1 then issue
+          // before the mma of step kk (a serial loop waits on each step's loads).
+          const int64_t steps = k_extent / u.k;
+          const ForKind kind = a_in_regs || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial;
+          body.push_back(make_for(kk, 0, steps, step, kind, g.loc));
+        });
+  }
+
+  // gemm → per-warpgroup async mma on shared tiles (async_tiling; group_gemm's frame), e.g.
+  // 128×128×32 f16 over one warpgroup on wgmma m64n128k16:
   //   let warp = tx / 128 { let lane = tx % 128 {
   //     mma_fence
   //     for kk in unrolled(0 +: 2) { for mi in unrolled(0 +: 2) {
@@ -1270,37 +1285,20 @@ class LayoutLowering : public IRMutator {
   Stmt lower_async_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc) {
     const MatrixUnit& u = *t.unit;
     const int64_t k_extent = *g.a.extents[g.a.extents.size() - 1].as_int();
-    const bool temp = !acc;
-    if (temp) acc = new_local("c_regs", t.c_elems(), u.c_type, g.loc);
-    Stmt s = in_warps(t, g.loc, [&](const Expr& warp, const Expr& lane) {
-      std::vector<Stmt> body;
-      if (g.clear_c || temp)
-        body.push_back(elements(
-            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-              Expr v = g.clear_c ? make_float(0, acc->dtype)
-                                 : cast(acc->dtype, g.c.buffer.load(matrix_index(g.c, row, col)));
-              return make_store(acc, {idx}, v, g.loc);
-            }));
-      body.push_back(make_mma_sync(ir::MmaSync::Op::Fence, 0, g.loc));
-      Var kk("kk"), mi("mi");
-      Expr m0 = warp / t.wn * (t.bm / t.wm) + mi * u.m, n0 = warp % t.wn * (t.bn / t.wn);
-      Stmt mma =
-          make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)},
-                   {g.b.buffer, Expr(), matrix_index(g.b, kk * u.k, n0)}, {acc, mi * u.c_regs()}, g.loc);
-      mma = make_for(mi, 0, t.mt, mma, ForKind::Unrolled, g.loc);
-      const int64_t steps = k_extent / u.k;
-      body.push_back(make_for(kk, 0, steps, mma,
-                              steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
-      body.push_back(make_mma_sync(ir::MmaSync::Op::Wait, 0, g.loc));
-      if (temp)
-        body.push_back(elements(
-            t, warp, lane, g.loc, [&](const Expr& idx, const Expr& row, const Expr& col, const Expr&) {
-              const Buffer& c = g.c.buffer;
-              return make_store(c, matrix_index(g.c, row, col), cast(c->dtype, acc.load({idx})), g.loc);
-            }));
-      return make_seq(std::move(body), g.loc);
-    });
-    return fenced(s, g.loc);
+    return group_gemm(
+        g, t, acc, [&](std::vector<Stmt>& body, const Expr& warp, const Expr&, const Buffer& c) {
+          body.push_back(make_mma_sync(ir::MmaSync::Op::Fence, 0, g.loc));
+          Var kk("kk"), mi("mi");
+          Expr m0 = warp / t.wn * (t.bm / t.wm) + mi * u.m, n0 = warp % t.wn * (t.bn / t.wn);
+          Stmt mma =
+              make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)},
+                       {g.b.buffer, Expr(), matrix_index(g.b, kk * u.k, n0)}, {c, mi * u.c_regs()}, g.loc);
+          mma = make_for(mi, 0, t.mt, mma, ForKind::Unrolled, g.loc);
+          const int64_t steps = k_extent / u.k;
+          body.push_back(make_for(kk, 0, steps, mma,
+                                  steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
+          body.push_back(make_mma_sync(ir::MmaSync::Op::Wait, 0, g.loc));
+        });
   }
 
   // gemm → per-thread FMA loops over the thread's SIMT elements (the classic SGEMM), e.g. 32×32

@@ -142,6 +142,20 @@ TEST_CASE("sm_90a gemm: ragged shapes, two warpgroups and bf16 run right in the 
         std::string::npos);
 }
 
+TEST_CASE("sm_90a gemm: tiles no swizzle fits stay on mma.sync") {
+  Function f = lowered_gemm(128, 128, 96, 128, 128, 48);  // 96-byte rows of A: no 32/64/128-byte strips
+  std::string ir = print(f);
+  INFO(ir);
+  CHECK(ir.find("wgmma") == std::string::npos);
+  CHECK(ir.find("mma_m16n8k16_f16_f32") != std::string::npos);
+  CHECK(run_gemm(f, 128, 128, 96) == "");
+  CHECK(swizzle_bits_for(32, 64) == 1);
+  CHECK(swizzle_bits_for(64, 64) == 2);
+  CHECK(swizzle_bits_for(256, 32) == 3);
+  CHECK(swizzle_bits_for(96, 64) == 0);
+  CHECK(swizzle_bits_for(128, 4) == 0);
+}
+
 TEST_CASE("sm_90a gemm: each fence or wait left out is an error of the interpreter") {
   Function f = lowered_gemm(128, 128, 128, 128, 128, 32);
   REQUIRE(run_gemm(f, 128, 128, 128) == "");

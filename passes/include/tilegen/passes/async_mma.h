@@ -23,6 +23,11 @@
 
 namespace tg {
 
+/// The swizzle (1, 2, 3: 32-, 64-, 128-byte strips) of a shared tile whose rows are `row_bytes`
+/// long, rows a multiple of 8: 32 → 1, 64 → 2, a multiple of 128 → 3; 0 where none fits (the
+/// tile cannot be an async mma's operand).
+int swizzle_bits_for(int64_t row_bytes, int64_t rows);
+
 Function swizzle_shared_tiles(const Function& f, const TargetInfo& info);
 Function fence_async_proxy(const Function& f, const TargetInfo& info);
 
