@@ -155,15 +155,20 @@ void SourceEmitter::async_store(int64_t bytes, const ir::BufferNode& dst, const 
              src);
 }
 
-std::string SourceEmitter::shared_offset(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+int64_t SourceEmitter::placed_offset(const ir::BufferNode& b) {
   auto it = std::find_if(p_.shared.offsets.begin(), p_.shared.offsets.end(),
                          [&](const auto& e) { return e.first.get() == &b; });
   if (it == p_.shared.offsets.end())
     throw Error(target_name() + " codegen: " + b.name + " is not a placed shared buffer");
+  return it->second;
+}
+
+std::string SourceEmitter::shared_offset(const ir::BufferNode& b, const std::vector<Expr>& idx) {
+  const int64_t at = placed_offset(b);
   std::string i = "(tg_u32)(" + linear_index(b, idx) + ")";
   std::string bytes =
       b.dtype.is_packed() ? "(" + i + " >> 1)" : i + " * " + std::to_string(b.dtype.bits() / 8) + "u";
-  return "(" + bytes + " + " + std::to_string(it->second) + "u)";
+  return "(" + bytes + " + " + std::to_string(at) + "u)";
 }
 
 void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
@@ -172,12 +177,9 @@ void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
 }
 
 std::string SourceEmitter::shared_tile_offset(const ir::BufferNode& b, const std::vector<Expr>& idx) {
-  auto it = std::find_if(p_.shared.offsets.begin(), p_.shared.offsets.end(),
-                         [&](const auto& e) { return e.first.get() == &b; });
-  if (it == p_.shared.offsets.end())
-    throw Error(target_name() + " codegen: " + b.name + " is not a placed shared buffer");
+  const int64_t at = placed_offset(b);
   std::string i = "(tg_u32)(" + linear_index(b, idx, /*swizzle=*/false) + ")";
-  return "(" + i + " * " + std::to_string(b.dtype.bits() / 8) + "u + " + std::to_string(it->second) + "u)";
+  return "(" + i + " * " + std::to_string(b.dtype.bits() / 8) + "u + " + std::to_string(at) + "u)";
 }
 
 std::string SourceEmitter::linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx, bool swizzle) {

@@ -152,6 +152,8 @@ class SourceEmitter {
  private:
   std::string declare(const std::string& want, const void* key);
   std::string linear_index(const ir::BufferNode& b, const std::vector<Expr>& idx, bool swizzle = true);
+  /// Where place_shared_memory put b in tg_smem; a tg::Error when it is not placed.
+  int64_t placed_offset(const ir::BufferNode& b);
   bool vector_move(const ir::For& op);
   std::string load(const ir::Load& op);
   std::string access_check(const ir::AccessCheck& op);
