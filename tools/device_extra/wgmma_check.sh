@@ -6,6 +6,7 @@
 #      included), then compute-sanitizer racecheck and synccheck on one gemm;
 #   2. GEMM f16 4096³ wgmma on and off, interleaved, and bench_cuda_vs_cublas with wgmma on;
 #   3. the whole cuda conformance suite with wgmma on; ptxas -v of the sm_90a gemm.
+# The text logs end in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
 mkdir -p "$L"
@@ -36,3 +37,5 @@ t() { echo "== $(date +%T) $*"; timeout 300 "$@" 2>&1; echo "== exit $?"; }
   t ptxas -arch=sm_90a -v "$L/g.ptx" -o "$L/g.cubin"
   rm -f "$L/g.ptx" "$L/g.cubin"
 } > "$L/suite.txt" 2>&1
+tar -C "$L" -czf "$L/logs.tgz" correct.txt speed.txt suite.txt configure.txt build.txt &&
+  rm -f "$L"/{correct,speed,suite,configure,build}.txt
