@@ -11,24 +11,7 @@ namespace tg {
 
 namespace {
 
-/// Whether s stores a global load into a shared buffer: the first statement of a pipelined body's
-/// copy phase (pipeline_shared's guarded fill of a later iteration's slot).
-bool fills_shared_from_global(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false, into_shared = false;
-    void visit(const ir::Store* op) override {
-      into_shared = op->buffer->scope == Scope::Shared;
-      IRVisitor::visit(op);
-      into_shared = false;
-    }
-    void visit(const ir::Load* op) override {
-      if (into_shared && op->buffer->scope == Scope::Global) found = true;
-      IRVisitor::visit(op);
-    }
-  } f;
-  f.visit_stmt(s);
-  return f.found;
-}
+using lower::fills_shared_from_global;
 
 Stmt wait_for(int in_flight, const SourceLoc& loc) {
   auto w = std::make_shared<ir::AsyncWait>(loc);

@@ -2,8 +2,10 @@
 #include "tilegen/passes/async_mma.h"
 
 #include <map>
+#include <set>
 
 #include "stmt_build.h"
+#include "tilegen/ir/buffer_access.h"
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/visitor.h"
@@ -110,6 +112,96 @@ class Fence : public IRMutator {
   }
 };
 
+bool is_wait(const Stmt& s, int in_flight) {
+  const auto* w = s.as<ir::MmaSync>();
+  return w && w->op == ir::MmaSync::Op::Wait && w->in_flight == in_flight;
+}
+
+class Overlap : public IRMutator {
+ public:
+  using IRMutator::visit;
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    Stmt rebuilt = IRMutator::visit(op, self);
+    const auto* loop = rebuilt.as<ir::For>();
+    const auto* seq = loop->body.as<ir::Seq>();
+    if (loop->for_kind != ForKind::Pipelined || !seq) return rebuilt;
+    const std::vector<Stmt>& stmts = seq->stmts;
+    // fills · X · mma_wait 0 · barrier, X holding the async mmas and the barrier before them.
+    std::size_t nf = 0;
+    while (nf < stmts.size() && lower::fills_shared_from_global(stmts[nf])) ++nf;
+    const std::size_t n = stmts.size();
+    if (nf == 0 || n < nf + 3 || !is_wait(stmts[n - 2], 0) || stmts[n - 1]->kind != ir::StmtKind::Barrier)
+      return rebuilt;
+    std::vector<Stmt> x(stmts.begin() + std::ptrdiff_t(nf), stmts.end() - 2);
+    if (!overlappable(x)) return rebuilt;
+    std::vector<Stmt> body;
+    for (const Stmt& s : x) {
+      const auto* w = s.as<ir::AsyncWait>();
+      if (w && w->in_flight > 0) {  // its group is now the previous iteration's fills
+        auto nw = std::make_shared<ir::AsyncWait>(*w);
+        --nw->in_flight;
+        body.push_back(Stmt(std::move(nw)));
+      } else {
+        body.push_back(s);
+      }
+    }
+    body.push_back(lower::make_mma_sync(ir::MmaSync::Op::Wait, 1, stmts[n - 2]->loc));
+    body.push_back(stmts[n - 1]);
+    body.insert(body.end(), stmts.begin(), stmts.begin() + std::ptrdiff_t(nf));
+    auto nl = std::make_shared<ir::For>(*loop);
+    nl->body = make_seq(std::move(body), seq->loc);
+    return make_seq({Stmt(std::move(nl)), lower::make_mma_sync(ir::MmaSync::Op::Wait, 0, stmts[n - 2]->loc)},
+                    loop->loc);
+  }
+
+ private:
+  // X issues async mmas, waits for nothing else of theirs, writes no shared memory, and touches
+  // their accumulators only through them (those stay in flight across the iteration's end).
+  static bool overlappable(const std::vector<Stmt>& x) {
+    struct Scan : IRVisitor {
+      std::set<const ir::BufferNode*> acc;
+      bool async = false, bad = false;
+      using IRVisitor::visit;
+      void visit(const ir::Mma* op) override {
+        if (!async_unit(*op)) bad = true;
+        async = true;
+        acc.insert(op->c.buffer.get());
+      }
+      void visit(const ir::MmaSync* op) override { bad |= op->op == ir::MmaSync::Op::Wait; }
+      void visit(const ir::Store* op) override {
+        bad |= op->async;
+        IRVisitor::visit(op);
+      }
+    } scan;
+    for (const Stmt& s : x) scan.visit_stmt(s);
+    if (!scan.async || scan.bad) return false;
+    bool writes_shared = false;
+    for (const Stmt& s : x)
+      for_each_buffer_access(s, [&](const Buffer& b, BufferAccess how) {
+        writes_shared |= is_write(how) && b->scope == Scope::Shared;
+      });
+    if (writes_shared) return false;
+    // Accumulator accesses outside the mmas: any load or store of them.
+    struct AccUse : IRVisitor {
+      const std::set<const ir::BufferNode*>& acc;
+      bool used = false;
+      explicit AccUse(const std::set<const ir::BufferNode*>& a) : acc(a) {}
+      using IRVisitor::visit;
+      void visit(const ir::Mma*) override {}
+      void visit(const ir::Load* op) override {
+        used |= acc.count(op->buffer.get()) > 0;
+        IRVisitor::visit(op);
+      }
+      void visit(const ir::Store* op) override {
+        used |= acc.count(op->buffer.get()) > 0;
+        IRVisitor::visit(op);
+      }
+    } use(scan.acc);
+    for (const Stmt& s : x) use.visit_stmt(s);
+    return !use.used;
+  }
+};
+
 }  // namespace
 
 int swizzle_bits_for(int64_t row_bytes, int64_t rows) {
@@ -121,6 +213,11 @@ int swizzle_bits_for(int64_t row_bytes, int64_t rows) {
 
 Function swizzle_shared_tiles(const Function& f, const TargetInfo&) {
   Swizzle pass;
+  return pass.mutate_function(f);
+}
+
+Function overlap_async_mma(const Function& f, const TargetInfo&) {
+  Overlap pass;
   return pass.mutate_function(f);
 }
 

@@ -408,6 +408,24 @@ struct FlattenSeqs : IRMutator {
 
 }  // namespace
 
+bool fills_shared_from_global(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false, into_shared = false;
+    using IRVisitor::visit;
+    void visit(const ir::Store* op) override {
+      into_shared = op->buffer->scope == Scope::Shared;
+      IRVisitor::visit(op);
+      into_shared = false;
+    }
+    void visit(const ir::Load* op) override {
+      if (into_shared && op->buffer->scope == Scope::Global) found = true;
+      IRVisitor::visit(op);
+    }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 Stmt fenced(Stmt s, const SourceLoc& loc) {
   return make_seq({make_barrier(loc), std::move(s), make_barrier(loc)}, loc);
 }

@@ -53,6 +53,10 @@ inline Stmt make_let(const Var& v, Expr value, Stmt body, const SourceLoc& loc) 
   return Stmt(std::move(n));
 }
 
+/// Whether s stores a global load into a shared buffer: the fill of a later iteration's slot that
+/// pipeline_shared puts first in a pipelined body (its moves made async or not).
+bool fills_shared_from_global(const Stmt& s);
+
 inline Stmt make_barrier(const SourceLoc& loc) { return Stmt(std::make_shared<ir::Barrier>(loc)); }
 
 inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b, ir::MmaOperand c,

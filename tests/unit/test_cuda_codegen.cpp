@@ -123,13 +123,18 @@ TEST_CASE("cuda: sm_90a compiles every sample; the gemm's PTX is wgmma.mma_async
       CHECK_MESSAGE(a.assembly.find(want) != std::string::npos, want);
     CHECK(a.source.find("extern __shared__ __align__(1024)") != std::string::npos);
     CHECK(a.source.find("tg_wgmma_desc(") != std::string::npos);
-    // An sm_90 device gets the same with --param wgmma=1 (off by default until run on a GPU).
-    CompileOptions on;
-    on.params["wgmma"] = "1";
-    Artifact d = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, on);
+    // An sm_90 device gets the same by default; --param wgmma=0 keeps it on mma.sync, and an
+    // architecture named with --arch is compiled as named.
+    Artifact d = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, CompileOptions{});
     CHECK(d.assembly.find(".target sm_90a") != std::string::npos);
     CHECK(d.assembly.find("wgmma.mma_async") != std::string::npos);
-    CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, CompileOptions{})
+    CompileOptions off;
+    off.params["wgmma"] = "0";
+    CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, off).assembly.find("wgmma") ==
+          std::string::npos);
+    CompileOptions named;
+    named.arch = "sm_90";
+    CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, named)
               .assembly.find("wgmma") == std::string::npos);
   }
 }
@@ -143,18 +148,19 @@ TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing dri
   // The shared list, fma contraction, the padding, then cp.async and ldmatrix (each left out by
   // its switch), then the shared-memory plan.
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  REQUIRE(mine.size() == shared.size() + 7);
+  REQUIRE(mine.size() == shared.size() + 8);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
   CHECK(mine[shared.size()].name == "contract_fma");
   CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
   CHECK(mine[shared.size() + 2].name == "swizzle_shared_tiles");
   CHECK(mine[shared.size() + 3].name == "async_copies");
   CHECK(mine[shared.size() + 4].name == "use_ldmatrix");
-  CHECK(mine[shared.size() + 5].name == "fence_async_proxy");
+  CHECK(mine[shared.size() + 5].name == "overlap_async_mma");
+  CHECK(mine[shared.size() + 6].name == "fence_async_proxy");
   CHECK(mine.back().name == "place_shared_memory");
   CompileOptions plain;
   plain.params = {{"cp_async", "0"}, {"ldmatrix", "0"}};
-  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 5);
+  CHECK(plugin->pipeline(info, plain).size() == shared.size() + 6);
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
     CHECK_FALSE(r.available);

@@ -28,7 +28,7 @@ namespace {
 
 // The gemm sample through cuda's pipeline for sm_90a (its passes, in its order).
 Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk, int threads = 128,
-                      DType t = f16) {
+                      DType t = f16, int stages = 2) {
   const Sample& s = *find("gemm");
   Params p = resolve(s, {{"M", M},
                          {"N", N},
@@ -37,12 +37,13 @@ Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, i
                          {"block_N", bn},
                          {"block_K", bk},
                          {"threads", threads},
-                         {"stages", 2}});
+                         {"stages", stages}});
   Function f = bind_sizes(s.build(p, t).function(), {});
   std::vector<PassEntry> passes = gpu_pipeline();
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});
   passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
   passes.push_back({"async_copies", async_copies});
+  passes.push_back({"overlap_async_mma", overlap_async_mma});
   passes.push_back({"fence_async_proxy", fence_async_proxy});
   passes.push_back({"place_shared_memory", place_shared_memory});
   return PassManager(passes).run(f, test::sm90a());
@@ -176,6 +177,67 @@ TEST_CASE("sm_90a gemm: each fence or wait left out is an error of the interpret
   late.late = true;  // the next iteration's copies may overwrite a tile the mma still reads
   e = run_gemm(late.mutate_function(f), 128, 128, 128);
   CHECK_MESSAGE(e.find("race on shared buffer") != std::string::npos, e);
+}
+
+// Drops the barrier after each `mma_wait 1` (and the proxy_fence before it), or makes the wait
+// `mma_wait 2`.
+struct EditOverlap : IRMutator {
+  bool deeper = false;
+  Stmt visit(const ir::Seq* seq, const Stmt&) override {
+    std::vector<Stmt> out;
+    for (std::size_t i = 0; i < seq->stmts.size(); ++i) {
+      Stmt s = mutate(seq->stmts[i]);
+      const auto* w = s.as<ir::MmaSync>();
+      if (!w || w->op != ir::MmaSync::Op::Wait || w->in_flight != 1) {
+        out.push_back(s);
+        continue;
+      }
+      if (deeper) {
+        auto n = std::make_shared<ir::MmaSync>(*w);
+        n->in_flight = 2;
+        out.push_back(Stmt(std::move(n)));
+        continue;
+      }
+      out.push_back(s);
+      while (i + 1 < seq->stmts.size() && (seq->stmts[i + 1]->kind == ir::StmtKind::MmaSync ||
+                                           seq->stmts[i + 1]->kind == ir::StmtKind::Barrier)) {
+        bool barrier = seq->stmts[++i]->kind == ir::StmtKind::Barrier;
+        if (barrier) break;
+      }
+    }
+    return make_seq(std::move(out), seq->loc);
+  }
+};
+
+TEST_CASE("sm_90a gemm: overlap_async_mma keeps one K step's mmas in flight") {
+  for (int stages : {2, 3, 4}) {
+    CAPTURE(stages);
+    Function f = lowered_gemm(128, 128, 256, 128, 128, 32, 128, f16, stages);
+    std::string ir = print(f);
+    INFO(ir);
+    // In the loop: mmas, mma_wait 1, barrier, then the fills of a later slot; after it mma_wait 0.
+    CHECK(count(ir, "mma_wait 1") == 1);
+    CHECK(count(ir, "mma_wait 0") == 1);
+    const std::string fill = "async A_shared[(ko + " + std::to_string(stages - 1) + ") % " + std::to_string(stages);
+    CHECK(ir.find("mma_wait 1") < ir.find(fill));
+    CHECK(ir.find(fill) < ir.find("mma_wait 0"));
+    CHECK(ir.find("async_wait " + std::to_string(stages - 2) + "\n      proxy_fence\n      barrier\n      for kk") !=
+          std::string::npos);
+    CHECK(run_gemm(f, 128, 128, 256) == "");
+    CHECK(run_gemm(lowered_gemm(200, 72, 136, 128, 64, 32, 128, f16, stages), 200, 72, 136) == "");
+    CHECK(run_gemm(lowered_gemm(130, 256, 200, 128, 256, 64, 256, f16, stages), 130, 256, 200) == "");
+    CHECK(print(parse_function(ir, "g.tgir")) == ir);
+  }
+  Function f = lowered_gemm(128, 128, 256, 128, 128, 32, 128, f16, 3);
+  // Without the barrier after mma_wait 1 another warp's fills overwrite a tile before every
+  // warp's mmas on it are complete; with mma_wait 2 the fills overwrite what the mmas in flight read.
+  EditOverlap no_barrier;
+  std::string e = run_gemm(no_barrier.mutate_function(f), 128, 128, 256);
+  CHECK_MESSAGE(e.find("race on shared buffer") != std::string::npos, e);
+  EditOverlap deeper;
+  deeper.deeper = true;
+  e = run_gemm(deeper.mutate_function(f), 128, 128, 256);
+  CHECK_MESSAGE(e.find("async mma") != std::string::npos, e);
 }
 
 TEST_CASE("mma_fence, proxy_fence and mma_wait: printed, parsed back, checked by the verifier") {

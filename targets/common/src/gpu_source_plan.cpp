@@ -73,6 +73,7 @@ std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<Pa
   passes.push_back({"pad_shared_tiles", pad_shared_tiles});
   passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
   for (PassEntry& p : target_passes) passes.push_back(std::move(p));
+  passes.push_back({"overlap_async_mma", overlap_async_mma});
   passes.push_back({"fence_async_proxy", fence_async_proxy});
   passes.push_back({"place_shared_memory", place_shared_memory});
   return passes;

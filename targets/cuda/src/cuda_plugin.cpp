@@ -24,15 +24,17 @@ const ParamKey kCpAsync =
     ParamKey::on_off("cp_async", true, "TILEGEN_CUDA_CP_ASYNC", "cp.async copies (the pass async_copies)");
 const ParamKey kLdmatrix =
     ParamKey::on_off("ldmatrix", true, "TILEGEN_CUDA_LDMATRIX", "ldmatrix loads (the pass use_ldmatrix)");
-// Off by default until the wgmma path has run on a GPU (issue 15): --param wgmma=1 or
-// TILEGEN_CUDA_WGMMA=1 compiles for an sm_90 device as sm_90a, with wgmma (cuda_target_info.h).
-const ParamKey kWgmma =
-    ParamKey::on_off("wgmma", false, "TILEGEN_CUDA_WGMMA",
-                     "wgmma on an sm_90 device, compiled for sm_90a (not yet proven on a GPU)");
+// On by default since the path passed the whole cuda conformance suite on an H200 (a9dba15,
+// docs/PERF.md): an sm_90 device's kernels are compiled for sm_90a, with wgmma
+// (cuda_target_info.h); --param wgmma=0 or TILEGEN_CUDA_WGMMA=0 keeps it on sm_90's mma.sync. An
+// architecture named with --arch is compiled as named.
+const ParamKey kWgmma = ParamKey::on_off("wgmma", true, "TILEGEN_CUDA_WGMMA",
+                                         "wgmma on an sm_90 device, compiled for sm_90a");
 
-// The device's TargetInfo as sm_90a where the wgmma switch is on and the device is an sm_90.
+// The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
+// architecture was named.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
-  if (!param_on(opt, kWgmma) || info.arch != "sm_90") return info;
+  if (!param_on(opt, kWgmma) || !opt.arch.empty() || info.arch != "sm_90") return info;
   TargetInfo x = info;
   x.arch = "sm_90a";
   x.matrix_units = nvidia_target_info(90, true).matrix_units;

@@ -1,5 +1,5 @@
 // The shared-memory side of asynchronous matrix units (MatrixUnit::async: Hopper's wgmma), for
-// the GPU source targets; both passes leave a function without async mmas unchanged.
+// the GPU source targets; the passes leave a function without async mmas unchanged.
 //
 // swizzle_shared_tiles: a shared tile an async mma reads as an operand gets the XOR-swizzled
 // layout the unit's shared-memory descriptors read (`layout=swizzle(bits)`, Layout in buffer.h),
@@ -8,6 +8,24 @@
 //
 //   shared A_s: f16[3, 128, 32] layout=padded(8)   →   shared A_s: f16[3, 128, 32] layout=swizzle(2)
 //   shared B_s: f16[3, 32, 128] layout=padded(8)   →   shared B_s: f16[3, 32, 128] layout=swizzle(3)
+//
+// overlap_async_mma: a pipelined loop whose iteration fills a later slot, then issues async mmas
+// on this one and waits for them (`mma_wait 0`) keeps one iteration's mmas in flight instead: the
+// fills move after the wait and its barrier, the wait lets the newest group run on (`mma_wait 1`:
+// the previous iteration's mmas, the last readers of the slot the fills overwrite, are complete,
+// and the barrier after it makes that true of every warpgroup), the async copies' wait loses the
+// group the fills no longer add before it, and `mma_wait 0` after the loop completes the last:
+//
+//   for k pipelined(stages=3) {            for k pipelined(stages=3) {
+//     fills(k + 2 → slot (k + 2) % 3)        mma_fence; async_wait 1; barrier
+//     mma_fence; async_wait 2; barrier  →    mmas(slot k % 3); mma_wait 1; barrier
+//     mmas(slot k % 3); mma_wait 0           fills(k + 2 → slot (k + 2) % 3)
+//     barrier                              }
+//   }                                      mma_wait 0
+//
+// The tensor cores then run iteration k's mmas while the block waits for the barrier, issues the
+// fills and waits for the next tile. Loops whose other statements write shared memory or touch
+// the accumulators stay as they are.
 //
 // fence_async_proxy: before every barrier of a kernel that has an async mma reading shared tiles,
 // a `proxy_fence` (ir::MmaSync), so that each thread's writes into shared memory (its stores, its
@@ -29,6 +47,7 @@ namespace tg {
 int swizzle_bits_for(int64_t row_bytes, int64_t rows);
 
 Function swizzle_shared_tiles(const Function& f, const TargetInfo& info);
+Function overlap_async_mma(const Function& f, const TargetInfo& info);
 Function fence_async_proxy(const Function& f, const TargetInfo& info);
 
 }  // namespace tg
