@@ -9,6 +9,7 @@
 #include "tilegen/ir/error.h"
 #include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/visitor.h"
+#include "tilegen/passes/simplify.h"
 
 namespace tg {
 
@@ -147,14 +148,62 @@ class Overlap : public IRMutator {
     }
     body.push_back(lower::make_mma_sync(ir::MmaSync::Op::Wait, 1, stmts[n - 2]->loc));
     body.push_back(stmts[n - 1]);
-    body.insert(body.end(), stmts.begin(), stmts.begin() + std::ptrdiff_t(nf));
-    auto nl = std::make_shared<ir::For>(*loop);
-    nl->body = make_seq(std::move(body), seq->loc);
-    return make_seq({Stmt(std::move(nl)), lower::make_mma_sync(ir::MmaSync::Op::Wait, 0, stmts[n - 2]->loc)},
-                    loop->loc);
+    const std::vector<Stmt> fills(stmts.begin(), stmts.begin() + std::ptrdiff_t(nf));
+    std::vector<Stmt> out;
+    auto loop_over = [&](int64_t from, int64_t count, const std::vector<Stmt>& tail) {
+      auto nl = std::make_shared<ir::For>(*loop);
+      nl->min = Expr(from), nl->extent = Expr(count);
+      std::vector<Stmt> b = body;
+      if (tail.empty()) b.pop_back();  // the barrier before the fills: without them it orders nothing
+      b.insert(b.end(), tail.begin(), tail.end());
+      nl->body = make_seq(std::move(b), seq->loc);
+      out.push_back(Stmt(std::move(nl)));
+    };
+    // Where the fills' guards (a later tile exists) hold for the first iterations and fail for
+    // the rest, the loop is split there: a branch around the fills while the mmas are in flight
+    // makes ptxas serialize the wgmmas (its C7514), and the unguarded fills need none.
+    if (std::optional<int64_t> held = guarded_prefix(*loop, fills)) {
+      const int64_t lo = *loop->min.as_int(), count = *loop->extent.as_int();
+      std::vector<Stmt> unguarded;
+      for (const Stmt& f : fills) unguarded.push_back(f.as<ir::If>()->then_body);
+      if (*held > 0) loop_over(lo, *held, unguarded);
+      if (*held < count) loop_over(lo + *held, count - *held, {});
+    } else {
+      body.insert(body.end(), fills.begin(), fills.end());
+      auto nl = std::make_shared<ir::For>(*loop);
+      nl->body = make_seq(std::move(body), seq->loc);
+      out.push_back(Stmt(std::move(nl)));
+    }
+    out.push_back(lower::make_mma_sync(ir::MmaSync::Op::Wait, 0, stmts[n - 2]->loc));
+    return make_seq(std::move(out), loop->loc);
   }
 
  private:
+  // With a constant range and each fill an `if` (no else) whose condition, at each iteration,
+  // folds to a constant: the number of leading iterations where all hold, when all fail after.
+  static std::optional<int64_t> guarded_prefix(const ir::For& loop, const std::vector<Stmt>& fills) {
+    auto lo = loop.min.as_int(), count = loop.extent.as_int();
+    if (!lo || !count || *count <= 0 || *count > 65536) return std::nullopt;
+    for (const Stmt& f : fills) {
+      const auto* g = f.as<ir::If>();
+      if (!g || g->else_body) return std::nullopt;
+    }
+    std::optional<int64_t> held;
+    for (int64_t i = 0; i < *count; ++i) {
+      bool all = true, none = true;
+      for (const Stmt& f : fills) {
+        Expr c = simplify_expr(substitute(f.as<ir::If>()->cond, {{loop.var, Expr(*lo + i)}}));
+        const auto* v = c.as<ir::IntImm>();
+        if (!v) return std::nullopt;
+        all &= v->value != 0, none &= v->value == 0;
+      }
+      if (!held && all) continue;
+      if (!held) held = i;
+      if (!none) return std::nullopt;
+    }
+    return held.value_or(*count);
+  }
+
   // X issues async mmas, waits for nothing else of theirs, writes no shared memory, and touches
   // their accumulators only through them (those stay in flight across the iteration's end).
   static bool overlappable(const std::vector<Stmt>& x) {

@@ -24,8 +24,11 @@
 //   }                                      mma_wait 0
 //
 // The tensor cores then run iteration k's mmas while the block waits for the barrier, issues the
-// fills and waits for the next tile. Loops whose other statements write shared memory or touch
-// the accumulators stay as they are.
+// fills and waits for the next tile. Where the range is constant and the fills' guards (a later
+// tile exists) hold for the first iterations and fail for the rest, the loop is split there: the
+// first part fills unguarded, the last S − 1 iterations drain without fills or the barrier before
+// them (a branch around code while wgmmas are in flight makes ptxas serialize them: C7514).
+// Loops whose other statements write shared memory or touch the accumulators stay as they are.
 //
 // fence_async_proxy: before every barrier of a kernel that has an async mma reading shared tiles,
 // a `proxy_fence` (ir::MmaSync), so that each thread's writes into shared memory (its stores, its
