@@ -60,6 +60,18 @@ void BufferAccessVisitor::visit(const LdMatrix* op) {
   IRVisitor::visit(op);
 }
 
+void BufferAccessVisitor::visit(const MBarrier* op) {
+  access(op->buffer, op->op == MBarrier::Op::Init ? BufferAccess::Write : BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
+void BufferAccessVisitor::visit(const BulkCopy* op) {
+  access(op->src.buffer, BufferAccess::Read);
+  access(op->dst.buffer, BufferAccess::Write);
+  access(op->barrier, BufferAccess::ReadWrite);
+  IRVisitor::visit(op);
+}
+
 void BufferAccessVisitor::visit(const Hold* op) {
   access(op->buffer, BufferAccess::ReadWrite);
   IRVisitor::visit(op);

@@ -56,6 +56,9 @@ class Compiler {
   int32_t prefetch(const ir::Prefetch* op);
   void gemm_hints(const ir::Gemm* op, SNode& n);
   int32_t hold(const ir::Hold* op);
+  int32_t mbarrier(const ir::MBarrier* op);
+  int32_t bulk_copy(const ir::BulkCopy* op);
+  int32_t barrier_of(const Buffer& b, const std::vector<Expr>& indices, SNode& n, const StmtNode* op);
   int32_t store(const Stmt& s);
   int32_t let(const Let* op);
   void need_kernel(const StmtNode* op, const char* what) const;
@@ -464,6 +467,38 @@ int32_t Compiler::ldmatrix(const ir::LdMatrix* op) {
   return add_stmt(std::move(n));
 }
 
+// buf, idx: the mbarrier element (a shared i64 buffer's, marked as holding mbarriers).
+int32_t Compiler::barrier_of(const Buffer& b, const std::vector<Expr>& indices, SNode& n, const StmtNode* op) {
+  if (!b || b->scope != Scope::Shared || b->dtype != i64)
+    throw Error("an mbarrier is an element of a shared i64 buffer", op->loc);
+  n.buf = buffer(b, op->loc);
+  p_.bufs[std::size_t(n.buf)].mbarrier = true;
+  if (indices.size() != b.rank())
+    throw Error("the mbarrier " + b->name + " has rank " + std::to_string(b.rank()) + "; " +
+                    std::to_string(indices.size()) + " indices given",
+                op->loc);
+  for (auto& i : indices) n.idx.push_back(index(i, "mbarrier index into " + b->name, op->loc));
+  return n.buf;
+}
+
+int32_t Compiler::mbarrier(const ir::MBarrier* op) {
+  need_kernel(op, "an mbarrier statement");
+  no_parallel(op, "an mbarrier statement");
+  SNode n(StmtKind::MBarrier, op);
+  barrier_of(op->buffer, op->indices, n, op);
+  if (op->value.defined()) n.e0 = index(op->value, "the mbarrier statement's value", op->loc);
+  return add_stmt(std::move(n));
+}
+
+int32_t Compiler::bulk_copy(const ir::BulkCopy* op) {
+  need_kernel(op, "a bulk_copy");
+  no_parallel(op, "a bulk_copy");
+  SNode n(StmtKind::BulkCopy, op);
+  n.regions = {region(op->src, n, "bulk_copy"), region(op->dst, n, "bulk_copy")};
+  barrier_of(op->barrier, op->barrier_indices, n, op);
+  return add_stmt(std::move(n));
+}
+
 // buf: the held accumulator; body: the statements that see it held.
 int32_t Compiler::hold(const ir::Hold* op) {
   need_kernel(op, "hold");
@@ -566,6 +601,8 @@ int32_t Compiler::stmt(const Stmt& s) {
     case StmtKind::LdMatrix: return ldmatrix(s.as<ir::LdMatrix>());
     case StmtKind::Prefetch: return prefetch(s.as<ir::Prefetch>());
     case StmtKind::Hold: return hold(s.as<ir::Hold>());
+    case StmtKind::MBarrier: return mbarrier(s.as<ir::MBarrier>());
+    case StmtKind::BulkCopy: return bulk_copy(s.as<ir::BulkCopy>());
     case StmtKind::Store:
     case StmtKind::Atomic: return store(s);
     case StmtKind::If: {

@@ -209,6 +209,7 @@ Scalar BlockExec::read(int32_t buf, int64_t flat, int lane) {
     if (lane >= T_) fail("local buffer " + P.bufs[buf].node->name + " is read outside per-thread code");
     return storage_[buf][std::size_t(lane) * sh.numel + flat];
   }
+  if (P.bufs[buf].mbarrier) mbarrier_as_data(buf, "read");
   if (!overlap_[buf].with.empty()) check_placed_read(buf, flat, lane);
   return storage_[buf][flat];
 }
@@ -230,6 +231,7 @@ void BlockExec::write(int32_t buf, int64_t flat, int lane, Scalar v) {
     storage_[buf][std::size_t(lane) * sh.numel + flat] = v;
     return;
   }
+  if (P.bufs[buf].mbarrier) mbarrier_as_data(buf, "written");
   if (!overlap_[buf].with.empty()) note_placed_write(buf, flat);
   storage_[buf][flat] = v;
 }
@@ -300,7 +302,8 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.in_flight > 0) in_flight_access(buf, flat, lane, "read");
-  if (c.w_epoch == epoch_ && c.w_lane != lane)
+  const bool waited = bulk_landed(buf, flat, lane, "a read");
+  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
          ": add a barrier between the write and the read");
@@ -320,12 +323,14 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.in_flight > 0) in_flight_access(buf, flat, lane, "write");
+  const bool waited = bulk_landed(buf, flat, lane, "a write");
+  c.bulk_bar = -1;
   if (c.mma_reads > 0)
     fail("write of shared buffer " + element_name(buf, flat) + " by thread " + std::to_string(lane) +
          " while an async mma that reads it is in flight: complete it first (mma_wait), and add a barrier "
          "when another thread's warpgroup issued it");
   c.w_clock = ++write_clock_;
-  if (c.w_epoch == epoch_ && c.w_lane != lane)
+  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
          ": add a barrier, or let one thread write");
@@ -350,7 +355,8 @@ void BlockExec::note_atomic(int32_t buf, int64_t flat, int lane) {
   RaceCell& c = races_[buf][flat];
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.in_flight > 0) in_flight_access(buf, flat, lane, "atomic");
-  if (c.w_epoch == epoch_ && c.w_lane != lane)
+  const bool waited = bulk_landed(buf, flat, lane, "an atomic");
+  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane)
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (atomic)" + site_lines(c.w_site, site) +
          ": add a barrier between the write and the atomic, or make the write an atomic");

@@ -37,6 +37,7 @@ struct BufInfo {
   const ir::BufferNode* node = nullptr;
   std::vector<int32_t> shape;  // expr ids (non-Global buffers; evaluated in the host context)
   int param = -1;              // Global: index into Function::params
+  bool mbarrier = false;       // Shared i64 elements that MBarrier and BulkCopy use as mbarriers
 };
 
 /// A region of a collective statement, compiled.
@@ -54,6 +55,8 @@ struct SNode {
   int32_t e0 = -1, e1 = -1;            // For: min, extent; Let: value; If: cond; Store/Atomic/Fill: value
   std::vector<int32_t> idx;            // Store, Atomic, Prefetch: indices
   int32_t body = -1, orelse = -1;      // For, Let, If (then/else), Kernel, Hold; Gemm: its hints, or -1
+                                       // (MBarrier: buf, idx the barrier, e0 its value or -1;
+                                       // BulkCopy: regions src, dst; buf, idx the barrier)
   std::vector<int32_t> stmts;          // Seq
   std::vector<XRegion> regions;        // Copy: src, dst; Fill: dst; Gemm: a, b, c; Reduce: src, dst;
                                        // Mma: a, b, c with the lane offset as offsets[0]
@@ -134,6 +137,9 @@ struct RaceCell {
   int32_t in_flight = 0;  // async stores into the element issued and not yet completed
   int32_t mma_reads = 0;  // async mmas that read the element and are not yet complete
   uint64_t w_clock = 0;   // BlockExec::write_clock_ at the last write (w_lane's), for proxy_fence
+  int32_t bulk_bar = -1;  // written by a bulk copy on this mbarrier (BlockExec's numbering) ...
+  int64_t bulk_phase = 0; // ... of this phase: readable by a thread that has waited for it
+  uint32_t bulk_block = 0;  // ... in this block (BlockExec::blocks_run_)
 };
 
 /// An async store issued and not yet landed: it is written when its group completes.
@@ -199,6 +205,23 @@ class BlockExec {
   }
   [[noreturn]] void mma_in_flight_access(int32_t buf, int lane, const char* what) const;
   void exec_ldmatrix(const SNode& s, Mask m);
+  // ---- interp_mbarrier.cpp
+  void exec_mbarrier(const SNode& s, Mask m);
+  void exec_bulk_copy(const SNode& s, Mask m);
+  /// Where a bulk copy wrote the element in this block: fails unless `lane` has waited for that
+  /// copy's phase, and returns true (the wait orders the copy before the access, as a barrier
+  /// would); false where the element's last write was not a bulk copy's.
+  bool bulk_landed(int32_t buf, int64_t flat, int lane, const char* what) {
+    const RaceCell& c = races_[std::size_t(buf)][std::size_t(flat)];
+    if (c.bulk_bar < 0 || c.bulk_block != blocks_run_) return false;
+    if (observed_[std::size_t(lane) * std::size_t(nbars_) + std::size_t(c.bulk_bar)] <= c.bulk_phase)
+      bulk_not_waited(buf, flat, lane, what);
+    return true;
+  }
+  [[noreturn]] void bulk_not_waited(int32_t buf, int64_t flat, int lane, const char* what) const;
+  [[noreturn]] void mbarrier_as_data(int32_t buf, const char* what) const;
+  void reset_mbarriers();
+  void check_mbarriers_at_end();
   void exec_shuffle(const SNode& s, Mask m);
   void exec_hold(const SNode& s, Mask m, int depth);
   /// Fails where `lane` is inside a hold of buf: its registers are the unit's, not the lane's.
@@ -272,6 +295,25 @@ class BlockExec {
   std::vector<std::vector<uint8_t>> mma_touched_;
   std::vector<uint64_t> proxy_fenced_;
   uint64_t write_clock_ = 0, block_clock_ = 0;
+  // mbarriers (ir::MBarrier): each element of each mbarrier buffer, numbered from mbar_base_[buf];
+  // per lane and mbarrier, how many of its phases the lane has seen complete (by waiting).
+  struct MBar {
+    bool init = false;
+    int32_t count = 0, pending = 0;     // arrivals a phase expects; still to come in this one
+    int64_t tx = 0;                     // bytes still expected in this phase (< 0: copies ahead)
+    int64_t phase = 0;                  // phases completed
+    std::vector<PendingWrite> landing;  // the bulk copies of this phase, written as it completes
+    int32_t buf = -1;
+    int64_t flat = 0;
+    int32_t init_site = -1;
+  };
+  std::vector<MBar> mbars_;
+  std::vector<int32_t> mbar_base_;  // per buffer id: its first mbarrier's number, or -1
+  int nbars_ = 0;
+  std::vector<int64_t> observed_;   // T_ × nbars_
+  uint32_t blocks_run_ = 0;         // blocks this executor has started
+  MBar& mbarrier_of(const SNode& s, int lane, int32_t* id);
+  void complete_phases(MBar& b);
   std::deque<Frame> frames_;    // a deque: a deeper frame must not move a shallower one
   std::vector<int> all_lanes_;  // 0 .. T_-1, then the virtual lane
   uint32_t epoch_ = 1;

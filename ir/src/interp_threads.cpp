@@ -81,7 +81,9 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
   for (auto& p : mma_pending_) std::fill(p.begin(), p.end(), 0);
   for (auto& t : mma_touched_) std::fill(t.begin(), t.end(), 0);
   block_clock_ = write_clock_;
+  reset_mbarriers();
   exec(k.body, Mask{all_lanes_.data(), T_}, 0);
+  check_mbarriers_at_end();
   // A copy still in flight when the kernel ends may land after it: the program forgot a wait.
   for (int lane = 0; lane < T_; ++lane) {
     // The oldest copy in flight: committed groups first (a group may be empty: a wait with no
@@ -172,6 +174,8 @@ void BlockExec::exec(int32_t sid, Mask m, int depth) {
       exec_mma(s, m);
       return;
     case StmtKind::MmaSync: exec_mma_sync(s, m); return;
+    case StmtKind::MBarrier: exec_mbarrier(s, m); return;
+    case StmtKind::BulkCopy: exec_bulk_copy(s, m); return;
     case StmtKind::Kernel: cur_ = &s; fail("a kernel inside a kernel");
   }
 }

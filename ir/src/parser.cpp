@@ -232,6 +232,10 @@ Stmt Parser::statement() {
     }
     if (t.text == "ldmatrix") return ldmatrix();
     if (t.text == "prefetch") return prefetch();
+    if (t.text == "mbarrier_init" || t.text == "mbarrier_arrive" || t.text == "mbarrier_expect_tx" ||
+        t.text == "mbarrier_wait")
+      return mbarrier();
+    if (t.text == "bulk_copy") return bulk_copy();
     if (t.text == "hold") return hold();
     if (t.text == "async_wait") {
       auto w = std::make_shared<AsyncWait>(here());
@@ -542,6 +546,39 @@ Stmt Parser::prefetch() {
   expect("=", "after locality");
   p->locality = expect_small_int("the prefetch's locality");
   return Stmt(std::move(p));
+}
+
+// mbarrier_init bar[i], 1 · mbarrier_arrive bar[i] · mbarrier_expect_tx bar[i], 16384 ·
+// mbarrier_wait bar[i], k / 2 % 2
+Stmt Parser::mbarrier() {
+  auto m = std::make_shared<MBarrier>(here());
+  const std::string word = next().text;
+  m->op = word == "mbarrier_init"        ? MBarrier::Op::Init
+          : word == "mbarrier_arrive"    ? MBarrier::Op::Arrive
+          : word == "mbarrier_expect_tx" ? MBarrier::Op::ExpectTx
+                                         : MBarrier::Op::Wait;
+  m->buffer = expect_buffer("the mbarrier's buffer");
+  expect("[", "after " + word + "'s buffer " + m->buffer->name);
+  m->indices = indices(m->buffer);
+  if (m->op != MBarrier::Op::Arrive) {
+    expect(",", "after " + word + "'s barrier");
+    m->value = expression();
+  }
+  return Stmt(std::move(m));
+}
+
+// bulk_copy G[r +: 128, c +: 32] -> S[s, 0 +: 128, 0 +: 32] on bar[s]
+Stmt Parser::bulk_copy() {
+  auto c = std::make_shared<BulkCopy>(here());
+  next();
+  c->src = region("the bulk copy's source");
+  expect("->", "between the bulk copy's source and destination");
+  c->dst = region("the bulk copy's destination");
+  expect_word("on", "after the bulk copy's destination (the mbarrier it completes on)");
+  c->barrier = expect_buffer("the bulk copy's mbarrier");
+  expect("[", "after the bulk copy's mbarrier " + c->barrier->name);
+  c->barrier_indices = indices(c->barrier);
+  return Stmt(std::move(c));
 }
 
 // ldmatrix x4 [trans] S[i, j] -> R[base]

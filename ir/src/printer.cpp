@@ -520,6 +520,20 @@ std::string Printer::tile_op(const Stmt& s) {
       }
       return "mma_wait";
     }
+    case StmtKind::MBarrier: {
+      auto* m = s.as<MBarrier>();
+      const char* word = m->op == MBarrier::Op::Init       ? "mbarrier_init "
+                         : m->op == MBarrier::Op::Arrive   ? "mbarrier_arrive "
+                         : m->op == MBarrier::Op::ExpectTx ? "mbarrier_expect_tx "
+                                                           : "mbarrier_wait ";
+      return word + buffer_name(m->buffer.get()) + "[" + list(m->indices) + "]" +
+             (m->value.defined() ? ", " + expr(m->value) : "");
+    }
+    case StmtKind::BulkCopy: {
+      auto* c = s.as<BulkCopy>();
+      return "bulk_copy " + region(c->src) + " -> " + region(c->dst) + " on " + buffer_name(c->barrier.get()) +
+             "[" + list(c->barrier_indices) + "]";
+    }
     case StmtKind::Prefetch: {
       auto* p = s.as<Prefetch>();
       return std::string("prefetch ") + (p->write ? "write " : "read ") + buffer_name(p->buffer.get()) + "[" +

@@ -92,6 +92,8 @@ class Parser {
   Stmt atomic();
   Stmt ldmatrix();
   Stmt prefetch();
+  Stmt mbarrier();
+  Stmt bulk_copy();
   Stmt hold();
   Stmt mma();
   Region region(const std::string& what);

@@ -6,6 +6,7 @@
 //   }
 #include "tilegen/ir/verifier.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -58,6 +59,8 @@ const char* stmt_name(StmtKind k) {
     case StmtKind::Seq: return "sequence";
     case StmtKind::Mma: return "mma";
     case StmtKind::MmaSync: return "mma_wait";
+    case StmtKind::MBarrier: return "mbarrier";
+    case StmtKind::BulkCopy: return "bulk_copy";
   }
   return "statement";
 }
@@ -84,6 +87,8 @@ class GemmHintCheck : public IRVisitor {
   void visit(const Barrier*) override { bad("a barrier"); }
   void visit(const AsyncWait*) override { bad("an async_wait"); }
   void visit(const MmaSync*) override { bad("an mma_fence, proxy_fence or mma_wait"); }
+  void visit(const MBarrier*) override { bad("an mbarrier statement"); }
+  void visit(const BulkCopy*) override { bad("a bulk_copy"); }
   void visit(const LdMatrix*) override { bad("an ldmatrix"); }
   void visit(const Mma*) override { bad("an mma"); }
   void visit(const VarNode* op) override {
@@ -128,6 +133,8 @@ class Verifier : public IRVisitor {
   void visit(const Barrier* op) override;
   void visit(const AsyncWait* op) override;
   void visit(const MmaSync* op) override;
+  void visit(const MBarrier* op) override;
+  void visit(const BulkCopy* op) override;
   void visit(const LdMatrix* op) override;
   void check_placements(const Kernel& k);
   void visit(const Prefetch* op) override;
@@ -646,6 +653,70 @@ void Verifier::visit(const MmaSync* op) {
   if (op->op == MmaSync::Op::Wait && (op->in_flight < 0 || op->in_flight > 7))
     fail("mma_wait " + std::to_string(op->in_flight) + ": between 0 and 7 groups may stay in flight");
   if (parallel_depth_ > 0) fail(std::string(what) + " inside a parallel loop; put it in per-thread code");
+}
+
+// An mbarrier is an element of a shared i64 buffer that only mbarrier statements use.
+static void check_mbarrier_buffer(const Buffer& b, const std::string& what, const SourceLoc& at) {
+  if (!b || b->scope != Scope::Shared || b->dtype != i64)
+    throw Error(what + ": its barrier must be an element of a shared i64 buffer (one mbarrier an element), not " +
+                    (b ? describe(b) : std::string("nothing")),
+                at);
+}
+
+void Verifier::visit(const MBarrier* op) {
+  At at(loc_, op->loc);
+  const char* what = op->op == MBarrier::Op::Init       ? "mbarrier_init"
+                     : op->op == MBarrier::Op::Arrive   ? "mbarrier_arrive"
+                     : op->op == MBarrier::Op::ExpectTx ? "mbarrier_expect_tx"
+                                                        : "mbarrier_wait";
+  require_kernel(what);
+  check_mbarrier_buffer(op->buffer, what, loc_);
+  check_buffer_use(op->buffer, what);
+  check_indices(op->buffer, op->indices, what, loc_);
+  if ((op->op == MBarrier::Op::Arrive) == op->value.defined() ||
+      (op->value.defined() && !op->value.dtype().is_int()))
+    fail(std::string(what) + (op->op == MBarrier::Op::Arrive ? " takes no value"
+                                                              : " needs an integer value (the arrivals, bytes or parity)"));
+  if (auto v = op->value.defined() ? op->value.as_int() : std::nullopt) {
+    if (op->op == MBarrier::Op::Init && (*v < 1 || *v > (1 << 20) - 1))
+      fail("mbarrier_init with " + std::to_string(*v) + " arrivals: a barrier expects 1 to 2^20 - 1");
+    if (op->op == MBarrier::Op::ExpectTx && (*v < 0 || *v > (1 << 20) - 1))
+      fail("mbarrier_expect_tx of " + std::to_string(*v) + " bytes: a phase expects 0 to 2^20 - 1");
+    if (op->op == MBarrier::Op::Wait && *v != 0 && *v != 1)
+      fail("mbarrier_wait with parity " + std::to_string(*v) + ": the parity is 0 or 1");
+  }
+  if (parallel_depth_ > 0) fail(std::string(what) + " inside a parallel loop; put it in per-thread code");
+  IRVisitor::visit(op);
+}
+
+void Verifier::visit(const BulkCopy* op) {
+  At at(loc_, op->loc);
+  require_kernel("bulk_copy");
+  check_region(op->src, "bulk_copy", "source", loc_, /*predicated=*/true);
+  check_region(op->dst, "bulk_copy", "destination", loc_);
+  const Buffer &s = op->src.buffer, &d = op->dst.buffer;
+  check_buffer_use(s, "bulk_copy");
+  check_buffer_use(d, "bulk_copy");
+  if (s->scope != Scope::Global || d->scope != Scope::Shared || s->dtype != d->dtype || s->dtype.is_packed())
+    fail("bulk_copy from " + describe(s) + " into " + describe(d) +
+         ": a bulk copy moves a box of a global tensor into a shared buffer of the same dtype (not packed)");
+  if (s.rank() < 1 || s.rank() > 5) fail("bulk_copy: the source has " + std::to_string(s.rank()) + " dimensions; a box has 1 to 5");
+  std::vector<Expr> sq = op->src.squeezed_extents(), de = op->dst.squeezed_extents();
+  auto constant = [](const std::vector<Expr>& v) {
+    return std::all_of(v.begin(), v.end(), [](const Expr& e) { return e.as_int().has_value(); });
+  };
+  if (!constant(op->src.extents) || !constant(de) || sq.size() != de.size())
+    fail("bulk_copy: the box needs constant extents, the same in source and destination (unit dimensions dropped)");
+  for (std::size_t i = 0; i < sq.size(); ++i)
+    if (*sq[i].as_int() != *de[i].as_int())
+      fail("bulk_copy: the source box is " + dims_str(sq) + " but the destination's is " + dims_str(de));
+  for (const Expr& e : op->src.extents)
+    if (*e.as_int() > 256) fail("bulk_copy: a box is at most 256 elements along each dimension");
+  check_mbarrier_buffer(op->barrier, "bulk_copy", loc_);
+  check_buffer_use(op->barrier, "bulk_copy");
+  check_indices(op->barrier, op->barrier_indices, "bulk_copy", loc_);
+  if (parallel_depth_ > 0) fail("bulk_copy inside a parallel loop; put it in per-thread code");
+  IRVisitor::visit(op);
 }
 
 void Verifier::visit(const Atomic* op) {

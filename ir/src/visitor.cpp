@@ -43,6 +43,8 @@ void IRVisitor::visit_stmt(const Stmt& s) {
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()));
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()));
     case StmtKind::MmaSync: return visit(static_cast<const MmaSync*>(s.get()));
+    case StmtKind::MBarrier: return visit(static_cast<const MBarrier*>(s.get()));
+    case StmtKind::BulkCopy: return visit(static_cast<const BulkCopy*>(s.get()));
   }
 }
 
@@ -92,6 +94,15 @@ void IRVisitor::visit(const Prefetch* op) {
   for (auto& i : op->indices) visit_expr(i);
 }
 void IRVisitor::visit(const Hold* op) { visit_stmt(op->body); }
+void IRVisitor::visit(const MBarrier* op) {
+  for (auto& i : op->indices) visit_expr(i);
+  visit_expr(op->value);
+}
+void IRVisitor::visit(const BulkCopy* op) {
+  visit_region(op->src);
+  visit_region(op->dst);
+  for (auto& i : op->barrier_indices) visit_expr(i);
+}
 void IRVisitor::visit(const Atomic* op) { for (auto& i : op->indices) visit_expr(i); visit_expr(op->value); }
 void IRVisitor::visit(const If* op) { visit_expr(op->cond); visit_stmt(op->then_body); visit_stmt(op->else_body); }
 void IRVisitor::visit(const Let* op) { visit_expr(op->value); visit_stmt(op->body); }
@@ -151,6 +162,8 @@ Stmt IRMutator::mutate(const Stmt& s) {
     case StmtKind::Seq: return visit(static_cast<const Seq*>(s.get()), s);
     case StmtKind::Mma: return visit(static_cast<const Mma*>(s.get()), s);
     case StmtKind::MmaSync: return visit(static_cast<const MmaSync*>(s.get()), s);
+    case StmtKind::MBarrier: return visit(static_cast<const MBarrier*>(s.get()), s);
+    case StmtKind::BulkCopy: return visit(static_cast<const BulkCopy*>(s.get()), s);
   }
   return s;
 }
@@ -318,6 +331,33 @@ Stmt IRMutator::visit(const Prefetch* op, const Stmt& self) {
   auto n = std::make_shared<Prefetch>(*op);
   n->buffer = b;
   n->indices = std::move(idx);
+  return Stmt(std::move(n));
+}
+Stmt IRMutator::visit(const MBarrier* op, const Stmt& self) {
+  Buffer b = mutate_buffer(op->buffer);
+  std::vector<Expr> idx;
+  for (auto& i : op->indices) idx.push_back(mutate(i));
+  Expr v = mutate(op->value);
+  if (b.same_as(op->buffer) && same(idx, op->indices) && v.same_as(op->value)) return self;
+  auto n = std::make_shared<MBarrier>(*op);
+  n->buffer = b;
+  n->indices = std::move(idx);
+  n->value = std::move(v);
+  return Stmt(std::move(n));
+}
+Stmt IRMutator::visit(const BulkCopy* op, const Stmt& self) {
+  Region s = mutate_region(op->src), d = mutate_region(op->dst);
+  Buffer b = mutate_buffer(op->barrier);
+  std::vector<Expr> idx;
+  for (auto& i : op->barrier_indices) idx.push_back(mutate(i));
+  if (same_region(s, op->src) && same_region(d, op->dst) && b.same_as(op->barrier) &&
+      same(idx, op->barrier_indices))
+    return self;
+  auto n = std::make_shared<BulkCopy>(*op);
+  n->src = std::move(s);
+  n->dst = std::move(d);
+  n->barrier = b;
+  n->barrier_indices = std::move(idx);
   return Stmt(std::move(n));
 }
 Stmt IRMutator::visit(const LdMatrix* op, const Stmt& self) {

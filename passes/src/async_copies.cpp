@@ -13,6 +13,16 @@ namespace {
 
 using lower::fills_shared_from_global;
 
+bool has_bulk_copies(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const ir::BulkCopy*) override { found = true; }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 Stmt wait_for(int in_flight, const SourceLoc& loc) {
   auto w = std::make_shared<ir::AsyncWait>(loc);
   w->in_flight = in_flight;
@@ -53,7 +63,8 @@ struct AsyncCopies : IRMutator {
     Stmt rebuilt = IRMutator::visit(op, self);
     const auto* loop = rebuilt.as<ir::For>();
     const auto* seq = loop->body.as<ir::Seq>();
-    if (loop->for_kind != ForKind::Pipelined || loop->stages < 2 || !seq) return rebuilt;
+    if (loop->for_kind != ForKind::Pipelined || loop->stages < 2 || !seq || has_bulk_copies(loop->body))
+      return rebuilt;  // bulk copies complete on mbarriers (bulk_copies), not in async groups
     const std::vector<Stmt>& stmts = seq->stmts;
     std::size_t i = 0;
     while (i < stmts.size() && stmts[i]->kind == ir::StmtKind::Barrier) ++i;

@@ -28,7 +28,7 @@ namespace {
 
 // The gemm sample through cuda's pipeline for sm_90a (its passes, in its order).
 Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk, int threads = 128,
-                      DType t = f16, int stages = 2) {
+                      DType t = f16, int stages = 2, bool bulk = false) {
   const Sample& s = *find("gemm");
   Params p = resolve(s, {{"M", M},
                          {"N", N},
@@ -46,7 +46,9 @@ Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, i
   passes.push_back({"overlap_async_mma", overlap_async_mma});
   passes.push_back({"fence_async_proxy", fence_async_proxy});
   passes.push_back({"place_shared_memory", place_shared_memory});
-  return PassManager(passes).run(f, test::sm90a());
+  TargetInfo info = test::sm90a();
+  info.bulk_copy = bulk;
+  return PassManager(passes).run(f, info);
 }
 
 // C = A·B (f16 in, f16 out) on small random integers, exact in f16; "" when right, else the error.
@@ -245,6 +247,55 @@ TEST_CASE("sm_90a gemm: overlap_async_mma keeps one K step's mmas in flight") {
   deeper.deeper = true;
   e = run_gemm(deeper.mutate_function(f), 128, 128, 256);
   CHECK_MESSAGE(e.find("async mma") != std::string::npos, e);
+}
+
+// Drops every mbarrier statement of one kind.
+struct DropMBarrier : IRMutator {
+  ir::MBarrier::Op op;
+  explicit DropMBarrier(ir::MBarrier::Op o) : op(o) {}
+  Stmt visit(const ir::Seq* seq, const Stmt&) override {
+    std::vector<Stmt> out;
+    for (const Stmt& s0 : seq->stmts) {
+      Stmt s = mutate(s0);
+      const auto* m = s.as<ir::MBarrier>();
+      if (!m || m->op != op) out.push_back(s);
+    }
+    return make_seq(std::move(out), seq->loc);
+  }
+};
+
+TEST_CASE("bulk_copies: one thread's bulk copies on per-slot mbarriers feed the wgmma tiles") {
+  Function f = lowered_gemm(256, 256, 256, 128, 128, 32, 128, f16, 3, true);
+  std::string ir = print(f);
+  INFO(ir);
+  CHECK(ir.find("shared full: i64[3]") != std::string::npos);
+  CHECK(ir.find("mbarrier_init full[s], 1") != std::string::npos);
+  // A's 64-byte rows in one box; B's 256-byte rows in two boxes of 128-byte strips; prologue and loop.
+  CHECK(count(ir, "bulk_copy A[") == 2);
+  CHECK(count(ir, "bulk_copy B[") == 4);
+  CHECK(ir.find("bulk_copy B[ko*32 + 64 +: 32, bx*128 + 64 +: 64] -> B_shared[(ko + 2) % 3 +: 1, 0 +: 32, 64 +: 64] on full[(ko + 2) % 3]") !=
+        std::string::npos);
+  CHECK(count(ir, "mbarrier_expect_tx full[") == 2);
+  CHECK(ir.find("mbarrier_expect_tx full[(ko + 2) % 3], 16384") != std::string::npos);
+  CHECK(ir.find("mbarrier_wait full[ko % 3], ko / 3 % 2") != std::string::npos);
+  CHECK(ir.find("async A_shared") == std::string::npos);  // no cp.async left
+  CHECK(print(parse_function(ir, "g.tgir")) == ir);
+  CHECK(run_gemm(f, 256, 256, 256) == "");
+  // Ragged M and N: the boxes overhang the tensors, zero-filled.
+  Function ragged = lowered_gemm(200, 72, 96, 128, 64, 32, 128, f16, 3, true);
+  CHECK(print(ragged).find("bulk_copy") != std::string::npos);
+  CHECK(run_gemm(ragged, 200, 72, 96) == "");
+  // K = 100: rows of 200 bytes, not a multiple of 16: no tensor map, the fills stay cp.async.
+  Function k100 = lowered_gemm(128, 128, 100, 128, 128, 32, 128, f16, 3, true);
+  CHECK(print(k100).find("bulk_copy") == std::string::npos);
+  CHECK(run_gemm(k100, 128, 128, 100) == "");
+  // Without the wait, or the expected bytes: errors of the interpreter.
+  std::string e = run_gemm(DropMBarrier(ir::MBarrier::Op::Wait).mutate_function(f), 256, 256, 256);
+  CHECK_MESSAGE(e.find("before this thread waited for that phase") != std::string::npos, e);
+  e = run_gemm(DropMBarrier(ir::MBarrier::Op::ExpectTx).mutate_function(f), 256, 256, 256);
+  CHECK_MESSAGE(e.find("still expects 1 arrival(s)") != std::string::npos, e);
+  // Targets without bulk copies keep cp.async.
+  CHECK(print(lowered_gemm(256, 256, 256, 128, 128, 32, 128, f16, 3)).find("bulk_copy") == std::string::npos);
 }
 
 TEST_CASE("mma_fence, proxy_fence and mma_wait: printed, parsed back, checked by the verifier") {

@@ -40,6 +40,8 @@ class BufferAccessVisitor : public IRVisitor {
   void visit(const ir::Reduce* op) override;
   void visit(const ir::Mma* op) override;
   void visit(const ir::LdMatrix* op) override;  // reads src's rows, writes the registers
+  void visit(const ir::MBarrier* op) override;  // init writes the barrier, the others update it
+  void visit(const ir::BulkCopy* op) override;  // reads src, writes dst, updates the barrier
   void visit(const ir::Hold* op) override;
 
  private:

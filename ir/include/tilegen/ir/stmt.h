@@ -46,7 +46,7 @@ namespace ir {
 // clang-format off
 enum class StmtKind : uint8_t {
   Kernel, For, Copy, Fill, Gemm, Reduce, Store, Atomic, If, Let, Barrier, Seq, Mma, AsyncWait, LdMatrix,
-  Prefetch, Hold, MmaSync
+  Prefetch, Hold, MmaSync, MBarrier, BulkCopy
 };
 // clang-format on
 
@@ -298,6 +298,49 @@ struct MmaSync : StmtNode {
   enum class Op : uint8_t { Fence, ProxyFence, Wait } op = Op::Wait;
   int in_flight = 0;  // Wait only
   MmaSync(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// Transaction barriers (Hopper's mbarrier): each element of a Shared i64 buffer used by these
+/// statements (and by BulkCopy's `on`) is one barrier, which no other statement may access.
+/// A barrier counts arrivals and transaction bytes of its current phase; when every expected
+/// arrival has come and the bytes it expects are in, the phase completes and the next one
+/// begins, expecting the same number of arrivals. Per executing thread:
+///   `mbarrier_init bar[i], n`       — phase 0 begins, expecting n ≥ 1 arrivals, no bytes; one
+///                                     thread, and a barrier before any other uses it;
+///   `mbarrier_arrive bar[i]`        — one arrival on the current phase;
+///   `mbarrier_expect_tx bar[i], b`  — the current phase also expects b more bytes (of bulk
+///                                     copies on it), then one arrival (mbarrier.arrive.expect_tx);
+///   `mbarrier_wait bar[i], p`       — waits until the phase of parity p (0 or 1) is complete:
+///                                     it returns at once where the barrier's last completed phase
+///                                     has parity p (a fresh barrier's "phase −1" has parity 1), so
+///                                     a thread waits for phase k with parity k % 2, and must have
+///                                     waited for phase k − 2 first (k ≥ 2) or it returns early.
+/// After its wait, a thread may read what the bulk copies of that phase wrote.
+struct MBarrier : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::MBarrier;
+  enum class Op : uint8_t { Init, Arrive, ExpectTx, Wait } op = Op::Wait;
+  Buffer buffer;
+  std::vector<Expr> indices;
+  Expr value;  // Init: arrivals; ExpectTx: bytes; Wait: parity; Arrive: none
+  MBarrier(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
+};
+
+/// `bulk_copy G[g0 +: r, g1 +: c] -> S[s, 0 +: r, 0 +: c] on bar[i]`: the executing thread
+/// copies a box of a Global buffer into a Shared one of the same dtype (Hopper's tensor memory
+/// accelerator, cp.async.bulk.tensor): the source region's extents are the box; elements of the
+/// box outside the source buffer read as zero (the box may start before it or run past its end);
+/// the destination region has the box's extents after dropping its extent-1 dimensions.
+/// The copy is asynchronous: it lands, and adds its bytes (the box's elements × element size) to
+/// the current phase of barrier `bar[i]`, at some moment before that phase completes; a thread may
+/// read what it wrote only after waiting for that phase, and nothing may access the destination in
+/// between. Done by one thread (the others skip it: `if tx == 0`), after an mbarrier_expect_tx of
+/// those bytes on the barrier's phase.
+struct BulkCopy : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::BulkCopy;
+  Region src, dst;
+  Buffer barrier;
+  std::vector<Expr> barrier_indices;
+  BulkCopy(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
 }  // namespace ir

@@ -44,6 +44,8 @@ class IRVisitor {
   virtual void visit(const ir::Barrier*) {}
   virtual void visit(const ir::AsyncWait*) {}
   virtual void visit(const ir::MmaSync*) {}
+  virtual void visit(const ir::MBarrier* op);
+  virtual void visit(const ir::BulkCopy* op);
   virtual void visit(const ir::LdMatrix* op);
   virtual void visit(const ir::Prefetch* op);
   virtual void visit(const ir::Hold* op);
@@ -87,6 +89,8 @@ class IRMutator {
   virtual Stmt visit(const ir::Barrier* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::AsyncWait* op, const Stmt& self) { return self; }
   virtual Stmt visit(const ir::MmaSync* op, const Stmt& self) { return self; }
+  virtual Stmt visit(const ir::MBarrier* op, const Stmt& self);
+  virtual Stmt visit(const ir::BulkCopy* op, const Stmt& self);
   virtual Stmt visit(const ir::LdMatrix* op, const Stmt& self);
   virtual Stmt visit(const ir::Prefetch* op, const Stmt& self);
   virtual Stmt visit(const ir::Hold* op, const Stmt& self);

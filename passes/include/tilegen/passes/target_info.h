@@ -21,6 +21,7 @@ struct TargetInfo {
   int64_t shared_mem_bytes = 48 * 1024;
   int vector_bytes = 16;     // widest single load/store
   bool async_copy = false;   // cp.async or equivalent
+  bool bulk_copy = false;    // bulk tensor copies completing on mbarriers (Hopper's TMA; bulk_copies.h)
   // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
   // fragment laid out over a matrix unit's registers may then stay there through reductions, row
   // vectors, casts and gemm operands (infer_fragment_layouts). False where a unit's registers are

@@ -1,0 +1,127 @@
+// Transaction barriers and bulk copies as IR (issue 15: TMA and mbarriers): `mbarrier_init`,
+// `mbarrier_arrive`, `mbarrier_expect_tx`, `mbarrier_wait` and `bulk_copy` print, parse back, are
+// checked by the verifier, and run in the interpreter exactly: a bulk copy's box, zero outside
+// the tensor, lands when its phase completes, and each omission (the wait, the expected bytes, the
+// barrier after the init, the parity's flip) is a reported error, not a wrong answer.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+#include "tilegen/ir/interpreter.h"
+#include "tilegen/ir/parser.h"
+#include "tilegen/ir/printer.h"
+#include "tilegen/ir/verifier.h"
+
+using namespace tg;
+
+namespace {
+
+// Two boxes of A (100×70) into the two slots of S, each on its own barrier, the second box
+// overhanging A's bottom and right edges; then every thread copies its part of slot `from` to C.
+std::string kernel(const std::string& waits = "    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n",
+                   const std::string& expect = "        mbarrier_expect_tx bar[k], 16384\n",
+                   const std::string& after_init = "    barrier\n", int from = 1) {
+  return std::string(R"(func k(A: f32[100, 70] global, C: f32[64, 64] global) {
+  kernel grid(1) threads(128) -> (bx; tx) {
+    shared S: f32[2, 64, 64]
+    shared bar: i64[2]
+    if tx == 0 {
+      mbarrier_init bar[0], 1
+      mbarrier_init bar[1], 1
+    }
+)") + after_init +
+         R"(    for k in serial(0 +: 2) {
+      if tx == 0 {
+)" + expect +
+         R"(        bulk_copy A[k*50 +: 64, k*20 +: 64] -> S[k +: 1, 0 +: 64, 0 +: 64] on bar[k]
+      }
+    }
+)" + waits +
+         "    for i in serial(0 +: 32) {\n      let e: i32 = tx*32 + i\n      C[e / 64, e % 64] = S[" +
+         std::to_string(from) + ", e / 64, e % 64]\n    }\n  }\n}\n";
+}
+
+// Runs f on a random A; "" when C holds the box of slot `from` (zero outside A), else the error.
+std::string run(const Function& f, int from = 1) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> d(-9, 9);
+  std::vector<float> a(100 * 70), c(64 * 64, -777.0f);
+  for (float& x : a) x = float(d(rng));
+  std::vector<HostArg> args(2);
+  args[0].data = a.data(), args[0].shape = {100, 70};
+  args[1].data = c.data(), args[1].shape = {64, 64};
+  try {
+    interpret(f, args);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  for (int r = 0; r < 64; ++r)
+    for (int q = 0; q < 64; ++q) {
+      const int gr = from * 50 + r, gc = from * 20 + q;
+      const float want = gr < 100 && gc < 70 ? a[std::size_t(gr * 70 + gc)] : 0.0f;
+      if (c[std::size_t(r * 64 + q)] != want) return "wrong C[" + std::to_string(r) + ", " + std::to_string(q) + "]";
+    }
+  return "";
+}
+
+std::string run_text(const std::string& text, int from = 1) { return run(parse_function(text, "m.tgir"), from); }
+
+}  // namespace
+
+TEST_CASE("bulk_copy on an mbarrier: a box, zero outside the tensor, readable after the wait") {
+  const std::string text = kernel();
+  Function f = parse_function(text, "m.tgir");
+  CHECK(print(f) == text);  // the text form round-trips
+  verify(f);
+  CHECK(run(f, 1) == "");
+  CHECK(run_text(kernel("    mbarrier_wait bar[0], 0\n", "        mbarrier_expect_tx bar[k], 16384\n",
+                        "    barrier\n", 0),
+                 0) == "");
+}
+
+TEST_CASE("mbarriers: each omission is an error of the interpreter") {
+  // No wait for the slot it reads.
+  std::string e = run_text(kernel("    mbarrier_wait bar[0], 0\n"));
+  CHECK_MESSAGE(e.find("before this thread waited for that phase") != std::string::npos, e);
+  // The wrong parity: phase 0 is done, phase 1 never starts.
+  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 1\n"));
+  CHECK_MESSAGE(e.find("nothing that runs before this wait completes it") != std::string::npos, e);
+  // No expected bytes: the arrival never comes, the phase never completes.
+  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n", ""));
+  CHECK_MESSAGE(e.find("still expects 1 arrival(s)") != std::string::npos, e);
+  // The same wait twice: it returns for the phase the thread already saw.
+  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n    mbarrier_wait bar[1], 0\n"));
+  CHECK_MESSAGE(e.find("phase error") != std::string::npos, e);
+  // No barrier after the init: the other threads' waits race with it.
+  e = run_text(kernel(
+      "    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n", "        mbarrier_expect_tx bar[k], 16384\n", ""));
+  CHECK_MESSAGE(e.find("race on shared buffer bar[") != std::string::npos, e);
+  // A copy no one waits for, whose bytes were never expected: it never completes.
+  std::string never = kernel("", "");
+  never = never.substr(0, never.find("    for i in serial")) + "  }\n}\n";
+  e = run_text(never);
+  CHECK_MESSAGE(e.find("never completed before the kernel ended") != std::string::npos, e);
+  // Two arrivals on a phase that expects one.
+  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n",
+                      "        mbarrier_expect_tx bar[k], 16384\n        mbarrier_arrive bar[k]\n"));
+  CHECK_MESSAGE(e.find("expects no more arrivals") != std::string::npos, e);
+  // An mbarrier read as data.
+  std::string data = kernel();
+  data.replace(data.find("C[e / 64, e % 64] = S[1"), 23, "C[e / 64, e % 64] = cast<f32>(bar[1]) + S[1");
+  e = run_text(data);
+  CHECK_MESSAGE(e.find("as data") != std::string::npos, e);
+}
+
+TEST_CASE("mbarriers and bulk copies: the verifier's checks") {
+  auto rejects = [](std::string text, const std::string& from, const std::string& to, const char* why) {
+    text.replace(text.find(from), from.size(), to);
+    CHECK_THROWS_WITH_AS(verify(parse_function(text, "m.tgir")), doctest::Contains(why), Error);
+  };
+  const std::string text = kernel();
+  rejects(text, "shared bar: i64[2]", "shared bar: f32[2]", "shared i64 buffer");
+  rejects(text, "mbarrier_wait bar[1], 0", "mbarrier_wait bar[1], 2", "the parity is 0 or 1");
+  rejects(text, "mbarrier_init bar[0], 1", "mbarrier_init bar[0], 0", "expects 1 to 2^20 - 1");
+  rejects(text, "S[k +: 1, 0 +: 64, 0 +: 64]", "S[k +: 1, 0 +: 64, 0 +: 32]", "the source box is");
+  rejects(text, "shared S: f32[2, 64, 64]", "shared S: f16[2, 64, 64]", "of the same dtype");
+}
