@@ -70,17 +70,19 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
     const int lane = m.ids[k];
     if (lane >= T_) continue;
     int32_t id = -1;
-    MBar& b = op->op == ir::MBarrier::Op::Init
-                  ? mbars_[std::size_t(mbar_base_[std::size_t(s.buf)] +
-                                       element_index(s.buf, s.idx.data(), int(s.idx.size()), lane, "mbarrier"))]
-                  : mbarrier_of(s, lane, &id);
+    MBar& b =
+        op->op == ir::MBarrier::Op::Init
+            ? mbars_[std::size_t(mbar_base_[std::size_t(s.buf)] +
+                                 element_index(s.buf, s.idx.data(), int(s.idx.size()), lane, "mbarrier"))]
+            : mbarrier_of(s, lane, &id);
     const bool races = !races_[std::size_t(b.buf)].empty();
     const std::string name = element_name(b.buf, b.flat);
     switch (op->op) {
       case ir::MBarrier::Op::Init: {
         const int64_t n = eval_int(s.e0, lane);
         if (n < 1 || n >= (1 << 20))
-          fail("mbarrier_init " + name + " with " + std::to_string(n) + " arrivals: a phase expects 1 to 2^20 - 1");
+          fail("mbarrier_init " + name + " with " + std::to_string(n) +
+               " arrivals: a phase expects 1 to 2^20 - 1");
         if (b.init)
           fail("mbarrier " + name + " initialised twice (thread " + std::to_string(lane) +
                "): initialise each barrier once, by one thread" + site_lines(b.init_site, site));
@@ -94,7 +96,8 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
         if (op->op == ir::MBarrier::Op::ExpectTx) {
           const int64_t bytes = eval_int(s.e0, lane);
           if (bytes < 0 || bytes >= (1 << 20))
-            fail("mbarrier_expect_tx " + name + " of " + std::to_string(bytes) + " bytes: a phase expects 0 to 2^20 - 1");
+            fail("mbarrier_expect_tx " + name + " of " + std::to_string(bytes) +
+                 " bytes: a phase expects 0 to 2^20 - 1");
           b.tx += bytes;
         }
         if (b.pending == 0)
@@ -145,16 +148,18 @@ void BlockExec::exec_bulk_copy(const SNode& s, Mask m) {
     if (lane >= T_) continue;
     int32_t id = -1;
     MBar& b = mbarrier_of(s, lane, &id);
-    for (std::size_t d = 0; d < rs; ++d) so[d] = eval_int(src.offsets[d], lane), se[d] = eval_int(src.extents[d], lane);
-    for (std::size_t d = 0; d < rd; ++d) dof[d] = eval_int(dst.offsets[d], lane), de[d] = eval_int(dst.extents[d], lane);
+    for (std::size_t d = 0; d < rs; ++d)
+      so[d] = eval_int(src.offsets[d], lane), se[d] = eval_int(src.extents[d], lane);
+    for (std::size_t d = 0; d < rd; ++d)
+      dof[d] = eval_int(dst.offsets[d], lane), de[d] = eval_int(dst.extents[d], lane);
     int64_t count = 1;
     for (int64_t e : se) count *= e;
     int64_t dcount = 1;
     for (int64_t e : de) dcount *= e;
     if (count != dcount || count <= 0)
-      fail("bulk_copy from " + P.bufs[std::size_t(src.buf)].node->name + " (box " + index_text(se.data(), int(rs)) +
-           ") into " + P.bufs[std::size_t(dst.buf)].node->name + " (" + index_text(de.data(), int(rd)) +
-           "): the boxes differ");
+      fail("bulk_copy from " + P.bufs[std::size_t(src.buf)].node->name + " (box " +
+           index_text(se.data(), int(rs)) + ") into " + P.bufs[std::size_t(dst.buf)].node->name + " (" +
+           index_text(de.data(), int(rd)) + "): the boxes differ");
     const bool races = !races_[std::size_t(dst.buf)].empty();
     std::fill(c.begin(), c.end(), 0);
     for (int64_t e = 0; e < count; ++e) {
@@ -215,9 +220,10 @@ void BlockExec::check_mbarriers_at_end() {
     if (!b.landing.empty()) {
       cur_ = &P.stmts[std::size_t(b.landing.front().site)];
       fail("the bulk copy into " + element_name(b.landing.front().buf, b.landing.front().flat) +
-           " on mbarrier " + element_name(b.buf, b.flat) + " never completed before the kernel ended: its phase " +
-           std::to_string(b.phase) + " still expects " + std::to_string(b.pending) + " arrival(s) and " +
-           std::to_string(b.tx) + " byte(s) (an mbarrier_expect_tx of the copy's bytes completes it)");
+           " on mbarrier " + element_name(b.buf, b.flat) +
+           " never completed before the kernel ended: its phase " + std::to_string(b.phase) +
+           " still expects " + std::to_string(b.pending) + " arrival(s) and " + std::to_string(b.tx) +
+           " byte(s) (an mbarrier_expect_tx of the copy's bytes completes it)");
     }
 }
 

@@ -24,7 +24,8 @@ struct FillCopy {
 std::optional<FillCopy> as_fill(const Stmt& s) {
   const auto* g = s.as<ir::If>();
   const ir::Copy* c = g && !g->else_body ? g->then_body.as<ir::Copy>() : s.as<ir::Copy>();
-  if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared) return std::nullopt;
+  if (!c || c->src.buffer->scope != Scope::Global || c->dst.buffer->scope != Scope::Shared)
+    return std::nullopt;
   return FillCopy{g ? g->cond : Expr(), c};
 }
 
@@ -138,7 +139,8 @@ class BulkCopies : public IRMutator {
 
   // A body's leading fills, as one thread's expect_tx and bulk copies on full[slot] under their
   // guard; nullopt where a fill cannot be converted or the fills disagree on guard or slot.
-  std::optional<Stmt> issue(const std::vector<FillCopy>& fills, const Buffer& full, const SourceLoc& loc) const {
+  std::optional<Stmt> issue(const std::vector<FillCopy>& fills, const Buffer& full,
+                            const SourceLoc& loc) const {
     std::vector<Stmt> copies;
     int64_t bytes = 0;
     const Expr slot = fills.front().copy->dst.offsets[0];
@@ -204,12 +206,12 @@ class BulkCopies : public IRMutator {
     Var s("s");
     Stmt init = make_if(
         tx_ == 0,
-        make_for(s, 0, S, mbarrier(ir::MBarrier::Op::Init, full, s, Expr(1), loc), ForKind::Serial, loc), loc);
+        make_for(s, 0, S, mbarrier(ir::MBarrier::Op::Init, full, s, Expr(1), loc), ForKind::Serial, loc),
+        loc);
     auto np = std::make_shared<ir::For>(*pro);
     np->body = *pro_issue;
     const Expr rel = is_const(main->min, 0) ? Expr(main->var) : main->var - main->min;
-    std::vector<Stmt> body = {*main_issue,
-                              mbarrier(ir::MBarrier::Op::Wait, full, rel % S, rel / S % 2, loc)};
+    std::vector<Stmt> body = {*main_issue, mbarrier(ir::MBarrier::Op::Wait, full, rel % S, rel / S % 2, loc)};
     for (std::size_t i = mf.size(); i < main_body.size(); ++i) body.push_back(mutate(main_body[i]));
     auto nm = std::make_shared<ir::For>(*main);
     nm->body = make_seq(std::move(body), main->body->loc);

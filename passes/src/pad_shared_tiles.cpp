@@ -2,6 +2,7 @@
 #include "tilegen/passes/pad_shared_tiles.h"
 
 #include <map>
+#include <set>
 
 #include "tilegen/ir/visitor.h"
 
@@ -20,8 +21,19 @@ bool wants_padding(const ir::BufferNode& b) {
 
 class Pad : public IRMutator {
  public:
+  // Tiles the copy engine fills (bulk copies) stay dense, or get swizzle_shared_tiles' swizzle:
+  // it writes a box's rows back to back.
+  explicit Pad(const Function& f) {
+    struct Scan : IRVisitor {
+      std::set<const ir::BufferNode*>* out;
+      using IRVisitor::visit;
+      void visit(const ir::BulkCopy* op) override { out->insert(op->dst.buffer.get()); }
+    } scan;
+    scan.out = &bulk_;
+    scan.visit_stmt(f.body);
+  }
   Buffer mutate_buffer(const Buffer& b) override {
-    if (!b || !wants_padding(*b.get())) return IRMutator::mutate_buffer(b);
+    if (!b || !wants_padding(*b.get()) || bulk_.count(b.get())) return IRMutator::mutate_buffer(b);
     auto it = padded_.find(b.get());
     if (it != padded_.end()) return it->second;
     auto n = std::make_shared<ir::BufferNode>(*b.get());
@@ -31,12 +43,13 @@ class Pad : public IRMutator {
 
  private:
   std::map<const ir::BufferNode*, Buffer> padded_;
+  std::set<const ir::BufferNode*> bulk_;
 };
 
 }  // namespace
 
 Function pad_shared_tiles(const Function& f, const TargetInfo&) {
-  Pad pass;
+  Pad pass(f);
   return pass.mutate_function(f);
 }
 

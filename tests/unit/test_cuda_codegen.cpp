@@ -139,6 +139,39 @@ TEST_CASE("cuda: sm_90a compiles every sample; the gemm's PTX is wgmma.mma_async
   }
 }
 
+TEST_CASE("cuda: with --param tma=1 the sm_90a gemm's tiles arrive by bulk tensor copies on mbarriers") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& g = *find("gemm");
+  Function f = g.build(resolve(g, {{"M", 512}, {"N", 512}, {"K", 256}}), f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{512, 256}, {256, 512}, {512, 512}}));
+  CompileOptions tma;
+  tma.params["tma"] = "1";
+  Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, tma);
+  INFO(a.source);
+  for (const char* want : {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                           "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
+                           "mbarrier.init.shared::cta.b64", "wgmma.mma_async"})
+    CHECK_MESSAGE(a.assembly.find(want) != std::string::npos, want);
+  CHECK(a.assembly.find("cp.async.cg.shared.global") == std::string::npos);  // no cp.async left
+  // Two tensor maps, passed by value after the function's parameters: A's 128x32 box (64-byte
+  // swizzle) and B's 32x64 strip (128-byte swizzle).
+  CHECK(a.source.find("const __grid_constant__ tg_tensor_map tg_tmap0, const __grid_constant__ tg_tensor_map "
+                      "tg_tmap1)") != std::string::npos);
+  // The IR the source came from: A's 128x32 box in one copy, B's 256-byte rows in two strips.
+  std::vector<std::pair<std::string, std::string>> stages;
+  Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, tma, &stages);
+  REQUIRE(stages.size() >= 2);
+  const std::string& ir = stages[stages.size() - 2].second;  // after the last pass (then: source)
+  CHECK(ir.find("bulk_copy A[by*128 +: 128, ko*32 + 64 +: 32]") != std::string::npos);
+  CHECK(ir.find("bulk_copy B[ko*32 + 64 +: 32, bx*128 + 64 +: 64]") != std::string::npos);
+  // Off by default, and never below sm_90.
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{}).assembly.find("mbarrier") ==
+        std::string::npos);
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, tma).assembly.find("mbarrier") ==
+        std::string::npos);
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;

@@ -60,12 +60,15 @@ std::string run(const Function& f, int from = 1) {
     for (int q = 0; q < 64; ++q) {
       const int gr = from * 50 + r, gc = from * 20 + q;
       const float want = gr < 100 && gc < 70 ? a[std::size_t(gr * 70 + gc)] : 0.0f;
-      if (c[std::size_t(r * 64 + q)] != want) return "wrong C[" + std::to_string(r) + ", " + std::to_string(q) + "]";
+      if (c[std::size_t(r * 64 + q)] != want)
+        return "wrong C[" + std::to_string(r) + ", " + std::to_string(q) + "]";
     }
   return "";
 }
 
-std::string run_text(const std::string& text, int from = 1) { return run(parse_function(text, "m.tgir"), from); }
+std::string run_text(const std::string& text, int from = 1) {
+  return run(parse_function(text, "m.tgir"), from);
+}
 
 }  // namespace
 
@@ -91,11 +94,12 @@ TEST_CASE("mbarriers: each omission is an error of the interpreter") {
   e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n", ""));
   CHECK_MESSAGE(e.find("still expects 1 arrival(s)") != std::string::npos, e);
   // The same wait twice: it returns for the phase the thread already saw.
-  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n    mbarrier_wait bar[1], 0\n"));
+  e = run_text(
+      kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n    mbarrier_wait bar[1], 0\n"));
   CHECK_MESSAGE(e.find("phase error") != std::string::npos, e);
   // No barrier after the init: the other threads' waits race with it.
-  e = run_text(kernel(
-      "    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n", "        mbarrier_expect_tx bar[k], 16384\n", ""));
+  e = run_text(kernel("    mbarrier_wait bar[0], 0\n    mbarrier_wait bar[1], 0\n",
+                      "        mbarrier_expect_tx bar[k], 16384\n", ""));
   CHECK_MESSAGE(e.find("race on shared buffer bar[") != std::string::npos, e);
   // A copy no one waits for, whose bytes were never expected: it never completes.
   std::string never = kernel("", "");

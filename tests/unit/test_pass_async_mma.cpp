@@ -294,6 +294,14 @@ TEST_CASE("bulk_copies: one thread's bulk copies on per-slot mbarriers feed the 
   CHECK_MESSAGE(e.find("before this thread waited for that phase") != std::string::npos, e);
   e = run_gemm(DropMBarrier(ir::MBarrier::Op::ExpectTx).mutate_function(f), 256, 256, 256);
   CHECK_MESSAGE(e.find("still expects 1 arrival(s)") != std::string::npos, e);
+  // mma.sync tiles (too small for a warpgroup) filled by bulk copies stay dense, unpadded: the copy
+  // engine writes a box's rows back to back.
+  Function small = lowered_gemm(96, 64, 64, 32, 32, 16, 128, f16, 3, true);
+  std::string small_ir = print(small);
+  CHECK(small_ir.find("bulk_copy A[") != std::string::npos);
+  CHECK(small_ir.find("mma_m16n8k16_f16_f32") != std::string::npos);
+  CHECK(small_ir.find("layout=padded") == std::string::npos);
+  CHECK(run_gemm(small, 96, 64, 64) == "");
   // Targets without bulk copies keep cp.async.
   CHECK(print(lowered_gemm(256, 256, 256, 128, 128, 32, 128, f16, 3)).find("bulk_copy") == std::string::npos);
 }

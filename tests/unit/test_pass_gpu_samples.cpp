@@ -23,7 +23,8 @@ using namespace tg::samples;
 
 namespace {
 
-void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arch_specific = false) {
+void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arch_specific = false,
+                  bool bulk = false) {
   std::mt19937_64 rng(7);
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
   static const std::unique_ptr<TargetPlugin> plugin(cuda::make_plugin());  // the linked code generator
@@ -32,9 +33,12 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arc
   TargetPlugin* cuda = nullptr;
   MESSAGE("the shared gpu pipeline only: the build has no cuda code generator");
 #endif
-  const TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm) + (arch_specific ? "a" : ""))
-                               : test::nvidia(sm, arch_specific);
-  PassManager pm(cuda ? cuda->pipeline(info, {}) : gpu_pipeline());
+  TargetInfo info = cuda ? cuda->info_for_arch("sm_" + std::to_string(sm) + (arch_specific ? "a" : ""))
+                         : test::nvidia(sm, arch_specific);
+  CompileOptions opt;
+  if (bulk) opt.params["tma"] = "1";  // cuda's switch for the pass bulk_copies
+  if (!cuda) info.bulk_copy = bulk;
+  PassManager pm(cuda ? cuda->pipeline(info, opt) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only != default_tiles) continue;
     testing::check_lowered_sample(s, t, i, pm, info, rng);
@@ -59,6 +63,17 @@ TEST_CASE("gpu pipeline for sm_90a on every sample and dtype: the interpreter re
     for (DType t : s.dtypes) {
       SUBCASE(("sm_90a " + s.name + " " + std::string(t.name())).c_str()) {
         check_sample(s, t, 90, false, true);
+      }
+    }
+}
+
+// sm_90a with bulk tensor copies on mbarriers (--param tma=1): the fills the copy engine can do
+// become one thread's boxes, every thread waiting for its slot's phase.
+TEST_CASE("gpu pipeline for sm_90a with bulk copies on every sample and dtype: the interpreter reproduces the references") {
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      SUBCASE(("sm_90a tma " + s.name + " " + std::string(t.name())).c_str()) {
+        check_sample(s, t, 90, false, true, true);
       }
     }
 }

@@ -6,7 +6,9 @@
 #   2. GEMM f16/bf16 at 4096³ and 8192³, base, new, new, base interleaved (the base with
 #      TILEGEN_CUDA_WGMMA=1: wgmma was off by default before 2026-12-06), and bench_cuda_vs_cublas;
 #   3. compute-sanitizer memcheck, racecheck, synccheck on gemm and gemm_relu (ragged) with wgmma;
-#   4. the whole cuda conformance suite (wgmma on, the default);
+#   4. the whole cuda conformance suite (wgmma on, the default); with TILEGEN_CUDA_TMA=1 (bulk
+#      tensor copies on mbarriers, not yet run on a GPU before this) the gemm samples' conformance,
+#      compute-sanitizer on one gemm and GEMM f16 4096³ against the default, interleaved;
 #   5. a tile sweep of GEMM f16 4096³ (each config says whether its source has wgmma);
 #   6. one ncu profile of the default gemm.
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
@@ -45,6 +47,20 @@ cat "$L/bench_cuda_vs_cublas.csv"
 grep -E "^== exit|ERROR SUMMARY|RACECHECK SUMMARY" "$L/x/sanitizer.txt" | tr '\n' ' '; echo
 late || { t "$TG" conformance --target cuda --json "$L/conformance_cuda.json" > "$L/x/conf.txt"; tail -2 "$L/x/conf.txt"; }
 S=M=4096,N=4096,K=4096
+if ! late; then
+  for s in gemm gemm_relu gemm_softmax; do
+    t env TILEGEN_CUDA_TMA=1 "$TG" conformance --target cuda --sample $s --json "$L/x/conf_tma_$s.json" | tail -2
+  done
+  for tool in memcheck racecheck synccheck; do
+    t env TILEGEN_CUDA_TMA=1 compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run gemm --target cuda \
+      --dtype f16 --set M=256,N=264,K=128 > "$L/x/tma_$tool.txt" 2>&1
+    grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASS|FAIL" "$L/x/tma_$tool.txt" | head -3
+  done
+  for w in 0 1 0 1; do
+    r=$(TILEGEN_CUDA_TMA=$w "$TG" bench gemm --target cuda --dtype f16 --set $S 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+    echo "tma=$w 4096 f16 :: $r"
+  done
+fi
 for cfg in block_M=128,block_N=128,block_K=32,stages=4,threads=128 \
   block_M=128,block_N=128,block_K=64,stages=3,threads=128 \
   block_M=128,block_N=128,block_K=64,stages=4,threads=128 \

@@ -83,6 +83,7 @@ std::string SourceEmitter::emit() {
     params += (params.empty() ? "" : ", ") + (tensor ? storage_type(prm.buffer->dtype) + "* __restrict__ " + n
                                                      : value_type(prm.var.dtype()) + " " + n);
   }
+  params += extra_params();
   os_ << kernel_head(params) << " {\n";
   indent_ = 1;
   declare_buffers();
@@ -173,6 +174,18 @@ std::string SourceEmitter::shared_offset(const ir::BufferNode& b, const std::vec
 
 void SourceEmitter::ldmatrix(const ir::LdMatrix& op) {
   throw Error("the " + target_name() + " target has no ldmatrix instruction; the pass use_ldmatrix is cuda's",
+              op.loc);
+}
+
+void SourceEmitter::mbarrier(const ir::MBarrier& op) {
+  throw Error("the " + target_name() + " target has no transaction barriers (mbarrier); the pass bulk_copies "
+              "writes them only where TargetInfo::bulk_copy is set",
+              op.loc);
+}
+
+void SourceEmitter::bulk_copy(const ir::BulkCopy& op) {
+  throw Error("the " + target_name() + " target has no bulk tensor copies; the pass bulk_copies writes them "
+              "only where TargetInfo::bulk_copy is set",
               op.loc);
 }
 
@@ -472,6 +485,8 @@ void SourceEmitter::stmt(const Stmt& s) {
     case ir::StmtKind::Prefetch: return;  // a hint a target may ignore: no GPU pass writes one
     case ir::StmtKind::Mma: return mma(*s.as<ir::Mma>());
     case ir::StmtKind::MmaSync: return mma_sync(*s.as<ir::MmaSync>());
+    case ir::StmtKind::MBarrier: return mbarrier(*s.as<ir::MBarrier>());
+    case ir::StmtKind::BulkCopy: return bulk_copy(*s.as<ir::BulkCopy>());
     case ir::StmtKind::If: {
       const auto* op = s.as<ir::If>();
       line("if (" + expr(op->cond) + ") {");

@@ -1,6 +1,8 @@
 // CUDA's hooks on the shared GPU source emitter (see cuda_codegen.h).
 #include "cuda_codegen.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "tilegen/ir/error.h"
@@ -20,6 +22,38 @@ struct AsyncAccumulators : IRVisitor {
     if (u && u->async) regs.emplace(op->c.buffer.get(), op->c.buffer.const_numel().value_or(0));
   }
 };
+
+}  // namespace
+
+TensorMapSpec tensor_map_of(const Function& f, const ir::BulkCopy& op) {
+  TensorMapSpec t;
+  const ir::BufferNode* g = op.src.buffer.get();
+  for (std::size_t i = 0; i < f.params.size(); ++i)
+    if (f.params[i].kind == Param::Kind::Tensor && f.params[i].buffer.get() == g) t.param = int(i);
+  if (t.param < 0) throw Error("cuda codegen: the bulk copy's source " + g->name + " is not a tensor parameter", op.loc);
+  t.dtype = g->dtype;
+  for (const Expr& e : op.src.extents) t.box.push_back(e.as_int().value_or(0));
+  const ir::BufferNode& d = *op.dst.buffer.get();
+  t.swizzle = d.layout.kind == Layout::Kind::Swizzle ? d.layout.param : 0;
+  return t;
+}
+
+std::vector<TensorMapSpec> tensor_maps(const Function& f, const ir::Kernel& k) {
+  struct Scan : IRVisitor {
+    const Function* f;
+    std::vector<TensorMapSpec> out;
+    using IRVisitor::visit;
+    void visit(const ir::BulkCopy* op) override {
+      TensorMapSpec t = tensor_map_of(*f, *op);
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+  } scan;
+  scan.f = &f;
+  scan.visit_stmt(k.body);
+  return scan.out;
+}
+
+namespace {
 
 class CudaEmitter final : public gpu::SourceEmitter {
  public:
@@ -123,6 +157,47 @@ class CudaEmitter final : public gpu::SourceEmitter {
     if (in_flight == 0) return line("tg_cp_async_wait_all();");
     line("tg_cp_async_commit();");
     line("tg_cp_async_wait<" + std::to_string(in_flight) + ">();");
+  }
+
+  // The tensor maps of the kernel's bulk copies (tensor_maps), passed by value.
+  std::string extra_params() override {
+    maps_ = tensor_maps(f_, *p_.kernel);
+    std::string out;
+    for (std::size_t i = 0; i < maps_.size(); ++i)
+      out += ", const __grid_constant__ tg_tensor_map tg_tmap" + std::to_string(i);
+    return out;
+  }
+  std::vector<TensorMapSpec> maps_;
+
+  // bulk_copies chose them; these only spell them (mbarrier.*, cp.async.bulk.tensor: sm_90).
+  void mbarrier(const ir::MBarrier& op) override {
+    const std::string bar = "tg_smem_base + " + shared_offset(*op.buffer.get(), op.indices);
+    switch (op.op) {
+      case ir::MBarrier::Op::Init: return line("tg_mbarrier_init(" + bar + ", " + expr(op.value) + ");");
+      case ir::MBarrier::Op::Arrive: return line("tg_mbarrier_arrive(" + bar + ");");
+      case ir::MBarrier::Op::ExpectTx: return line("tg_mbarrier_expect_tx(" + bar + ", " + expr(op.value) + ");");
+      case ir::MBarrier::Op::Wait: return line("tg_mbarrier_wait(" + bar + ", " + expr(op.value) + ");");
+    }
+  }
+  void bulk_copy(const ir::BulkCopy& op) override {
+    if (info_.arch.rfind("sm_", 0) != 0 || std::atoi(info_.arch.c_str() + 3) < 90)
+      throw Error("bulk tensor copies need sm_90 or later; " + info_.arch + " has none", op.loc);
+    const ir::BufferNode& d = *op.dst.buffer.get();
+    if (d.layout.kind != Layout::Kind::Swizzle && !d.layout.is_default())
+      throw Error("cuda codegen: the bulk copy into " + d.name +
+                      " writes its box's rows back to back, but the tile's layout is not dense or swizzled "
+                      "(pad_shared_tiles leaves bulk-copied tiles alone)",
+                  op.loc);
+    const TensorMapSpec t = tensor_map_of(f_, op);
+    const std::size_t i = std::size_t(std::find(maps_.begin(), maps_.end(), t) - maps_.begin());
+    std::string coords;  // innermost first
+    for (std::size_t d = op.src.offsets.size(); d-- > 0;)
+      coords += ", (int)(" + expr(op.src.offsets[d]) + ")";
+    std::vector<Expr> first;
+    for (const Expr& o : op.dst.offsets) first.push_back(o);
+    line("tg_bulk_copy_" + std::to_string(op.src.offsets.size()) + "d(tg_smem_base + " +
+         shared_offset(*op.dst.buffer.get(), first) + ", &tg_tmap" + std::to_string(i) + ", tg_smem_base + " +
+         shared_offset(*op.barrier.get(), op.barrier_indices) + coords + ");");
   }
 
   // use_ldmatrix chose it and proved it; this only spells it.

@@ -22,6 +22,26 @@ using gpu::KernelPlan;
 using gpu::plan_kernels;
 using gpu::SharedPlan;
 
+/// One tensor map a kernel's bulk copies read through (cp.async.bulk.tensor): the global tensor
+/// (its index in Function::params), the box (outermost side first) and the swizzle the copies'
+/// shared tile has (0: none; 1, 2, 3: 32-, 64-, 128-byte). The kernel takes them after the
+/// function's parameters, in this order, as `const __grid_constant__ tg_tensor_map`; the launch
+/// encodes each from the argument's pointer and shape (cuTensorMapEncodeTiled).
+struct TensorMapSpec {
+  int param = -1;
+  DType dtype;
+  std::vector<int64_t> box;
+  int swizzle = 0;
+  bool operator==(const TensorMapSpec& o) const {
+    return param == o.param && box == o.box && swizzle == o.swizzle;
+  }
+};
+
+/// The tensor maps of a kernel's bulk copies, in first-use order; bulk_copy_map gives the one of
+/// a copy (an index into that list).
+std::vector<TensorMapSpec> tensor_maps(const Function& f, const ir::Kernel& k);
+TensorMapSpec tensor_map_of(const Function& f, const ir::BulkCopy& op);
+
 /// The whole translation unit: #include "tilegen_device.h" and one extern "C" __global__ per kernel.
 /// cp.async and ldmatrix are in the IR (the passes async_copies and use_ldmatrix) or not.
 std::string emit_cuda(const Function& f, const TargetInfo& info);

@@ -72,6 +72,7 @@ struct Loaded {
     unsigned grid[3];
     unsigned threads;
     unsigned shared;
+    std::vector<TensorMapSpec> maps;  // its bulk copies' tensor maps, after the function's params
   };
   std::vector<Entry> entries;
   ~Loaded() {
@@ -205,6 +206,7 @@ class CudaContext final : public DeviceContext {
         e.grid[i] = unsigned(p.kernel->grid[i].as_int().value_or(1));
       e.threads = unsigned(p.kernel->threads);
       e.shared = unsigned(p.shared.bytes);
+      e.maps = tensor_maps(lowered, *p.kernel);
       if (e.shared > 48 * 1024)
         d.check(d.cuFuncSetAttribute(e.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(e.shared)),
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
@@ -217,10 +219,66 @@ class CudaContext final : public DeviceContext {
               const std::vector<LaunchArg>& args) override {
     bind();
     KernelParams params(args);
-    for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries)
+    for (const Loaded::Entry& e : static_cast<Loaded*>(loaded.get())->entries) {
+      void** data = params.data();
+      std::vector<CUtensorMap> maps(e.maps.size());
+      std::vector<void*> with_maps;
+      if (!e.maps.empty()) {  // the function's arguments, then its tensor maps
+        with_maps.assign(data, data + args.size());
+        for (std::size_t i = 0; i < e.maps.size(); ++i) {
+          encode(maps[i], e.maps[i], lowered, args);
+          with_maps.push_back(&maps[i]);
+        }
+        data = with_maps.data();
+      }
       driver().check(driver().cuLaunchKernel(e.fn, e.grid[0], e.grid[1], e.grid[2], e.threads, 1, 1, e.shared,
-                                             current(), params.data(), nullptr),
+                                             current(), data, nullptr),
                      "cuLaunchKernel");
+    }
+  }
+
+  // The tensor map of spec over the argument's device memory (row-major, its shape).
+  static void encode(CUtensorMap& map, const TensorMapSpec& spec, const Function& f,
+                     const std::vector<LaunchArg>& args) {
+    const LaunchArg& a = args[std::size_t(spec.param)];
+    const std::string name = f.params[std::size_t(spec.param)].buffer->name;
+    const std::size_t rank = spec.box.size();
+    if (a.shape.size() != rank) throw Error("cuda: tensor " + name + " has the wrong rank for its tensor map");
+    const int64_t elt = spec.dtype.bits() / 8;
+    if (reinterpret_cast<uintptr_t>(a.device_ptr) % 16 != 0)
+      throw Error("cuda: tensor " + name +
+                  " starts at an address that is not a multiple of 16 bytes, which the bulk tensor copies "
+                  "reading it need; pass an aligned tensor, or compile with --param tma=0");
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], step[5];
+    int64_t stride = elt;
+    for (std::size_t d = 0; d < rank; ++d) {  // innermost first
+      dims[d] = cuuint64_t(a.shape[rank - 1 - d]);
+      box[d] = cuuint32_t(spec.box[rank - 1 - d]);
+      step[d] = 1;
+      if (d + 1 < rank) strides[d] = cuuint64_t(stride *= a.shape[rank - 1 - d]);
+    }
+    CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    switch (spec.dtype.code) {
+      case TypeCode::F16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+      case TypeCode::BF16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+      case TypeCode::F32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      case TypeCode::F64: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+      case TypeCode::I32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+      case TypeCode::U32: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+      case TypeCode::I64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+      case TypeCode::I16: type = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+      default: break;  // 8-bit types move as bytes
+    }
+    const CUtensorMapSwizzle swizzle = spec.swizzle == 3   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                       : spec.swizzle == 2 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                       : spec.swizzle == 1 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                           : CU_TENSOR_MAP_SWIZZLE_NONE;
+    driver().check(driver().cuTensorMapEncodeTiled(&map, type, cuuint32_t(rank), a.device_ptr, dims, strides, box,
+                                                   step, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                                                   CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                   ("cuTensorMapEncodeTiled (tensor " + name + ")").c_str());
   }
 
   void synchronize() override {

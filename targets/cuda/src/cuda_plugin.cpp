@@ -31,13 +31,20 @@ const ParamKey kLdmatrix =
 const ParamKey kWgmma = ParamKey::on_off("wgmma", true, "TILEGEN_CUDA_WGMMA",
                                          "wgmma on an sm_90 device, compiled for sm_90a");
 
+// Off by default until the path has run on a GPU: --param tma=1 or TILEGEN_CUDA_TMA=1 lets the
+// pass bulk_copies feed pipelined tiles with bulk tensor copies on mbarriers (sm_90 and later).
+const ParamKey kTma = ParamKey::on_off("tma", false, "TILEGEN_CUDA_TMA",
+                                       "bulk tensor copies on mbarriers, sm_90 (not yet run on a GPU)");
+
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
-// architecture was named.
+// architecture was named; with bulk copies where the tma switch is on and the chip has them.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
-  if (!param_on(opt, kWgmma) || !opt.arch.empty() || info.arch != "sm_90") return info;
   TargetInfo x = info;
-  x.arch = "sm_90a";
-  x.matrix_units = nvidia_target_info(90, true).matrix_units;
+  if (param_on(opt, kWgmma) && opt.arch.empty() && info.arch == "sm_90") {
+    x.arch = "sm_90a";
+    x.matrix_units = nvidia_target_info(90, true).matrix_units;
+  }
+  x.bulk_copy = param_on(opt, kTma) && x.arch.rfind("sm_", 0) == 0 && std::atoi(x.arch.c_str() + 3) >= 90;
   return x;
 }
 
@@ -58,7 +65,7 @@ class CudaPlugin final : public TargetPlugin {
   }
 
   // Switches that leave a pass out of the pipeline.
-  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix, kWgmma}; }
+  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix, kWgmma, kTma}; }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
   // cp.async and ldmatrix where they apply (docs/passes.md lists it).
@@ -67,7 +74,7 @@ class CudaPlugin final : public TargetPlugin {
     if (param_on(opt, kCpAsync)) mine.push_back({"async_copies", async_copies});
     if (param_on(opt, kLdmatrix)) mine.push_back({"use_ldmatrix", use_ldmatrix});
     std::vector<PassEntry> passes = gpu::source_pipeline(opt, std::move(mine));
-    if (param_on(opt, kWgmma))  // every pass sees the device as the sm_90a it is compiled for
+    if (param_on(opt, kWgmma) || param_on(opt, kTma))  // every pass sees the device it compiles for
       for (PassEntry& p : passes)
         p.run = [run = p.run, opt](const Function& f, const TargetInfo& info) {
           return run(f, with_wgmma(info, opt));

@@ -138,6 +138,46 @@ __device__ __forceinline__ void tg_copy_16(void* dst, const void* src) {
 )TGDEV";
 }
 
+// Hopper's transaction barriers and bulk tensor copies (sm_90): the tensor map (CUtensorMap's 128
+// opaque bytes, encoded on the host by cuTensorMapEncodeTiled and passed by value as a
+// __grid_constant__ parameter), mbarrier init/arrive/expect_tx/wait on 32-bit shared addresses,
+// and cp.async.bulk.tensor of 1 to 5 dimensions (coordinates innermost first) completing on one.
+std::string bulk_part() {
+  std::string s = R"TGDEV(
+struct __align__(64) tg_tensor_map { unsigned long long opaque[16]; };
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ void tg_mbarrier_init(tg_u32 bar, tg_u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
+}
+__device__ __forceinline__ void tg_mbarrier_arrive(tg_u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void tg_mbarrier_expect_tx(tg_u32 bar, tg_u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tg_mbarrier_wait(tg_u32 bar, tg_u32 parity) {
+  asm volatile(
+      "{\n .reg .pred tg_p;\n TG_WAIT:\n mbarrier.try_wait.parity.shared::cta.b64 tg_p, [%0], %1;\n"
+      " @!tg_p bra TG_WAIT;\n}" ::"r"(bar), "r"(parity) : "memory");
+}
+)TGDEV";
+  for (int rank = 1; rank <= 5; ++rank) {
+    std::string params, regs, args;
+    for (int d = 0; d < rank; ++d) {
+      params += ", int c" + std::to_string(d);
+      regs += std::string(d ? ", " : "") + "%" + std::to_string(3 + d);
+      args += ", \"r\"(c" + std::to_string(d) + ")";
+    }
+    s += "__device__ __forceinline__ void tg_bulk_copy_" + std::to_string(rank) +
+         "d(tg_u32 dst, const tg_tensor_map* map, tg_u32 bar" + params + ") {\n  asm volatile(\"cp.async.bulk.tensor." +
+         std::to_string(rank) +
+         "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" + regs +
+         "}], [%2];\" ::\"r\"(dst), \"l\"(map), \"r\"(bar)" + args + " : \"memory\");\n}\n";
+  }
+  return s + "#endif\n";
+}
+
 // Hopper's wgmma (sm_90a only: __CUDA_ARCH_FEAT_SM90_ALL): shared-memory matrix descriptors, the
 // fences and waits of ir::MmaSync, and one function a shape and type, written out here because
 // the accumulator is N/2 "+f" operands of one asm statement:
@@ -187,7 +227,7 @@ __device__ __forceinline__ void tg_fence_operand(float& r) { asm volatile("" : "
 }  // namespace
 
 const char* device_header() {
-  static const std::string part = std::string(cuda_part()) + wgmma_part();
+  static const std::string part = std::string(cuda_part()) + bulk_part() + wgmma_part();
   static const std::string text = gpu::gpu_device_header(primitives(), part.c_str());
   return text.c_str();
 }

@@ -3,18 +3,25 @@
 // bulk copies, completing on an mbarrier per slot that every thread waits on before it reads the
 // slot; the copies are no longer split over the block's threads (partition_threads leaves them).
 //
-//   for k_pre in pipelined(0 +: 2) {                  if tx == 0 { for s in serial(0 +: 3) { mbarrier_init full[s], 1 } }
-//     if k_pre < n { copy A[..] -> A_s[k_pre +: 1, ..] } barrier
-//   }                                                 for k_pre in pipelined(0 +: 2) {
-//   for k in pipelined(0 +: n, stages=3) {              if k_pre < n { if tx == 0 {
-//     if k + 2 < n { copy A[..] -> A_s[(k+2)%3 +: 1,..] }  mbarrier_expect_tx full[k_pre], 8192
-//     gemm(A_s[k % 3], ..)                                bulk_copy A[..] -> A_s[k_pre, ..] on full[k_pre] } }
-//   }                                                 }
-//                                                     for k in pipelined(0 +: n, stages=3) {
-//                                                       if k + 2 < n { if tx == 0 { ... on full[(k+2)%3] } }
-//                                                       mbarrier_wait full[k % 3], k / 3 % 2
-//                                                       gemm(A_s[k % 3], ..)
-//                                                     }
+//   for k_pre in pipelined(0 +: 2) {
+//     if k_pre < n { copy A[..] -> A_s[k_pre +: 1, ..] }
+//   }
+//   for k in pipelined(0 +: n, stages=3) {
+//     if k + 2 < n { copy A[..] -> A_s[(k + 2) % 3 +: 1, ..] }
+//     gemm(A_s[k % 3], ..)
+//   }
+// becomes
+//   if tx == 0 { for s in serial(0 +: 3) { mbarrier_init full[s], 1 } }
+//   barrier
+//   for k_pre in pipelined(0 +: 2) {
+//     if k_pre < n { if tx == 0 { mbarrier_expect_tx full[k_pre], 8192
+//                                 bulk_copy A[..] -> A_s[k_pre +: 1, ..] on full[k_pre] } }
+//   }
+//   for k in pipelined(0 +: n, stages=3) {
+//     if k + 2 < n { if tx == 0 { ... on full[(k + 2) % 3] } }
+//     mbarrier_wait full[k % 3], k / 3 % 2
+//     gemm(A_s[k % 3], ..)
+//   }
 //
 // Slot s is filled for tiles s, s + S, s + 2S, ...: tile t completes phase t / S of full[t % S],
 // which the iteration reading it waits for with parity (t / S) % 2. A tile that an async mma

@@ -8,7 +8,8 @@
 //
 // A tile the user padded keeps its padding; one the user swizzled is padded instead (the swizzle
 // wgmma's descriptors read is swizzle_shared_tiles', async_mma.h, which runs next and replaces
-// this padding on the tiles async mmas read); packed 4-bit tiles and tiles with a symbolic row length stay as
+// this padding on the tiles async mmas read); tiles a bulk copy fills (bulk_copies.h: the copy
+// engine writes a box's rows back to back) stay dense; packed 4-bit tiles and tiles with a symbolic row length stay as
 // they are. gpu_layout.h's strides_of() reads the layout, so every pass that proves addresses (vector_move,
 // use_ldmatrix), the shared-memory plan and the emitter see the same pitch; the interpreter indexes
 // logically, so padding changes no value. Runs right after gpu_pipeline().

@@ -124,6 +124,13 @@ class SourceEmitter {
   virtual void mma_sync(const ir::MmaSync& /*op*/) {}
   /// ir::LdMatrix (cuda). Default: a tg::Error, the target has no such instruction.
   virtual void ldmatrix(const ir::LdMatrix& op);
+  /// ir::MBarrier and ir::BulkCopy (cuda sm_90: mbarrier.*, cp.async.bulk.tensor). Default: a
+  /// tg::Error, the target has no transaction barriers.
+  virtual void mbarrier(const ir::MBarrier& op);
+  virtual void bulk_copy(const ir::BulkCopy& op);
+  /// Parameters after the function's own (cuda: the tensor maps of the bulk copies), each
+  /// starting with ", "; default none.
+  virtual std::string extra_params() { return ""; }
 
   // ---- services for the hooks.
   void line(const std::string& s);
