@@ -127,9 +127,10 @@ class Overlap : public IRMutator {
     const auto* seq = loop->body.as<ir::Seq>();
     if (loop->for_kind != ForKind::Pipelined || !seq) return rebuilt;
     const std::vector<Stmt>& stmts = seq->stmts;
-    // fills · X · mma_wait 0 · barrier, X holding the async mmas and the barrier before them.
+    // fills · X · mma_wait 0 · barrier, X holding the async mmas and the barrier before them; the
+    // fills cp.async's (stores of global loads) or the copy engine's (bulk_copies).
     std::size_t nf = 0;
-    while (nf < stmts.size() && lower::fills_shared_from_global(stmts[nf])) ++nf;
+    while (nf < stmts.size() && (lower::fills_shared_from_global(stmts[nf]) || bulk_fill(stmts[nf]))) ++nf;
     const std::size_t n = stmts.size();
     if (nf == 0 || n < nf + 3 || !is_wait(stmts[n - 2], 0) || stmts[n - 1]->kind != ir::StmtKind::Barrier)
       return rebuilt;
@@ -204,7 +205,18 @@ class Overlap : public IRMutator {
     return held.value_or(*count);
   }
 
-  // X issues async mmas, waits for nothing else of theirs, writes no shared memory, and touches
+  static bool bulk_fill(const Stmt& s) {
+    struct Find : IRVisitor {
+      bool found = false;
+      using IRVisitor::visit;
+      void visit(const ir::BulkCopy*) override { found = true; }
+    } f;
+    f.visit_stmt(s);
+    return f.found;
+  }
+
+  // X issues async mmas, waits for nothing else of theirs, writes no shared memory (an mbarrier's
+  // wait is not a write of data), and touches
   // their accumulators only through them (those stay in flight across the iteration's end).
   static bool overlappable(const std::vector<Stmt>& x) {
     struct Scan : IRVisitor {
@@ -221,13 +233,19 @@ class Overlap : public IRMutator {
         bad |= op->async;
         IRVisitor::visit(op);
       }
+      void visit(const ir::BulkCopy*) override { bad = true; }
+      void visit(const ir::MBarrier* op) override {
+        bad |= op->op != ir::MBarrier::Op::Wait;
+        barriers.insert(op->buffer.get());
+      }
+      std::set<const ir::BufferNode*> barriers;
     } scan;
     for (const Stmt& s : x) scan.visit_stmt(s);
     if (!scan.async || scan.bad) return false;
     bool writes_shared = false;
     for (const Stmt& s : x)
       for_each_buffer_access(s, [&](const Buffer& b, BufferAccess how) {
-        writes_shared |= is_write(how) && b->scope == Scope::Shared;
+        writes_shared |= is_write(how) && b->scope == Scope::Shared && !scan.barriers.count(b.get());
       });
     if (writes_shared) return false;
     // Accumulator accesses outside the mmas: any load or store of them.

@@ -279,6 +279,11 @@ TEST_CASE("bulk_copies: one thread's bulk copies on per-slot mbarriers feed the 
   CHECK(ir.find("mbarrier_expect_tx full[(ko + 2) % 3], 16384") != std::string::npos);
   CHECK(ir.find("mbarrier_wait full[ko % 3], ko / 3 % 2") != std::string::npos);
   CHECK(ir.find("async A_shared") == std::string::npos);  // no cp.async left
+  // overlap_async_mma keeps one K step in flight here too: the next slot's copies after the wait
+  // for the previous step's mmas and the barrier after it, the last two steps draining apart.
+  CHECK(count(ir, "mma_wait 1") == 2);
+  CHECK(ir.find("for ko in pipelined(0 +: 6, stages=3)") != std::string::npos);
+  CHECK(ir.find("mma_wait 1") < ir.find("mbarrier_expect_tx full[(ko + 2) % 3]"));
   CHECK(print(parse_function(ir, "g.tgir")) == ir);
   CHECK(run_gemm(f, 256, 256, 256) == "");
   // Ragged M and N: the boxes overhang the tensors, zero-filled.
