@@ -125,6 +125,11 @@ class BulkCopies : public IRMutator {
       strip = std::min(row_bytes, int64_t(16) << bits) / elt;
     }
     if ((strip * elt) % 16 != 0 || box.back() % strip != 0) return std::nullopt;
+    // Each box lands at a 128-byte aligned address (the copy engine's requirement): the slot, and
+    // a strip of it, are whole multiples of 128 bytes (shared_memory_plan aligns the buffer).
+    int64_t strip_bytes = strip * elt;
+    for (std::size_t d = 0; d + 1 < box.size(); ++d) strip_bytes *= box[d];
+    if (strip_bytes % 128 != 0) return std::nullopt;
     std::vector<Box> out;
     for (int64_t at = 0; at < box.back(); at += strip) {
       Box b{c.src, c.dst};

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "tilegen/ir/buffer_access.h"
 
@@ -24,7 +25,8 @@ struct Life {
   Buffer buffer;
   int64_t bytes = 0;
   int first = -1, last = -1;
-  int64_t align = 16;  // a swizzled tile: 1024, the period of the hardware's 128-byte swizzle
+  int64_t align = 16;  // a swizzled tile: 1024, the period of the hardware's 128-byte swizzle;
+                       // a bulk copy's destination: 128
 };
 
 // Whether a and b may overlap in memory: one dies, a barrier passes, then the other is born.
@@ -45,10 +47,18 @@ SharedMemoryPlan plan_shared_memory(const ir::Kernel& k,
   std::vector<Stmt> top = k.body.as<ir::Seq>() ? k.body.as<ir::Seq>()->stmts : std::vector<Stmt>{k.body};
   std::vector<Life> lives;
   std::map<const ir::BufferNode*, std::size_t> index;
+  // A bulk copy's destination: 128 bytes, where the copy engine writes boxes (bulk_copies.h).
+  struct BulkDsts : IRVisitor {
+    std::set<const ir::BufferNode*> dst;
+    using IRVisitor::visit;
+    void visit(const ir::BulkCopy* op) override { dst.insert(op->dst.buffer.get()); }
+  } bulk;
+  bulk.visit_stmt(k.body);
   for (const Buffer& b : k.buffers)
     if (b->scope == Scope::Shared)
-      index[b.get()] = lives.size(), lives.push_back({b, (bytes_of(b) + 15) / 16 * 16, -1, -1,
-                                                      b->layout.kind == Layout::Kind::Swizzle ? 1024 : 16});
+      index[b.get()] = lives.size(),
+      lives.push_back({b, (bytes_of(b) + 15) / 16 * 16, -1, -1,
+                       b->layout.kind == Layout::Kind::Swizzle ? 1024 : bulk.dst.count(b.get()) ? 128 : 16});
   std::vector<int> barriers;
   for (int i = 0; i < int(top.size()); ++i) {
     if (top[std::size_t(i)]->kind == ir::StmtKind::Barrier) barriers.push_back(i);

@@ -29,8 +29,9 @@
 // first part fills unguarded, the last S − 1 iterations drain without fills or the barrier before
 // them (a branch around code while wgmmas are in flight makes ptxas serialize them: C7514).
 // The fills may be cp.async's or the copy engine's (bulk_copies: the slot's mbarrier_wait is then
-// in X, and the loop keeps one barrier an iteration). Loops whose other statements write shared
-// memory or touch the accumulators stay as they are.
+// in X; the barrier after it stays while barrier thinning cannot tell which slot a bulk copy
+// writes). Loops whose other statements write shared memory or touch the accumulators stay as
+// they are.
 //
 // fence_async_proxy: before every barrier of a kernel that has an async mma reading shared tiles,
 // a `proxy_fence` (ir::MmaSync), so that each thread's writes into shared memory (its stores, its
