@@ -12,16 +12,7 @@ namespace tg {
 namespace {
 
 using lower::fills_shared_from_global;
-
-bool has_bulk_copies(const Stmt& s) {
-  struct Find : IRVisitor {
-    bool found = false;
-    using IRVisitor::visit;
-    void visit(const ir::BulkCopy*) override { found = true; }
-  } f;
-  f.visit_stmt(s);
-  return f.found;
-}
+using lower::has_bulk_copies;
 
 Stmt wait_for(int in_flight, const SourceLoc& loc) {
   auto w = std::make_shared<ir::AsyncWait>(loc);

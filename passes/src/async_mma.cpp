@@ -130,7 +130,7 @@ class Overlap : public IRMutator {
     // fills · X · mma_wait 0 · barrier, X holding the async mmas and the barrier before them; the
     // fills cp.async's (stores of global loads) or the copy engine's (bulk_copies).
     std::size_t nf = 0;
-    while (nf < stmts.size() && (lower::fills_shared_from_global(stmts[nf]) || bulk_fill(stmts[nf]))) ++nf;
+    while (nf < stmts.size() && (lower::fills_shared_from_global(stmts[nf]) || lower::has_bulk_copies(stmts[nf]))) ++nf;
     const std::size_t n = stmts.size();
     if (nf == 0 || n < nf + 3 || !is_wait(stmts[n - 2], 0) || stmts[n - 1]->kind != ir::StmtKind::Barrier)
       return rebuilt;
@@ -203,16 +203,6 @@ class Overlap : public IRMutator {
       if (!none) return std::nullopt;
     }
     return held.value_or(*count);
-  }
-
-  static bool bulk_fill(const Stmt& s) {
-    struct Find : IRVisitor {
-      bool found = false;
-      using IRVisitor::visit;
-      void visit(const ir::BulkCopy*) override { found = true; }
-    } f;
-    f.visit_stmt(s);
-    return f.found;
   }
 
   // X issues async mmas, waits for nothing else of theirs, writes no shared memory (an mbarrier's

@@ -426,6 +426,16 @@ bool fills_shared_from_global(const Stmt& s) {
   return f.found;
 }
 
+bool has_bulk_copies(const Stmt& s) {
+  struct Find : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const ir::BulkCopy*) override { found = true; }
+  } f;
+  f.visit_stmt(s);
+  return f.found;
+}
+
 Stmt fenced(Stmt s, const SourceLoc& loc) {
   return make_seq({make_barrier(loc), std::move(s), make_barrier(loc)}, loc);
 }

@@ -56,6 +56,8 @@ inline Stmt make_let(const Var& v, Expr value, Stmt body, const SourceLoc& loc) 
 /// Whether s stores a global load into a shared buffer: the fill of a later iteration's slot that
 /// pipeline_shared puts first in a pipelined body (its moves made async or not).
 bool fills_shared_from_global(const Stmt& s);
+/// Whether s holds a bulk copy (the pass bulk_copies' fills).
+bool has_bulk_copies(const Stmt& s);
 
 inline Stmt make_barrier(const SourceLoc& loc) { return Stmt(std::make_shared<ir::Barrier>(loc)); }
 
