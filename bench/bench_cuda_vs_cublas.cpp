@@ -128,7 +128,7 @@ OnDevice launch_once(Target& gpu, const Sample& s, const Params& p, DType t, std
 Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::string& sample, Params over,
              DType t, int runs) {
   const Sample& s = *find(sample);
-  Params p = resolve(s, over);
+  Params p = resolve_for(s, over, gpu.info(), t);  // the device's tuned tiles, as `tilegen bench` runs
   std::mt19937_64 rng(5);
   OnDevice d = launch_once(gpu, s, p, t, rng, false);
   std::vector<DeviceBuffer>& bufs = d.bufs;
@@ -175,7 +175,7 @@ MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, in
   for (const Params& extra : configs) {
     Params given = extra;
     given["M"] = M, given["N"] = N;
-    Params p = resolve(s, given);
+    Params p = resolve_for(s, given, gpu.info(), t);
     std::mt19937_64 rng(7);
     OnDevice d = launch_once(gpu, s, p, t, rng, true);
     std::vector<DeviceBuffer>& bufs = d.bufs;

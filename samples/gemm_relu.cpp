@@ -83,7 +83,7 @@ Sample gemm_relu_sample() {
   add_test_shape(s, "ragged, default tiles", {{"M", 150}, {"N", 140}, {"K", 70}}, true);
   s.bench_shapes = {{{"M", 4096}, {"N", 4096}, {"K", 4096}}, {{"M", 8192}, {"N", 8192}, {"K", 8192}}};
   s.flops = [](const Params& p, DType) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); };
-  s.tuned = cpu_gemm_tiles;
+  s.tuned = gemm_tiles;
   s.bytes = [](const Params& p, DType t) {
     double M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
     return (M * K + K * N + M * N) * element_bytes(t);

@@ -39,7 +39,7 @@ inline std::string dtype_name(DType t) { return std::string(t.name()); }
 
 /// The cpu target's tiles for a gemm-shaped sample (block_M, block_N, block_K), from bench_cpu's
 /// measurements (docs/PERF.md, CPU); empty for any other target. gemm.cpp.
-Params cpu_gemm_tiles(const TargetInfo& target, const Params& p, DType t);
+Params gemm_tiles(const TargetInfo& target, const Params& p, DType t);
 
 /// Row kernels' tiles (softmax, rmsnorm) on a hardware GPU with lane shuffles: one row a block,
 /// the whole row in one tile (block_N the power of two ≥ N, up to 16384) over N/16 threads, so

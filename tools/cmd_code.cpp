@@ -76,15 +76,16 @@ int cmd_ir(const std::vector<std::string>& argv) {
   Args a = parse_args(
       argv, {{"target"}, {"arch"}, {"after"}, {"set"}, {"dtype"}, {"param"}, {"locations", false}}, 1);
   if (a.has("help")) return print_usage(usage);
-  Input in = input_from_args(a, usage, nullptr, a.has("after"));
+  // A sample takes the tiles the target's device is tuned for, as `run`, `bench` and `source` do.
+  TargetPlugin& plugin = find_target_plugin(a.get("target", "interp"));
+  const TargetInfo info = codegen_info(plugin, a.get("arch"));
+  Input in = input_from_args(a, usage, &info, a.has("after"));
   PrintOptions print_opt;
   print_opt.locations = a.has("locations");
   if (!a.has("after")) {
     std::cout << print(in.fn, print_opt);
     return 0;
   }
-  TargetPlugin& plugin = find_target_plugin(a.get("target", "interp"));
-  const TargetInfo info = codegen_info(plugin, a.get("arch"));
   CompileOptions given;
   given.arch = a.get("arch");
   given.params = parse_param(a.get("param"));

@@ -72,13 +72,40 @@ class Swizzle : public IRMutator {
   std::map<const ir::BufferNode*, Buffer> swizzled_;
 };
 
+// Where a proxy_fence is needed: a thread's writes through the generic proxy that the async
+// proxy then reads — its stores into a tile async mmas read (plain stores, and async ones, which
+// land at its async_waits), and mbarrier_init (the copy engine completes bulk copies on the
+// barrier). Bulk copies write through the async proxy and need none.
+struct FenceNeeds : IRVisitor {
+  std::set<const ir::BufferNode*> tiles;
+  bool async_stores = false, inits = false;
+  using IRVisitor::visit;
+  void visit(const ir::Store* op) override {
+    if (tiles.count(op->buffer.get())) async_stores |= op->async;
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::MBarrier* op) override {
+    if (op->op == ir::MBarrier::Op::Init) inits = true;
+    IRVisitor::visit(op);
+  }
+};
+
+// A proxy_fence before each barrier that some such write may precede since the last fence:
+//   async_wait 1; barrier          →  async_wait 1; proxy_fence; barrier
+//   mma_wait 1; barrier; fills     →  unchanged (the fills' writes are fenced after they land)
+// `dirty` (such a write since the last fence) flows forward; a loop is entered with what its
+// previous iterations leave, an if leaves what either branch does.
 class Fence : public IRMutator {
  public:
   using IRMutator::visit;
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
     AsyncTiles found;
     found.visit_stmt(op->body);
-    if (found.tiles.empty()) return self;
+    needs_ = FenceNeeds();
+    for (auto& [b, user] : found.tiles) needs_.tiles.insert(b);
+    needs_.visit_stmt(op->body);
+    if (needs_.tiles.empty() && !needs_.inits) return self;
+    dirty_ = false;
     return IRMutator::visit(op, self);
   }
   Stmt visit(const ir::Seq* op, const Stmt& self) override {
@@ -86,8 +113,11 @@ class Fence : public IRMutator {
     bool changed = false;
     for (const Stmt& s : op->stmts) {
       if (s->kind == ir::StmtKind::Barrier) {
-        if (!fenced_before(out)) out.push_back(lower::make_mma_sync(ir::MmaSync::Op::ProxyFence, 0, s->loc));
-        changed = true;
+        if (dirty_ && !fenced_before(out)) {
+          out.push_back(lower::make_mma_sync(ir::MmaSync::Op::ProxyFence, 0, s->loc));
+          changed = true;
+        }
+        dirty_ = false;
         out.push_back(s);
         continue;
       }
@@ -102,15 +132,78 @@ class Fence : public IRMutator {
   }
   // A barrier alone as a loop's or branch's body.
   Stmt visit(const ir::Barrier* op, const Stmt& self) override {
-    return make_seq({lower::make_mma_sync(ir::MmaSync::Op::ProxyFence, 0, op->loc), self}, op->loc);
+    const bool fence = dirty_;
+    dirty_ = false;
+    return fence ? make_seq({lower::make_mma_sync(ir::MmaSync::Op::ProxyFence, 0, op->loc), self}, op->loc)
+                 : self;
+  }
+  // Statements that hold no others: a write into a tile makes it dirty.
+  // An async store lands at the async_wait that completes it: the write is there.
+  Stmt visit(const ir::Store* op, const Stmt& self) override { return op->async ? self : leaf(self); }
+  Stmt visit(const ir::Atomic*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Copy*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Fill*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Reduce*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Mma*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::LdMatrix*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Hold*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::Gemm*, const Stmt& self) override { return leaf(self); }
+  Stmt visit(const ir::BulkCopy*, const Stmt& self) override { return self; }  // the async proxy's
+  Stmt visit(const ir::AsyncWait*, const Stmt& self) override {
+    dirty_ |= needs_.async_stores;
+    return self;
+  }
+  Stmt visit(const ir::MBarrier* op, const Stmt& self) override {
+    if (op->op == ir::MBarrier::Op::Init) dirty_ = true;
+    return self;
+  }
+  Stmt visit(const ir::MmaSync* op, const Stmt& self) override {
+    if (op->op == ir::MmaSync::Op::ProxyFence) dirty_ = false;
+    return self;
+  }
+  Stmt visit(const ir::If* op, const Stmt& self) override {
+    const bool in = dirty_;
+    Stmt then_body = mutate(op->then_body);
+    const bool after_then = dirty_;
+    dirty_ = in;
+    Stmt else_body = op->else_body ? mutate(op->else_body) : op->else_body;
+    dirty_ |= after_then;
+    if (then_body.same_as(op->then_body) && else_body.same_as(op->else_body)) return self;
+    auto n = std::make_shared<ir::If>(*op);
+    n->then_body = std::move(then_body);
+    n->else_body = std::move(else_body);
+    return Stmt(std::move(n));
+  }
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    // Entered dirty when it is, or when one iteration entered so leaves it dirty (then also every
+    // later one: the flow is monotone); left dirty when entered so (the loop may run no iteration)
+    // or when its last iteration leaves it so.
+    const bool in = dirty_;
+    Fence probe(*this);
+    probe.mutate(op->body);
+    dirty_ = in || probe.dirty_;
+    Stmt body = mutate(op->body);
+    dirty_ |= in;
+    if (body.same_as(op->body)) return self;
+    auto n = std::make_shared<ir::For>(*op);
+    n->body = std::move(body);
+    return Stmt(std::move(n));
   }
 
  private:
+  Stmt leaf(const Stmt& self) {
+    for_each_buffer_access(self, [&](const Buffer& b, BufferAccess how) {
+      if (is_write(how) && needs_.tiles.count(b.get())) dirty_ = true;
+    });
+    return self;
+  }
   static bool fenced_before(const std::vector<Stmt>& out) {
     if (out.empty()) return false;
     const auto* w = out.back().as<ir::MmaSync>();
     return w && w->op == ir::MmaSync::Op::ProxyFence;
   }
+  FenceNeeds needs_;
+  bool dirty_ = false;
 };
 
 bool is_wait(const Stmt& s, int in_flight) {

@@ -64,11 +64,16 @@ std::optional<Slot> slot_of(const Expr& e, const SlotScope& scope) {
 }
 
 // Each access of a buffer with its slot (nullopt: unknown), for the buffers in `keep`.
+// Asynchronous writes are kept apart: a bulk copy's writes into shared memory and into its
+// mbarrier, and an mbarrier_arrive / mbarrier_expect_tx (an atomic update of the barrier). What
+// orders them before a later access is an mbarrier wait, never a block barrier (a barrier after
+// issuing a bulk copy does not make its data land), so they conflict only with earlier accesses
+// (Access::conflicts). An mbarrier_wait reads its barrier; an mbarrier_init writes it.
 class SlotAccesses : public BufferAccessVisitor {
  public:
   using Slots = std::map<const ir::BufferNode*, std::vector<std::optional<Slot>>>;
-  SlotAccesses(const SlotScope& scope, Slots& reads, Slots& writes)
-      : scope_(scope), reads_(reads), writes_(writes) {}
+  SlotAccesses(const SlotScope& scope, Slots& reads, Slots& writes, Slots& async_writes)
+      : scope_(scope), reads_(reads), writes_(writes), async_writes_(async_writes) {}
 
   void access(const Buffer& b, BufferAccess how) override {
     if (b->scope != Scope::Local) {
@@ -92,8 +97,22 @@ class SlotAccesses : public BufferAccessVisitor {
     expect(op->src.get(), op->src_indices);
     BufferAccessVisitor::visit(op);
   }
+  void visit(const ir::BulkCopy* op) override {
+    access(op->src.buffer, BufferAccess::Read);
+    record(async_writes_, op->dst.buffer.get(), op->dst.offsets);
+    record(async_writes_, op->barrier.get(), op->barrier_indices);
+    IRVisitor::visit(op);
+  }
+  void visit(const ir::MBarrier* op) override {
+    const bool init = op->op == ir::MBarrier::Op::Init, wait = op->op == ir::MBarrier::Op::Wait;
+    record(init ? writes_ : wait ? reads_ : async_writes_, op->buffer.get(), op->indices);
+    IRVisitor::visit(op);
+  }
 
  private:
+  void record(Slots& into, const ir::BufferNode* b, const std::vector<Expr>& idx) {
+    if (b->scope != Scope::Local) into[b].push_back(idx.empty() ? std::nullopt : slot_of(idx[0], scope_));
+  }
   void expect(const ir::BufferNode* b, const std::vector<Expr>& idx) {
     pending_ = idx.empty() ? Expr() : idx[0];
     pending_buffer_ = b;
@@ -101,6 +120,7 @@ class SlotAccesses : public BufferAccessVisitor {
   const SlotScope& scope_;
   Slots& reads_;
   Slots& writes_;
+  Slots& async_writes_;
   Expr pending_;
   const ir::BufferNode* pending_buffer_ = nullptr;
 };
@@ -120,36 +140,47 @@ class Access {
  public:
   Access() = default;
 
-  bool same_buffers(const Access& o) const { return reads_ == o.reads_ && writes_ == o.writes_; }
+  bool same_buffers(const Access& o) const {
+    return reads_ == o.reads_ && writes_ == o.writes_ && async_writes_ == o.async_writes_;
+  }
 
   static Access of(const Stmt& s, const ThreadSpace& space, const SlotScope& scope) {
     Access a;
     a.space_ = space;
-    SlotAccesses(scope, a.read_slots_, a.write_slots_).visit_stmt(s);
+    SlotAccesses(scope, a.read_slots_, a.write_slots_, a.async_write_slots_).visit_stmt(s);
     for (auto& [b, v] : a.read_slots_) a.reads_.insert(b);
     for (auto& [b, v] : a.write_slots_) a.writes_.insert(b);
-    if (!a.reads_.empty() || !a.writes_.empty()) a.sources_.push_back(s);
+    for (auto& [b, v] : a.async_write_slots_) a.async_writes_.insert(b);
+    if (!a.reads_.empty() || !a.writes_.empty() || !a.async_writes_.empty()) a.sources_.push_back(s);
     return a;
   }
   void merge(const Access& o) {
     reads_.insert(o.reads_.begin(), o.reads_.end());
     writes_.insert(o.writes_.begin(), o.writes_.end());
+    async_writes_.insert(o.async_writes_.begin(), o.async_writes_.end());
     for (auto& [b, v] : o.read_slots_) read_slots_[b].insert(read_slots_[b].end(), v.begin(), v.end());
     for (auto& [b, v] : o.write_slots_) write_slots_[b].insert(write_slots_[b].end(), v.begin(), v.end());
+    for (auto& [b, v] : o.async_write_slots_)
+      async_write_slots_[b].insert(async_write_slots_[b].end(), v.begin(), v.end());
     sources_.insert(sources_.end(), o.sources_.begin(), o.sources_.end());
     if (!space_.tx) space_ = o.space_;
     footprints_.reset();
   }
   // A barrier is needed between *this (before) and `next` (after): one buffer both touch, one of
   // them writing, in slots that may be the same, where some element is touched by two different
-  // threads.
+  // threads. An asynchronous write (SlotAccesses) counts only as `next`'s: it must not start
+  // before the other threads' earlier accesses (a bulk copy into a slot they read, the re-arming
+  // of a barrier they wait on); as this one's it needs no barrier, none would order it.
   bool conflicts(const Access& next) const {
     for (const ir::BufferNode* b : writes_)
-      if ((next.reads_.count(b) && crosses(b, true, next, false)) ||
-          (next.writes_.count(b) && crosses(b, true, next, true)))
+      if ((next.reads_.count(b) && crosses(b, Role::Write, next, Role::Read)) ||
+          (next.writes_.count(b) && crosses(b, Role::Write, next, Role::Write)) ||
+          (next.async_writes_.count(b) && crosses(b, Role::Write, next, Role::Async)))
         return true;
     for (const ir::BufferNode* b : reads_)
-      if (next.writes_.count(b) && crosses(b, false, next, true)) return true;
+      if ((next.writes_.count(b) && crosses(b, Role::Read, next, Role::Write)) ||
+          (next.async_writes_.count(b) && crosses(b, Role::Read, next, Role::Async)))
+        return true;
     return false;
   }
 
@@ -162,19 +193,22 @@ class Access {
     }
     return *footprints_;
   }
-  bool crosses(const ir::BufferNode* b, bool write, const Access& next, bool next_write) const {
-    const auto& my_slots = write ? write_slots_ : read_slots_;
-    const auto& their_slots = next_write ? next.write_slots_ : next.read_slots_;
-    if (slots_disjoint(my_slots.at(b), their_slots.at(b))) return false;
-    const auto& mine = write ? footprints().writes : footprints().reads;
-    const auto& theirs = next_write ? next.footprints().writes : next.footprints().reads;
+  enum class Role { Read, Write, Async };
+  const SlotAccesses::Slots& slots(Role r) const {
+    return r == Role::Read ? read_slots_ : r == Role::Write ? write_slots_ : async_write_slots_;
+  }
+  bool crosses(const ir::BufferNode* b, Role mine_as, const Access& next, Role theirs_as) const {
+    if (slots_disjoint(slots(mine_as).at(b), next.slots(theirs_as).at(b))) return false;
+    // A footprint's writes hold the asynchronous ones too (thread_footprint.h: inexact).
+    const auto& mine = mine_as == Role::Read ? footprints().reads : footprints().writes;
+    const auto& theirs = theirs_as == Role::Read ? next.footprints().reads : next.footprints().writes;
     auto x = mine.find(b), y = theirs.find(b);
     // Not found: the statements never reach an access of b (their conditions were worked out).
     return x != mine.end() && y != theirs.end() && x->second.crosses(y->second);
   }
 
-  std::set<const ir::BufferNode*> reads_, writes_;
-  SlotAccesses::Slots read_slots_, write_slots_;
+  std::set<const ir::BufferNode*> reads_, writes_, async_writes_;
+  SlotAccesses::Slots read_slots_, write_slots_, async_write_slots_;
   std::vector<Stmt> sources_;  // the statements whose accesses these are
   ThreadSpace space_;
   mutable std::optional<Footprints> footprints_;

@@ -91,7 +91,12 @@ inline Stmt make_mma_sync(ir::MmaSync::Op op, int in_flight, const SourceLoc& lo
 /// leading index (ko + c) % s of an enclosing loop's variable, the previous iteration's seen with
 /// c − 1): in a two-slot pipelined loop the fill of slot (ko + 1) % 2 and the reads of slot ko % 2
 /// share one barrier an iteration, at the end of the body. Invariant (proved in stmt_build.cpp):
-/// two conflicting accesses that a barrier separated still are.
+/// two conflicting accesses that a barrier separated still are — but for asynchronous writes (a
+/// bulk copy's, an mbarrier_arrive's or _expect_tx's), which no barrier orders before later
+/// accesses (an mbarrier wait does, and the interpreter checks that one comes first): they are
+/// kept after the accesses before them only, so that
+///   mbarrier_wait full[ko % 3]; barrier; mmas(ko % 3); mma_wait 1; barrier; copies → (ko + 2) % 3
+/// loses its first barrier.
 Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int threads);
 
 /// `s` (a lowered collective statement) wrapped in barriers, also when it touches no block memory:

@@ -131,6 +131,13 @@ TEST_CASE("cli: ir as built and after the interp pipeline's passes") {
   r = tilegen("ir gemm --after no_such_pass");
   CHECK(r.status == 2);
   CHECK(has(r, "has no pass 'no_such_pass'"));
+  // A sample takes the tiles its target is tuned for, as run and bench do (the cpu's 96x128x128
+  // below 2048), the user's --set over them.
+  r = tilegen("ir gemm --target cpu");
+  CHECK(r.status == 0);
+  CHECK(has(r, "shared A_shared: f16[96, 128]"));
+  r = tilegen("ir gemm --target cpu --set block_M=64");
+  CHECK(has(r, "shared A_shared: f16[64, 128]"));
 }
 
 TEST_CASE("cli: --param sets CompileOptions params; a key the target does not know is an error") {

@@ -124,7 +124,11 @@ TEST_CASE("sm_90a gemm: async warpgroup mmas on swizzled shared tiles, fenced an
         std::string::npos);  // 128-byte strips
   CHECK(count(ir, "mma_fence") == 2);
   CHECK(count(ir, "mma_wait 0") == 1);
-  CHECK(count(ir, "proxy_fence") == count(ir, "barrier"));
+  // A proxy_fence where the cp.async writes have landed (async_wait) before the barrier that
+  // publishes them to the mmas; none before the barrier after mma_wait 1 (nothing written since).
+  CHECK(count(ir, "proxy_fence\n      barrier") == count(ir, "async_wait"));
+  CHECK(count(ir, "proxy_fence") == 3);  // and one after the prologue's (synchronous) fills
+  CHECK(ir.find("mma_wait 1\n      barrier") != std::string::npos);
   CHECK(ir.find("layout=padded") == std::string::npos);
   for (auto at = ir.find(" placed "); at != std::string::npos; at = ir.find(" placed ", at + 1))
     CHECK(std::stoll(ir.substr(at + 8)) % 1024 == 0);  // the swizzle's period
@@ -309,6 +313,62 @@ TEST_CASE("bulk_copies: one thread's bulk copies on per-slot mbarriers feed the 
   CHECK(run_gemm(small, 96, 64, 64) == "");
   // Targets without bulk copies keep cp.async.
   CHECK(print(lowered_gemm(256, 256, 256, 128, 128, 32, 128, f16, 3)).find("bulk_copy") == std::string::npos);
+}
+
+// Drops every barrier inside pipelined loops.
+struct DropLoopBarriers : IRMutator {
+  int depth = 0;
+  Stmt visit(const ir::For* op, const Stmt& self) override {
+    depth += op->for_kind == ForKind::Pipelined;
+    Stmt r = IRMutator::visit(op, self);
+    depth -= op->for_kind == ForKind::Pipelined;
+    return r;
+  }
+  Stmt visit(const ir::Seq* seq, const Stmt&) override {
+    std::vector<Stmt> out;
+    for (const Stmt& s0 : seq->stmts) {
+      Stmt s = mutate(s0);
+      if (!(depth > 0 && s->kind == ir::StmtKind::Barrier)) out.push_back(s);
+    }
+    return make_seq(std::move(out), seq->loc);
+  }
+};
+
+TEST_CASE("bulk_copies: one barrier a K step and no proxy fence in the loop; mbarrier waits order the data") {
+  for (int stages : {2, 3, 4}) {
+    CAPTURE(stages);
+    Function f = lowered_gemm(256, 256, 512, 128, 128, 64, 128, f16, stages, true);
+    std::string ir = print(f);
+    INFO(ir);
+    // Each thread waits for its slot's mbarrier phase itself: no barrier between that wait and the
+    // mmas (barrier thinning: a bulk copy is ordered by the wait, and an mbarrier wait does not
+    // conflict with the copies' arrivals); the one barrier left keeps the next slot's copies after
+    // every warp's mmas on it (mma_wait 1). The copy engine writes through the async proxy: the
+    // only proxy_fence is the one after mbarrier_init.
+    const std::size_t wait = ir.find("      mbarrier_wait full[ko % " + std::to_string(stages) + "], ko / ");
+    REQUIRE(wait != std::string::npos);
+    CHECK(ir.find("\n      mma_fence\n      for kk", wait) == ir.find('\n', wait));
+    CHECK(ir.find("mma_wait 1\n      barrier\n      if tx == 0 {\n        mbarrier_expect_tx") !=
+          std::string::npos);
+    CHECK(count(ir, " barrier\n") == 2);  // after the inits, and in the main loop
+    CHECK(count(ir, "proxy_fence") == 1);
+    CHECK(ir.find("proxy_fence") < ir.find("for ko_pre"));
+    CHECK(run_gemm(f, 256, 256, 512) == "");
+    CHECK(run_gemm(lowered_gemm(200, 72, 136, 128, 64, 32, 128, f16, stages, true), 200, 72, 136) == "");
+    CHECK(run_gemm(lowered_gemm(130, 256, 320, 128, 256, 64, 256, f16, stages, true), 130, 256, 320) == "");
+  }
+  // Without the loop's barrier thread 0's copies overwrite a slot other warps' mmas still read.
+  Function f = lowered_gemm(256, 256, 512, 128, 128, 64, 128, f16, 3, true);
+  std::string e = run_gemm(DropLoopBarriers().mutate_function(f), 256, 256, 512);
+  CHECK_MESSAGE(e.find("race") != std::string::npos, e);
+  // mma.sync tiles (ldmatrix reads) filled by bulk copies: the waits order them as well.
+  Function small = lowered_gemm(96, 64, 128, 32, 32, 16, 128, f16, 3, true);
+  std::string small_ir = print(small);
+  INFO(small_ir);
+  CHECK(small_ir.find("proxy_fence") != std::string::npos);  // after mbarrier_init
+  CHECK(run_gemm(small, 96, 64, 128) == "");
+  e = run_gemm(DropLoopBarriers().mutate_function(small), 96, 64, 128);
+  CHECK_MESSAGE(e.find("race") != std::string::npos, e);
 }
 
 TEST_CASE("mma_fence, proxy_fence and mma_wait: printed, parsed back, checked by the verifier") {

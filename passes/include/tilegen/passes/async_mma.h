@@ -28,16 +28,19 @@
 // tile exists) hold for the first iterations and fail for the rest, the loop is split there: the
 // first part fills unguarded, the last S − 1 iterations drain without fills or the barrier before
 // them (a branch around code while wgmmas are in flight makes ptxas serialize them: C7514).
-// The fills may be cp.async's or the copy engine's (bulk_copies: the slot's mbarrier_wait is then
-// in X; the barrier after it stays while barrier thinning cannot tell which slot a bulk copy
-// writes). Loops whose other statements write shared memory or touch the accumulators stay as
-// they are.
+// The fills may be cp.async's or the copy engine's (bulk_copies: X is then the slot's
+// mbarrier_wait and the mmas, without a barrier: each thread waits for the copies itself, and
+// barrier thinning orders a bulk copy by that wait, stmt_build.h). Loops whose other statements
+// write shared memory or touch the accumulators stay as they are.
 //
-// fence_async_proxy: before every barrier of a kernel that has an async mma reading shared tiles,
-// a `proxy_fence` (ir::MmaSync), so that each thread's writes into shared memory (its stores, its
-// async copies completed by an async_wait) are visible to the mmas issued after the barrier:
+// fence_async_proxy: a `proxy_fence` (ir::MmaSync) before each barrier that a thread's writes
+// through the generic proxy may precede since its last fence, where the async proxy reads them
+// next: its stores into a tile async mmas read (async copies count where an async_wait lands
+// them), and mbarrier_init (the copy engine completes bulk copies on the barrier); bulk copies
+// write through the async proxy themselves and need none:
 //
-//   async_wait 1; barrier   →   async_wait 1; proxy_fence; barrier
+//   async_wait 1; barrier            →   async_wait 1; proxy_fence; barrier
+//   mma_wait 1; barrier; fills(k+2)  →   unchanged (nothing written since the fence before the mmas)
 //
 // The interpreter checks both ends: an async mma reading an element whose writer did not fence
 // after writing it fails, naming the element and the statements.
