@@ -8,10 +8,15 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -206,6 +211,41 @@ MemoryRow run_memory_case(Target& gpu, Events& ev, const std::string& sample, in
 
 }  // namespace
 
+// How long an application waits for the gemm kernel: cold (an empty kernel cache: the passes,
+// NVRTC, the module load) and cached (the same kernel again: the cache's hit and the load), each
+// the median of five, in wall milliseconds. The cache directory is a fresh one per cold compile.
+void compile_latency(Target& gpu, int64_t n) {
+  const Sample& s = *find("gemm");
+  Params p = resolve_for(s, {{"M", n}, {"N", n}, {"K", n}}, gpu.info(), f16);
+  const Kernel k = s.build(p, f16);
+  const char* old = std::getenv("TILEGEN_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  auto ms_of = [&] {
+    auto t0 = std::chrono::steady_clock::now();
+    CompiledKernel c = gpu.compile(k);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::vector<double> cold, cached;
+  for (int i = 0; i < 5; ++i) {
+    char dir[] = "/tmp/tilegen-bench-cache-XXXXXX";
+    if (!::mkdtemp(dir)) throw Error("mkdtemp failed for the compile-latency cache");
+    ::setenv("TILEGEN_CACHE_DIR", dir, 1);
+    cold.push_back(ms_of());
+    cached.push_back(ms_of());
+    std::filesystem::remove_all(dir);
+  }
+  if (old)
+    ::setenv("TILEGEN_CACHE_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("TILEGEN_CACHE_DIR");
+  std::sort(cold.begin(), cold.end());
+  std::sort(cached.begin(), cached.end());
+  std::printf("compile gemm f16 %lld^3 (%lldx%lldx%lld tiles): cold %.1f ms (min %.1f), cached %.2f ms (min %.2f), "
+              "median of 5\n\n",
+              (long long)n, (long long)p.at("block_M"), (long long)p.at("block_N"), (long long)p.at("block_K"),
+              cold[2], cold[0], cached[2], cached[0]);
+}
+
 int main(int argc, char** argv) {
   std::string csv = argc > 1 && argv[1][0] != '-' ? argv[1] : "bench_cuda_vs_cublas.csv";
   bool quick = argc > 1 && std::string(argv[argc - 1]) == "--quick";
@@ -220,8 +260,11 @@ int main(int argc, char** argv) {
     const int runs = quick ? 5 : 20;
     std::vector<Row> rows;
     for (DType t : {f16, bf16})
-      for (int64_t n : quick ? std::vector<int64_t>{1024} : std::vector<int64_t>{2048, 4096})
+      for (int64_t n : quick ? std::vector<int64_t>{1024} : std::vector<int64_t>{2048, 4096, 8192})
         rows.push_back(run_case(gpu, cb, h, ev, "gemm", {{"M", n}, {"N", n}, {"K", n}}, t, runs));
+    // Ragged and small-K shapes (issue 15's table: correct, ratio reported).
+    for (auto [m, n, k] : {std::array<int64_t, 3>{1000, 777, 333}, {2048, 2048, 64}})
+      if (!quick) rows.push_back(run_case(gpu, cb, h, ev, "gemm", {{"M", m}, {"N", n}, {"K", k}}, f16, runs));
     int64_t dk = quick ? 2048 : 8192;
     rows.push_back(run_case(gpu, cb, h, ev, "dequant_gemm", {{"M", 1}, {"N", dk}, {"K", dk}}, f16, runs));
     std::ofstream out(csv);
@@ -239,6 +282,7 @@ int main(int argc, char** argv) {
           << r.cublas_ms / r.tilegen_ms << "," << r.max_rel_diff << "\n";
     }
     std::cout << "ratio = cuBLAS time / tilegen time (1.0 = parity); CSV: " << csv << "\n\n";
+    compile_latency(gpu, quick ? 1024 : 4096);
 
     if (!ev.copy) throw Error("libcuda.so.1 lacks cuMemcpyDtoD_v2");
     const int64_t mn = quick ? 2048 : 8192;

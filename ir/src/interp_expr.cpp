@@ -303,7 +303,7 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
   int32_t site = int32_t(cur_ - P.stmts.data());
   if (c.in_flight > 0) in_flight_access(buf, flat, lane, "read");
   const bool waited = bulk_landed(buf, flat, lane, "a read");
-  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane)
+  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane && !ordered_after(lane, c.w_lane, c.w_own))
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " (write) and " + std::to_string(lane) + " (read)" + site_lines(c.w_site, site) +
          ": add a barrier between the write and the read");
@@ -311,11 +311,43 @@ void BlockExec::note_read(int32_t buf, int64_t flat, int lane) {
     fail("race on shared buffer " + element_name(buf, flat) + " between " + lanes_text(c.a_lane) +
          " (atomic) and thread " + std::to_string(lane) + " (read)" + site_lines(c.a_site, site) +
          ": add a barrier between the atomic and the read");
+  note_reader(buf, flat, c, lane, site);
+}
+
+// The reader record of a cell: one lane and its clock, or (kernels with mbarriers) each lane's.
+void BlockExec::note_reader(int32_t buf, int64_t flat, RaceCell& c, int lane, int32_t site) {
+  const uint32_t own = own_clock(lane);
   if (c.r_epoch != epoch_) {
-    c.r_epoch = epoch_, c.r_lane = lane, c.r_site = site;
-  } else if (c.r_lane != lane) {
-    c.r_lane = kManyReaders;
+    c.r_epoch = epoch_, c.r_lane = lane, c.r_site = site, c.r_own = own;
+    return;
   }
+  if (c.r_lane == lane) {
+    c.r_own = own;
+    return;
+  }
+  if (!lane_vc_.empty()) {
+    Readers& r = readers_[(uint64_t(uint32_t(buf)) << 40) | uint64_t(flat)];
+    if (r.epoch != epoch_ || c.r_lane != kManyReaders) {
+      r.epoch = epoch_;
+      r.lanes.assign(1, {c.r_lane, c.r_own});
+    }
+    bool found = false;
+    for (auto& [l, clock] : r.lanes)
+      if (l == lane) clock = own, found = true;
+    if (!found) r.lanes.emplace_back(lane, own);
+  }
+  c.r_lane = kManyReaders;
+}
+
+// Whether every other lane's read of the cell in this interval is ordered before lane's access.
+bool BlockExec::readers_ordered(int32_t buf, int64_t flat, const RaceCell& c, int lane) const {
+  if (lane_vc_.empty()) return false;
+  if (c.r_lane != kManyReaders) return ordered_after(lane, c.r_lane, c.r_own);
+  auto it = readers_.find((uint64_t(uint32_t(buf)) << 40) | uint64_t(flat));
+  if (it == readers_.end() || it->second.epoch != epoch_) return false;
+  for (const auto& [l, clock] : it->second.lanes)
+    if (l != lane && !ordered_after(lane, l, clock)) return false;
+  return true;
 }
 
 void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
@@ -330,11 +362,11 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
          " while an async mma that reads it is in flight: complete it first (mma_wait), and add a barrier "
          "when another thread's warpgroup issued it");
   c.w_clock = ++write_clock_;
-  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane)
+  if (!waited && c.w_epoch == epoch_ && c.w_lane != lane && !ordered_after(lane, c.w_lane, c.w_own))
     fail("race on shared buffer " + element_name(buf, flat) + " between threads " + std::to_string(c.w_lane) +
          " and " + std::to_string(lane) + " (both write)" + site_lines(c.w_site, site) +
          ": add a barrier, or let one thread write");
-  if (c.r_epoch == epoch_ && c.r_lane != lane) {
+  if (c.r_epoch == epoch_ && c.r_lane != lane && !readers_ordered(buf, flat, c, lane)) {
     std::string reader = c.r_lane == kManyReaders ? "other threads" : "thread " + std::to_string(c.r_lane);
     fail("race on shared buffer " + element_name(buf, flat) + " between " + reader + " (read) and thread " +
          std::to_string(lane) + " (write)" + site_lines(c.r_site, site) +
@@ -344,7 +376,7 @@ void BlockExec::note_write(int32_t buf, int64_t flat, int lane) {
     fail("race on shared buffer " + element_name(buf, flat) + " between " + lanes_text(c.a_lane) +
          " (atomic) and thread " + std::to_string(lane) + " (write)" + site_lines(c.a_site, site) +
          ": add a barrier between the atomic and the write, or make the write an atomic");
-  c.w_epoch = epoch_, c.w_lane = lane, c.w_site = site;
+  c.w_epoch = epoch_, c.w_lane = lane, c.w_site = site, c.w_own = own_clock(lane);
 }
 
 // An atomic read-modify-write: it races with another thread's plain write or read of the element

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "tilegen/ir/interpreter.h"
@@ -140,6 +141,10 @@ struct RaceCell {
   int32_t bulk_bar = -1;  // written by a bulk copy on this mbarrier (BlockExec's numbering) ...
   int64_t bulk_phase = 0; // ... of this phase: readable by a thread that has waited for it
   uint32_t bulk_block = 0;  // ... in this block (BlockExec::blocks_run_)
+  // The accessing lane's own clock at the last write and read (BlockExec::lane_vc_, kernels with
+  // mbarriers only): a lane that has since acquired that clock through an mbarrier is ordered after
+  // the access. Two or more readers: BlockExec::readers_.
+  uint32_t w_own = 0, r_own = 0;
 };
 
 /// An async store issued and not yet landed: it is written when its group completes.
@@ -214,7 +219,7 @@ class BlockExec {
   bool bulk_landed(int32_t buf, int64_t flat, int lane, const char* what) {
     const RaceCell& c = races_[std::size_t(buf)][std::size_t(flat)];
     if (c.bulk_bar < 0 || c.bulk_block != blocks_run_) return false;
-    if (observed_[std::size_t(lane) * std::size_t(nbars_) + std::size_t(c.bulk_bar)] <= c.bulk_phase)
+    if (known_[std::size_t(lane) * std::size_t(nbars_) + std::size_t(c.bulk_bar)] <= c.bulk_phase)
       bulk_not_waited(buf, flat, lane, what);
     return true;
   }
@@ -306,11 +311,42 @@ class BlockExec {
     int32_t buf = -1;
     int64_t flat = 0;
     int32_t init_site = -1;
+    // What the arrivals of the current phase release (the join of the arriving lanes' clocks:
+    // T_ lane clocks, then nbars_ phase counts), and what the last completed phase released: a
+    // wait that returns for it acquires that.
+    std::vector<uint32_t> rel_lanes, done_lanes;
+    std::vector<int64_t> rel_bars, done_bars;
   };
   std::vector<MBar> mbars_;
   std::vector<int32_t> mbar_base_;  // per buffer id: its first mbarrier's number, or -1
   int nbars_ = 0;
-  std::vector<int64_t> observed_;   // T_ × nbars_
+  // Per lane, the phases of each mbarrier it waited for (a wait for one of them again is a phase
+  // error), and those it knows complete — waited for, or learnt through another lane's arrival it
+  // acquired (a producer that never waits for `full` knows the copies there landed from the
+  // consumers' arrivals on `empty`): T_ × nbars_ each.
+  std::vector<int64_t> observed_, known_;
+  // Kernels with mbarriers: per lane, the clock of each lane it is ordered after (T_ × T_; the
+  // diagonal is its own clock, which each arrival advances). Accesses ordered through an
+  // mbarrier's arrive and wait (a consumer's reads, its arrival on `empty`, the producer's wait
+  // for it, the producer's bulk copy into the slot) are no race without a barrier between them.
+  std::vector<uint32_t> lane_vc_;
+  struct Readers {
+    uint32_t epoch = 0;
+    std::vector<std::pair<int32_t, uint32_t>> lanes;  // each reading lane's own clock at its last read
+  };
+  std::unordered_map<uint64_t, Readers> readers_;  // cells read by two or more lanes, with lane_vc_
+  uint32_t own_clock(int lane) const {
+    return lane_vc_.empty() ? 0 : lane_vc_[std::size_t(lane) * std::size_t(T_) + std::size_t(lane)];
+  }
+  /// Whether lane's next access is ordered after `other`'s access made at `other`'s clock.
+  bool ordered_after(int lane, int32_t other, uint32_t clock) const {
+    return !lane_vc_.empty() && other >= 0 &&
+           clock <= lane_vc_[std::size_t(lane) * std::size_t(T_) + std::size_t(other)];
+  }
+  bool readers_ordered(int32_t buf, int64_t flat, const RaceCell& c, int lane) const;
+  void note_reader(int32_t buf, int64_t flat, RaceCell& c, int lane, int32_t site);
+  void release_to(MBar& b, int lane);
+  void acquire_from(const MBar& b, int lane);
   uint32_t blocks_run_ = 0;         // blocks this executor has started
   MBar& mbarrier_of(const SNode& s, int lane, int32_t* id);
   void complete_phases(MBar& b);

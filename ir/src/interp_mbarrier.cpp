@@ -13,6 +13,20 @@
 // thread runs while the waiting ones wait), a wait whose parity names a phase the thread already
 // waited for (it would return at once, before the copy it means), arrivals beyond those a phase
 // expects, a barrier used before its init, and a copy whose phase never completed by the end.
+//
+// mbarriers also order threads for the race detector, as on the GPU: an arrival releases what its
+// thread has done so far (and what it has acquired), a wait that returns for that phase acquires
+// it — clocks per thread (BlockExec::lane_vc_), joined at each arrival and wait. So a producer and
+// its consumers need no barrier between them:
+//
+//   producer (tx == 0)                         consumers
+//   mbarrier_wait empty[s], p                  mbarrier_wait full[s], q
+//   mbarrier_expect_tx full[s], bytes          ... read slot s ...
+//   bulk_copy ... -> S[s, ...] on full[s]      mbarrier_arrive empty[s]
+//
+// The copy's writes are ordered after the consumers' reads (their arrivals, the producer's wait),
+// and after the slot's previous copy landed (the consumers knew it, having waited for full[s];
+// their arrivals pass that on). Reads after a thread's arrival are not covered by it.
 #include "interp_internal.h"
 
 namespace tg::interp {
@@ -40,7 +54,36 @@ void BlockExec::reset_mbarriers() {
     b.buf = buf, b.flat = flat;
   }
   observed_.assign(std::size_t(T_) * std::size_t(nbars_), 0);
+  known_.assign(std::size_t(T_) * std::size_t(nbars_), 0);
+  if (nbars_ > 0) {
+    lane_vc_.assign(std::size_t(T_) * std::size_t(T_), 0);
+    for (int l = 0; l < T_; ++l) lane_vc_[std::size_t(l) * std::size_t(T_) + std::size_t(l)] = 1;
+    readers_.clear();
+  }
   ++blocks_run_;
+}
+
+// An arrival releases what the lane knows (the clocks of the lanes it is ordered after, its own
+// included, and the phases it knows complete) to whoever waits for this phase; its own clock then
+// advances, so that its later accesses are not covered.
+void BlockExec::release_to(MBar& b, int lane) {
+  if (lane_vc_.empty()) return;
+  b.rel_lanes.resize(std::size_t(T_), 0);
+  b.rel_bars.resize(std::size_t(nbars_), 0);
+  uint32_t* vc = &lane_vc_[std::size_t(lane) * std::size_t(T_)];
+  for (int l = 0; l < T_; ++l) b.rel_lanes[std::size_t(l)] = std::max(b.rel_lanes[std::size_t(l)], vc[l]);
+  const int64_t* known = &known_[std::size_t(lane) * std::size_t(nbars_)];
+  for (int x = 0; x < nbars_; ++x) b.rel_bars[std::size_t(x)] = std::max(b.rel_bars[std::size_t(x)], known[x]);
+  ++vc[lane];
+}
+
+// A wait that returns for the last completed phase acquires what its arrivals released.
+void BlockExec::acquire_from(const MBar& b, int lane) {
+  if (lane_vc_.empty() || b.done_lanes.empty()) return;
+  uint32_t* vc = &lane_vc_[std::size_t(lane) * std::size_t(T_)];
+  for (int l = 0; l < T_; ++l) vc[l] = std::max(vc[l], b.done_lanes[std::size_t(l)]);
+  int64_t* known = &known_[std::size_t(lane) * std::size_t(nbars_)];
+  for (int x = 0; x < nbars_; ++x) known[x] = std::max(known[x], b.done_bars[std::size_t(x)]);
 }
 
 BlockExec::MBar& BlockExec::mbarrier_of(const SNode& s, int lane, int32_t* id) {
@@ -60,6 +103,17 @@ void BlockExec::complete_phases(MBar& b) {
   b.landing.clear();
   ++b.phase;
   b.pending = b.count;
+  if (!lane_vc_.empty()) {
+    b.done_lanes = std::move(b.rel_lanes);
+    b.done_bars = std::move(b.rel_bars);
+    b.done_lanes.resize(std::size_t(T_), 0);
+    b.done_bars.resize(std::size_t(nbars_), 0);
+    b.rel_lanes.assign(std::size_t(T_), 0);
+    b.rel_bars.assign(std::size_t(nbars_), 0);
+    // Its waiters know this phase complete (and, with it, the copies that landed in it).
+    const int32_t id = mbar_base_[std::size_t(b.buf)] + int32_t(b.flat);
+    b.done_bars[std::size_t(id)] = std::max(b.done_bars[std::size_t(id)], b.phase);
+  }
 }
 
 void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
@@ -100,6 +154,7 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
                  " bytes: a phase expects 0 to 2^20 - 1");
           b.tx += bytes;
         }
+        release_to(b, lane);
         if (b.pending == 0)
           fail("thread " + std::to_string(lane) + " arrives on mbarrier " + name + " in phase " +
                std::to_string(b.phase) + ", which expects no more arrivals (" + std::to_string(b.count) +
@@ -128,6 +183,9 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
                ", which this thread already waited for: the phase it means has not completed (a phase "
                "error: wait for each phase in turn, the parity flipping each time)");
         seen = std::max(seen, b.phase);
+        int64_t& known = known_[std::size_t(lane) * std::size_t(nbars_) + std::size_t(id)];
+        known = std::max(known, b.phase);
+        acquire_from(b, lane);
         break;
       }
     }

@@ -129,3 +129,105 @@ TEST_CASE("mbarriers and bulk copies: the verifier's checks") {
   rejects(text, "S[k +: 1, 0 +: 64, 0 +: 64]", "S[k +: 1, 0 +: 64, 0 +: 32]", "the source box is");
   rejects(text, "shared S: f32[2, 64, 64]", "shared S: f16[2, 64, 64]", "of the same dtype");
 }
+
+namespace {
+
+// Warp specialisation in the form the lock-step interpreter runs: one loop, thread 0 the producer
+// (tile k into slot k % 2 once the consumers have freed it: `empty`), threads 32..63 the consumers
+// (tile k - 1: wait for `full`, sum its columns into C, arrive on `empty`), no barrier in the loop.
+// Every cross-thread order is an mbarrier's: the copy before the consumers' reads (full), their
+// reads before the next copy into the slot (their arrivals on empty, acquired by the producer's
+// wait), the first copy's landing before the producer's overwrite (learnt through the same
+// arrivals: the producer never waits for full). C[j, c] = the sum of tile j's column c.
+std::string specialised(const std::string& producer_wait = "          if k >= 2 {\n"
+                                                           "            mbarrier_wait empty[k % 2], (k / 2 + 1) % 2\n"
+                                                           "          }\n",
+                        bool arrive_after_reads = true) {
+  const std::string arrive = "          mbarrier_arrive empty[(k - 1) % 2]\n";
+  return std::string(R"(func ws(A: f32[256, 64] global, C: f32[8, 64] global) {
+  kernel grid(1) threads(64) -> (bx; tx) {
+    shared S: f32[2, 32, 64]
+    shared full: i64[2]
+    shared empty: i64[2]
+    if tx == 0 {
+      for s in serial(0 +: 2) {
+        mbarrier_init full[s], 1
+        mbarrier_init empty[s], 32
+      }
+    }
+    barrier
+    for k in serial(0 +: 9) {
+      if tx == 0 {
+        if k < 8 {
+)") + producer_wait +
+         R"(          mbarrier_expect_tx full[k % 2], 8192
+          bulk_copy A[k*32 +: 32, 0 +: 64] -> S[k % 2 +: 1, 0 +: 32, 0 +: 64] on full[k % 2]
+        }
+      }
+      if tx >= 32 {
+        if k >= 1 {
+          mbarrier_wait full[(k - 1) % 2], (k - 1) / 2 % 2
+)" + (arrive_after_reads ? "" : arrive) +
+         R"(          for q in serial(0 +: 2) {
+            let c: i32 = (tx - 32) * 2 + q
+            C[k - 1, c] = 0.0
+            for i in serial(0 +: 32) {
+              C[k - 1, c] = C[k - 1, c] + S[(k - 1) % 2, i, c]
+            }
+          }
+)" + (arrive_after_reads ? arrive : "") +
+         R"(        }
+      }
+    }
+  }
+}
+)";
+}
+
+std::string run_specialised(const std::string& text) {
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> d(-9, 9);
+  std::vector<float> a(256 * 64), c(8 * 64, -777.0f);
+  for (float& x : a) x = float(d(rng));
+  std::vector<HostArg> args(2);
+  args[0].data = a.data(), args[0].shape = {256, 64};
+  args[1].data = c.data(), args[1].shape = {8, 64};
+  try {
+    interpret(parse_function(text, "ws.tgir"), args);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  for (int j = 0; j < 8; ++j)
+    for (int q = 0; q < 64; ++q) {
+      float want = 0;
+      for (int i = 0; i < 32; ++i) want += a[std::size_t((j * 32 + i) * 64 + q)];
+      if (c[std::size_t(j * 64 + q)] != want) return "wrong C[" + std::to_string(j) + ", " + std::to_string(q) + "]";
+    }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("mbarriers order threads without a barrier: a producer and its consumers, full and empty") {
+  const std::string text = specialised();
+  Function f = parse_function(text, "ws.tgir");
+  CHECK(print(f) == text);
+  verify(f);
+  CHECK(run_specialised(text) == "");
+  // Without the producer's wait for `empty` its copy overwrites a slot the consumers read, and
+  // one whose last copy it does not know landed.
+  std::string e = run_specialised(specialised(""));
+  CHECK_MESSAGE(e.find("by thread 0, which a bulk copy on mbarrier full[0] writes in its phase 0") !=
+                    std::string::npos,
+                e);
+  // Arriving before the reads releases nothing of them: the same race.
+  e = run_specialised(specialised(
+      "          if k >= 2 {\n            mbarrier_wait empty[k % 2], (k / 2 + 1) % 2\n          }\n", false));
+  CHECK_MESSAGE(e.find("race on shared buffer S[") != std::string::npos, e);
+  // Waiting for the wrong phase of `empty` (the parity not flipped): a phase error or a wait
+  // nothing completes, never a wrong answer.
+  e = run_specialised(specialised("          if k >= 2 {\n            mbarrier_wait empty[k % 2], 0\n          }\n"));
+  CHECK_MESSAGE((e.find("phase error") != std::string::npos ||
+                 e.find("nothing that runs before this wait completes it") != std::string::npos),
+                e);
+}
