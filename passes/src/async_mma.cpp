@@ -20,18 +20,6 @@ bool async_unit(const ir::Mma& op) {
   return u && u->async;
 }
 
-// The shared buffers async mmas read as tiles.
-struct AsyncTiles : IRVisitor {
-  std::map<const ir::BufferNode*, const ir::Mma*> tiles;
-  using IRVisitor::visit;
-  void visit(const ir::Mma* op) override {
-    if (async_unit(*op))
-      for (const ir::MmaOperand* o : {&op->a, &op->b})
-        if (o->is_tile() && o->buffer->scope == Scope::Shared) tiles.emplace(o->buffer.get(), op);
-    IRVisitor::visit(op);
-  }
-};
-
 // swizzle(bits) for a tile; a tg::Error where no swizzle fits (async_tiling in
 // infer_fragment_layouts chooses the unit only for tiles one fits).
 Layout swizzle_for(const ir::BufferNode& b, const ir::Mma& user) {
@@ -52,9 +40,7 @@ class Swizzle : public IRMutator {
  public:
   using IRMutator::visit;
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
-    AsyncTiles found;
-    found.visit_stmt(op->body);
-    for (auto& [b, user] : found.tiles) {
+    for (auto& [b, user] : lower::async_mma_tiles(op->body)) {
       Layout l = swizzle_for(*b, *user);
       if (b->layout == l) continue;
       auto n = std::make_shared<ir::BufferNode>(*b);
@@ -99,10 +85,8 @@ class Fence : public IRMutator {
  public:
   using IRMutator::visit;
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
-    AsyncTiles found;
-    found.visit_stmt(op->body);
     needs_ = FenceNeeds();
-    for (auto& [b, user] : found.tiles) needs_.tiles.insert(b);
+    for (auto& [b, user] : lower::async_mma_tiles(op->body)) needs_.tiles.insert(b);
     needs_.visit_stmt(op->body);
     if (needs_.tiles.empty() && !needs_.inits) return self;
     dirty_ = false;

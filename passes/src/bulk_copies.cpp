@@ -29,22 +29,6 @@ std::optional<FillCopy> as_fill(const Stmt& s) {
   return FillCopy{g ? g->cond : Expr(), c};
 }
 
-// The shared buffers async mmas read as tiles.
-std::set<const ir::BufferNode*> async_tiles(const Stmt& s) {
-  struct Scan : IRVisitor {
-    std::set<const ir::BufferNode*> tiles;
-    using IRVisitor::visit;
-    void visit(const ir::Mma* op) override {
-      const MatrixUnit* u = find_matrix_unit(op->unit);
-      if (u && u->async)
-        for (const ir::MmaOperand* o : {&op->a, &op->b})
-          if (o->is_tile()) tiles.insert(o->buffer.get());
-    }
-  } scan;
-  scan.visit_stmt(s);
-  return scan.tiles;
-}
-
 Stmt mbarrier(ir::MBarrier::Op op, const Buffer& b, Expr index, Expr value, const SourceLoc& loc) {
   auto n = std::make_shared<ir::MBarrier>(loc);
   n->op = op;
@@ -61,7 +45,8 @@ class BulkCopies : public IRMutator {
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
     tx_ = op->thread_var;
     added_.clear();
-    tiles_ = async_tiles(op->body);
+    tiles_.clear();
+    for (auto& [b, user] : lower::async_mma_tiles(op->body)) tiles_.insert(b);
     Stmt body = mutate(op->body);
     if (added_.empty()) return self;
     auto k = std::make_shared<ir::Kernel>(*op);

@@ -5,6 +5,7 @@
 
 #include "thread_footprint.h"
 #include "tilegen/ir/buffer_access.h"
+#include "tilegen/ir/matrix_unit.h"
 
 namespace tg::lower {
 
@@ -468,6 +469,22 @@ bool has_bulk_copies(const Stmt& s) {
   } f;
   f.visit_stmt(s);
   return f.found;
+}
+
+std::map<const ir::BufferNode*, const ir::Mma*> async_mma_tiles(const Stmt& s) {
+  struct Scan : IRVisitor {
+    std::map<const ir::BufferNode*, const ir::Mma*> tiles;
+    using IRVisitor::visit;
+    void visit(const ir::Mma* op) override {
+      const MatrixUnit* u = find_matrix_unit(op->unit);
+      if (u && u->async)
+        for (const ir::MmaOperand* o : {&op->a, &op->b})
+          if (o->is_tile() && o->buffer->scope == Scope::Shared) tiles.emplace(o->buffer.get(), op);
+      IRVisitor::visit(op);
+    }
+  } scan;
+  scan.visit_stmt(s);
+  return scan.tiles;
 }
 
 Stmt fenced(Stmt s, const SourceLoc& loc) {

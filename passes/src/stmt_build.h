@@ -1,6 +1,7 @@
 // Small statement constructors and queries shared by the GPU lowering passes
 // (infer_fragment_layouts, partition_threads). Internal to passes/.
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,10 @@ Stmt drop_redundant_barriers(const Stmt& kernel_body, const Var& thread_var, int
 ///   S[tx] = 1; copy Cr -> Y (registers to global); W[tx] = S[(tx + 1) % T]   // needs a barrier
 /// drop_redundant_barriers then removes those that separate nothing.
 Stmt fenced(Stmt s, const SourceLoc& loc);
+
+/// The shared tiles that async mmas (MatrixUnit::async: wgmma) in s read as operands, each with
+/// the first such mma.
+std::map<const ir::BufferNode*, const ir::Mma*> async_mma_tiles(const Stmt& s);
 
 /// True when e is an integer constant equal to v.
 inline bool is_const(const Expr& e, int64_t v) {

@@ -42,20 +42,30 @@ std::string kernel(const std::string& waits = "    mbarrier_wait bar[0], 0\n    
          std::to_string(from) + ", e / 64, e % 64]\n    }\n  }\n}\n";
 }
 
-// Runs f on a random A; "" when C holds the box of slot `from` (zero outside A), else the error.
-std::string run(const Function& f, int from = 1) {
-  std::mt19937 rng(5);
+// Interprets f on A (rows × cols of random small integers, seeded) and C (poisoned); "" or the
+// interpreter's error.
+std::string interpret_on(const Function& f, std::vector<float>& a, int64_t rows, int64_t cols,
+                         std::vector<float>& c, int64_t c_rows, int64_t c_cols, unsigned seed) {
+  std::mt19937 rng(seed);
   std::uniform_int_distribution<int> d(-9, 9);
-  std::vector<float> a(100 * 70), c(64 * 64, -777.0f);
+  a.resize(std::size_t(rows * cols));
+  c.assign(std::size_t(c_rows * c_cols), -777.0f);
   for (float& x : a) x = float(d(rng));
   std::vector<HostArg> args(2);
-  args[0].data = a.data(), args[0].shape = {100, 70};
-  args[1].data = c.data(), args[1].shape = {64, 64};
+  args[0].data = a.data(), args[0].shape = {rows, cols};
+  args[1].data = c.data(), args[1].shape = {c_rows, c_cols};
   try {
     interpret(f, args);
   } catch (const Error& e) {
     return e.what();
   }
+  return "";
+}
+
+// Runs f on a random A; "" when C holds the box of slot `from` (zero outside A), else the error.
+std::string run(const Function& f, int from = 1) {
+  std::vector<float> a, c;
+  if (std::string e = interpret_on(f, a, 100, 70, c, 64, 64, 5); !e.empty()) return e;
   for (int r = 0; r < 64; ++r)
     for (int q = 0; q < 64; ++q) {
       const int gr = from * 50 + r, gc = from * 20 + q;
@@ -139,9 +149,12 @@ namespace {
 // reads before the next copy into the slot (their arrivals on empty, acquired by the producer's
 // wait), the first copy's landing before the producer's overwrite (learnt through the same
 // arrivals: the producer never waits for full). C[j, c] = the sum of tile j's column c.
-std::string specialised(const std::string& producer_wait = "          if k >= 2 {\n"
-                                                           "            mbarrier_wait empty[k % 2], (k / 2 + 1) % 2\n"
-                                                           "          }\n",
+// The producer's wait for a free slot, with the parity given.
+std::string empty_wait(const std::string& parity) {
+  return "          if k >= 2 {\n            mbarrier_wait empty[k % 2], " + parity + "\n          }\n";
+}
+
+std::string specialised(const std::string& producer_wait = empty_wait("(k / 2 + 1) % 2"),
                         bool arrive_after_reads = true) {
   const std::string arrive = "          mbarrier_arrive empty[(k - 1) % 2]\n";
   return std::string(R"(func ws(A: f32[256, 64] global, C: f32[8, 64] global) {
@@ -185,23 +198,15 @@ std::string specialised(const std::string& producer_wait = "          if k >= 2 
 }
 
 std::string run_specialised(const std::string& text) {
-  std::mt19937 rng(9);
-  std::uniform_int_distribution<int> d(-9, 9);
-  std::vector<float> a(256 * 64), c(8 * 64, -777.0f);
-  for (float& x : a) x = float(d(rng));
-  std::vector<HostArg> args(2);
-  args[0].data = a.data(), args[0].shape = {256, 64};
-  args[1].data = c.data(), args[1].shape = {8, 64};
-  try {
-    interpret(parse_function(text, "ws.tgir"), args);
-  } catch (const Error& e) {
-    return e.what();
-  }
+  std::vector<float> a, c;
+  const Function f = parse_function(text, "ws.tgir");
+  if (std::string e = interpret_on(f, a, 256, 64, c, 8, 64, 9); !e.empty()) return e;
   for (int j = 0; j < 8; ++j)
     for (int q = 0; q < 64; ++q) {
       float want = 0;
       for (int i = 0; i < 32; ++i) want += a[std::size_t((j * 32 + i) * 64 + q)];
-      if (c[std::size_t(j * 64 + q)] != want) return "wrong C[" + std::to_string(j) + ", " + std::to_string(q) + "]";
+      if (c[std::size_t(j * 64 + q)] != want)
+        return "wrong C[" + std::to_string(j) + ", " + std::to_string(q) + "]";
     }
   return "";
 }
@@ -221,12 +226,11 @@ TEST_CASE("mbarriers order threads without a barrier: a producer and its consume
                     std::string::npos,
                 e);
   // Arriving before the reads releases nothing of them: the same race.
-  e = run_specialised(specialised(
-      "          if k >= 2 {\n            mbarrier_wait empty[k % 2], (k / 2 + 1) % 2\n          }\n", false));
+  e = run_specialised(specialised(empty_wait("(k / 2 + 1) % 2"), false));
   CHECK_MESSAGE(e.find("race on shared buffer S[") != std::string::npos, e);
   // Waiting for the wrong phase of `empty` (the parity not flipped): a phase error or a wait
   // nothing completes, never a wrong answer.
-  e = run_specialised(specialised("          if k >= 2 {\n            mbarrier_wait empty[k % 2], 0\n          }\n"));
+  e = run_specialised(specialised(empty_wait("0")));
   CHECK_MESSAGE((e.find("phase error") != std::string::npos ||
                  e.find("nothing that runs before this wait completes it") != std::string::npos),
                 e);

@@ -12,12 +12,8 @@
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
-mkdir -p "$L/x"
-B=build-wg
-export PATH=/usr/local/cuda/bin:$PATH
-START=$(date +%s)
-late() { [ $(($(date +%s) - START)) -gt 460 ]; }
-t() { echo "== $(date +%T) $*"; timeout 200 "$@" 2>&1; echo "== exit $?"; }
+LATE_S=460
+source tools/device_extra/call_common.sh
 bash tools/device_extra/build_cuda_cli.sh $B "$L/x/build" bench_cuda_vs_cublas || exit 1
 TG=$B/bin/tilegen
 echo "built at +$(($(date +%s) - START)) s"

@@ -14,12 +14,8 @@
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1 BASE=$2
-mkdir -p "$L/x"
-B=build-wg
-export PATH=/usr/local/cuda/bin:$PATH
-START=$(date +%s)
-late() { [ $(($(date +%s) - START)) -gt 540 ]; }
-t() { echo "== $(date +%T) $*"; timeout 200 "$@" 2>&1; echo "== exit $?"; }
+LATE_S=540
+source tools/device_extra/call_common.sh
 bash tools/device_extra/build_cuda_cli.sh $B "$L/x/new" bench_cuda_vs_cublas &
 (cd "$BASE" && bash tools/device_extra/build_cuda_cli.sh $B "$L/x/base") &
 wait
