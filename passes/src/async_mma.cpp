@@ -163,9 +163,11 @@ class Fence : public IRMutator {
     // later one: the flow is monotone); left dirty when entered so (the loop may run no iteration)
     // or when its last iteration leaves it so.
     const bool in = dirty_;
-    Fence probe(*this);
-    probe.mutate(op->body);
-    dirty_ = in || probe.dirty_;
+    if (!in) {  // a probe walk only where the entry may change (nested loops: not 2^depth walks)
+      Fence probe(*this);
+      probe.mutate(op->body);
+      dirty_ = probe.dirty_;
+    }
     Stmt body = mutate(op->body);
     dirty_ |= in;
     if (body.same_as(op->body)) return self;
