@@ -117,30 +117,37 @@ void check_artifact(const Artifact& a, const Sample& s, DType t, const std::stri
   (void)arch;
 }
 
-}  // namespace
-
-TEST_CASE(
-    "hip: every sample builds a code object for gfx90a and gfx942; matrix samples use v_mfma; no spills") {
+// Every sample, dtype and shape for one architecture: a test case each, so that the unit shards
+// (tests/unit_shard.cmake) spread these external compiles, the suite's longest case otherwise.
+void every_sample_builds_for(const char* arch) {
   TargetPlugin* plugin = hip_plugin();
   if (!plugin || !hip_compiler_present()) return;
-  for (const char* arch : {"gfx90a", "gfx942"}) {
-    TargetInfo info = plugin->info_for_arch(arch);
-    for (const Sample& s : all())
-      for (DType t : s.dtypes) {
-        // The first test shape (small tiles, ragged edges where listed) and the defaults (the
-        // tile sizes a user gets, where register pressure is highest).
-        for (Params shape : {s.test_shapes.front(), Params{}}) {
-          if (s.name == "flash_attention" && shape.empty()) shape = lds_fitting_attention();
-          const std::string what = std::string(arch) + " " + s.name + " " + std::string(t.name()) +
-                                   (shape.empty() ? " [defaults]" : " [test shape]");
-          INFO(what);
-          Artifact a;
-          REQUIRE_NOTHROW(
-              a = Target::codegen_for(*plugin, info, bound_sample(s, shape, t), CompileOptions{}));
-          check_artifact(a, s, t, arch);
-        }
+  TargetInfo info = plugin->info_for_arch(arch);
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      // The first test shape (small tiles, ragged edges where listed) and the defaults (the
+      // tile sizes a user gets, where register pressure is highest).
+      for (Params shape : {s.test_shapes.front(), Params{}}) {
+        if (s.name == "flash_attention" && shape.empty()) shape = lds_fitting_attention();
+        const std::string what = std::string(arch) + " " + s.name + " " + std::string(t.name()) +
+                                 (shape.empty() ? " [defaults]" : " [test shape]");
+        INFO(what);
+        Artifact a;
+        REQUIRE_NOTHROW(
+            a = Target::codegen_for(*plugin, info, bound_sample(s, shape, t), CompileOptions{}));
+        check_artifact(a, s, t, arch);
       }
-  }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("hip: every sample builds a code object for gfx90a; matrix samples use v_mfma; no spills") {
+  every_sample_builds_for("gfx90a");
+}
+
+TEST_CASE("hip: every sample builds a code object for gfx942; matrix samples use v_mfma; no spills") {
+  every_sample_builds_for("gfx942");
 }
 
 TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot run here") {
