@@ -227,6 +227,14 @@ class BlockExec {
   [[noreturn]] void mbarrier_as_data(int32_t buf, const char* what) const;
   void reset_mbarriers();
   void check_mbarriers_at_end();
+  // ---- interp_roles.cpp: warp roles (ir::If::concurrent)
+  void exec_roles(const SNode& s, Mask first, Mask second, int depth);
+  /// Inside warp roles, where this role's threads wait for a phase that has not completed: hands
+  /// the block to the other role and returns once it is this one's turn again (true); false where
+  /// that cannot help — the other role has finished, or waits too and no phase completed since —
+  /// and the wait then fails: a deadlock.
+  bool yield_role();
+  bool in_roles() const { return roles_ != nullptr; }
   void exec_shuffle(const SNode& s, Mask m);
   void exec_hold(const SNode& s, Mask m, int depth);
   /// Fails where `lane` is inside a hold of buf: its registers are the unit's, not the lane's.
@@ -242,6 +250,8 @@ class BlockExec {
     std::vector<int64_t> v0, v1;
   };
   Frame& frame(int depth);
+  struct Roles;  // interp_roles.cpp
+  void run_role(int role, int32_t body, Mask m, int depth);
   Scalar eval_binary(const XNode& x, int lane);
   Scalar eval_call(const XNode& x, int lane);
   Scalar eval_load(const XNode& x, int lane);
@@ -351,6 +361,12 @@ class BlockExec {
   MBar& mbarrier_of(const SNode& s, int lane, int32_t* id);
   void complete_phases(MBar& b);
   std::deque<Frame> frames_;    // a deque: a deeper frame must not move a shallower one
+  // Warp roles running (ir::If::concurrent): their shared state, the role whose turn it is, and
+  // its own frames (roles run on host threads of their own, one at a time: exec_roles).
+  Roles* roles_ = nullptr;
+  int role_ = -1;
+  std::deque<Frame>* role_frames_ = nullptr;
+  uint64_t phases_done_ = 0;  // mbarrier phases completed in this block (progress, for deadlocks)
   std::vector<int> all_lanes_;  // 0 .. T_-1, then the virtual lane
   uint32_t epoch_ = 1;
   bool single_lane_ = false;    // inside a Parallel loop body

@@ -103,6 +103,7 @@ void BlockExec::complete_phases(MBar& b) {
   b.landing.clear();
   ++b.phase;
   b.pending = b.count;
+  ++phases_done_;
   if (!lane_vc_.empty()) {
     b.done_lanes = std::move(b.rel_lanes);
     b.done_bars = std::move(b.rel_bars);
@@ -120,6 +121,22 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
   cur_ = &s;
   const auto* op = static_cast<const ir::MBarrier*>(s.src);
   const int32_t site = int32_t(&s - P.stmts.data());
+  // In warp roles, a wait for a phase not yet complete lets the other role run (interp_roles.cpp).
+  if (op->op == ir::MBarrier::Op::Wait && in_roles()) {
+    auto blocked = [&] {
+      for (int k = 0; k < m.n; ++k) {
+        const int lane = m.ids[k];
+        if (lane >= T_) continue;
+        int32_t id = -1;
+        const MBar& b = mbarrier_of(s, lane, &id);
+        const int64_t parity = eval_int(s.e0, lane);
+        if ((parity == 0 || parity == 1) && b.phase % 2 == parity) return true;
+      }
+      return false;
+    };
+    while (blocked() && yield_role()) {
+    }
+  }
   for (int k = 0; k < m.n; ++k) {
     const int lane = m.ids[k];
     if (lane >= T_) continue;
@@ -172,8 +189,12 @@ void BlockExec::exec_mbarrier(const SNode& s, Mask m) {
           fail("mbarrier_wait " + name + " by thread " + std::to_string(lane) + " waits for phase " +
                std::to_string(b.phase) + " (parity " + std::to_string(parity) + "), which still expects " +
                std::to_string(b.pending) + " arrival(s) and " + std::to_string(b.tx) +
-               " byte(s); nothing that runs before this wait completes it (the block's threads run in "
-               "lock-step: an arrival or copy the wait depends on must come first)");
+               " byte(s); " +
+               (in_roles() ? std::string("neither role can go on: the other role has finished or waits too, "
+                                         "with no phase completed since (a deadlock on the GPU)")
+                           : std::string("nothing that runs before this wait completes it (the block's "
+                                         "threads run in lock-step: an arrival or copy the wait depends on "
+                                         "must come first)")));
         // The phase it returns for: the last completed (-1, a fresh barrier's, for parity 1).
         const int64_t got = b.phase - 1;
         int64_t& seen = observed_[std::size_t(lane) * std::size_t(nbars_) + std::size_t(id)];

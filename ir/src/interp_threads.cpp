@@ -111,13 +111,14 @@ void BlockExec::run_block(const std::vector<int64_t>& block_index) {
 }
 
 BlockExec::Frame& BlockExec::frame(int depth) {
-  while (int(frames_.size()) <= depth) {
+  std::deque<Frame>& frames = role_frames_ ? *role_frames_ : frames_;
+  while (int(frames.size()) <= depth) {
     Frame f;
     f.a.resize(std::size_t(T_) + 1), f.b.resize(std::size_t(T_) + 1);
     f.v0.resize(std::size_t(T_) + 1), f.v1.resize(std::size_t(T_) + 1);
-    frames_.push_back(std::move(f));
+    frames.push_back(std::move(f));
   }
-  return frames_[std::size_t(depth)];
+  return frames[std::size_t(depth)];
 }
 
 void BlockExec::exec(int32_t sid, Mask m, int depth) {
@@ -254,6 +255,8 @@ void BlockExec::exec_if(const SNode& s, Mask m, int depth) {
     else
       f.b[ne++] = lane;
   }
+  if (nt && ne && static_cast<const ir::If*>(s.src)->concurrent)
+    return exec_roles(s, Mask{f.a.data(), nt}, Mask{f.b.data(), ne}, depth);
   if (nt) exec(s.body, Mask{f.a.data(), nt}, depth + 1);
   if (ne && s.orelse >= 0) exec(s.orelse, Mask{f.b.data(), ne}, depth + 1);
 }

@@ -405,6 +405,10 @@ Stmt Parser::branch() {
   auto s = std::make_shared<If>(here());
   next();
   s->cond = expression();
+  if (accept(",")) {  // warp roles: `if tx < 128, concurrently { ... } else { ... }`
+    expect_word("concurrently", "after the comma of an if condition (warp roles)");
+    s->concurrent = true;
+  }
   s->then_body = block("after the if condition");
   if (accept_word("else")) s->else_body = block("after else");
   return Stmt(std::move(s));

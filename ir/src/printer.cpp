@@ -435,7 +435,7 @@ void Printer::loop(const For* f) {
 
 void Printer::branch(const If* op) {
   names_.push();
-  block("if " + expr(op->cond), op->then_body, op->loc);
+  block("if " + expr(op->cond) + (op->concurrent ? ", concurrently" : ""), op->then_body, op->loc);
   names_.pop();
   if (op->else_body) {
     names_.push();

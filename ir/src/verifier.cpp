@@ -183,6 +183,7 @@ class Verifier : public IRVisitor {
   std::unordered_set<const VarNode*> tainted_;
   std::vector<Divergence> divergent_;
   int parallel_depth_ = 0;
+  int roles_ = 0;  // inside a branch of a concurrent if (warp roles)
   /// The accumulators held by the enclosing Holds, and their units.
   std::unordered_map<const BufferNode*, std::string> held_;
   bool in_param_shapes_ = false;
@@ -391,6 +392,9 @@ void Verifier::check_collective(const std::string& what, bool is_parallel_loop) 
   if (parallel_depth_ > 0 && !is_parallel_loop)
     fail(what + " inside a parallel loop: a parallel loop's body is per-element code; move the " + what +
          " out of the loop");
+  if (roles_ > 0)
+    fail(what + " inside a branch of warp roles (a concurrent if): tile statements are the whole block's; "
+                "move it before or after the roles");
   if (!divergent_.empty()) {
     const Divergence& d = divergent_.back();
     fail(what + " under control flow that depends on the thread index (the " + d.what + " at " + d.loc.str() +
@@ -736,10 +740,19 @@ void Verifier::visit(const If* op) {
   if (!op->cond.dtype().is_bool())
     fail("if condition has type " + std::string(op->cond.dtype().name()) + "; compare it to get a bool");
   visit_expr(op->cond);
+  if (op->concurrent) {
+    if (!op->else_body)
+      fail("a concurrent if (warp roles) without an else-branch: the threads the condition leaves out are "
+           "the other role; give them their branch, or drop `concurrently`");
+    if (roles_ > 0) fail("warp roles inside a branch of warp roles: roles do not nest");
+    if (parallel_depth_ > 0) fail("warp roles inside a parallel loop; roles are per-thread code");
+  }
   bool diverges = thread_dependent(op->cond);
-  if (diverges) divergent_.push_back({loc_, "if"});
+  if (diverges) divergent_.push_back({loc_, op->concurrent ? "concurrent if" : "if"});
+  roles_ += op->concurrent;
   visit_stmt(op->then_body);
   visit_stmt(op->else_body);
+  roles_ -= op->concurrent;
   if (diverges) divergent_.pop_back();
 }
 
@@ -764,6 +777,10 @@ void Verifier::visit(const Barrier* op) {
   if (parallel_depth_ > 0)
     fail(
         "barrier inside a parallel loop; put barriers in per-thread code, between loops and tile operations");
+  if (roles_ > 0)
+    fail("barrier inside a branch of warp roles (a concurrent if): the roles run side by side and meet only "
+         "through mbarriers; order them with mbarrier_arrive/mbarrier_wait, or move the barrier after "
+         "the roles");
   if (!divergent_.empty()) {
     const Divergence& d = divergent_.back();
     fail("barrier under control flow that depends on the thread index (the " + std::string(d.what) + " at " +

@@ -154,10 +154,8 @@ std::string empty_wait(const std::string& parity) {
   return "          if k >= 2 {\n            mbarrier_wait empty[k % 2], " + parity + "\n          }\n";
 }
 
-std::string specialised(const std::string& producer_wait = empty_wait("(k / 2 + 1) % 2"),
-                        bool arrive_after_reads = true) {
-  const std::string arrive = "          mbarrier_arrive empty[(k - 1) % 2]\n";
-  return std::string(R"(func ws(A: f32[256, 64] global, C: f32[8, 64] global) {
+// The kernel's start in the tests below: a ring of two slots with their full and empty barriers.
+const std::string kRingPrologue = R"(func ws(A: f32[256, 64] global, C: f32[8, 64] global) {
   kernel grid(1) threads(64) -> (bx; tx) {
     shared S: f32[2, 32, 64]
     shared full: i64[2]
@@ -169,7 +167,12 @@ std::string specialised(const std::string& producer_wait = empty_wait("(k / 2 + 
       }
     }
     barrier
-    for k in serial(0 +: 9) {
+)";
+
+std::string specialised(const std::string& producer_wait = empty_wait("(k / 2 + 1) % 2"),
+                        bool arrive_after_reads = true) {
+  const std::string arrive = "          mbarrier_arrive empty[(k - 1) % 2]\n";
+  return kRingPrologue + std::string(R"(    for k in serial(0 +: 9) {
       if tx == 0 {
         if k < 8 {
 )") + producer_wait +
@@ -234,4 +237,82 @@ TEST_CASE("mbarriers order threads without a barrier: a producer and its consume
   CHECK_MESSAGE((e.find("phase error") != std::string::npos ||
                  e.find("nothing that runs before this wait completes it") != std::string::npos),
                 e);
+}
+
+namespace {
+
+// The producer and consumers of the test above as warp roles (ir::If::concurrent): each role its
+// own loop, as on the GPU. In lock-step this deadlocks at the producer's first wait for `empty`.
+std::string roles(const std::string& how = ", concurrently", const std::string& full_parity = "k / 2 % 2",
+                  bool arrive_after_reads = true, const std::string& in_producer = "") {
+  const std::string arrive = "        mbarrier_arrive empty[k % 2]\n";
+  return kRingPrologue + std::string(R"(    if tx < 32)") + how + R"( {
+)" + in_producer + R"(      if tx == 0 {
+        for k in serial(0 +: 8) {
+          if k >= 2 {
+            mbarrier_wait empty[k % 2], (k / 2 + 1) % 2
+          }
+          mbarrier_expect_tx full[k % 2], 8192
+          bulk_copy A[k*32 +: 32, 0 +: 64] -> S[k % 2 +: 1, 0 +: 32, 0 +: 64] on full[k % 2]
+        }
+      }
+    } else {
+      for k in serial(0 +: 8) {
+        mbarrier_wait full[k % 2], )" + full_parity + "\n" + (arrive_after_reads ? "" : arrive) +
+         R"(        for q in serial(0 +: 2) {
+          let c: i32 = (tx - 32) * 2 + q
+          C[k, c] = 0.0
+          for i in serial(0 +: 32) {
+            C[k, c] = C[k, c] + S[k % 2, i, c]
+          }
+        }
+)" + (arrive_after_reads ? arrive : "") +
+         R"(      }
+    }
+  }
+}
+)";
+}
+
+}  // namespace
+
+TEST_CASE("warp roles: a producer and its consumers in concurrent branches, ordered by mbarriers alone") {
+  const std::string text = roles();
+  Function f = parse_function(text, "roles.tgir");
+  CHECK(print(f) == text);
+  verify(f);
+  CHECK(run_specialised(text) == "");
+  // The same branches in lock-step: the producer's wait for a free slot never returns.
+  std::string e = run_specialised(roles(""));
+  CHECK_MESSAGE(e.find("nothing that runs before this wait completes it") != std::string::npos, e);
+  // Arriving on `empty` before the reads: the producer's next copy into the slot races them.
+  e = run_specialised(roles(", concurrently", "k / 2 % 2", false));
+  CHECK_MESSAGE(e.find("race on shared buffer S[") != std::string::npos, e);
+  // The consumers waiting for the wrong phase of `full`: a phase error or a deadlock, never an answer.
+  e = run_specialised(roles(", concurrently", "(k / 2 + 1) % 2"));
+  CHECK_MESSAGE((e.find("phase error") != std::string::npos ||
+                 e.find("neither role can go on") != std::string::npos),
+                e);
+  // A role's failure ends the block with its error (the other role unwinds).
+  e = run_specialised(roles(", concurrently", "k / 2 % 2", true, "      C[tx + 100, 0] = 1.0\n"));
+  CHECK_MESSAGE(e.find("out of bounds") != std::string::npos, e);
+  // The verifier: roles need an else-branch, hold no barrier, and do not nest.
+  auto verify_error = [](const std::string& t) {
+    try {
+      verify(parse_function(t, "roles.tgir"));
+    } catch (const Error& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  };
+  CHECK_MESSAGE(verify_error(roles(", concurrently", "k / 2 % 2", true, "      barrier\n"))
+                        .find("barrier inside a branch of warp roles") != std::string::npos,
+                "barrier");
+  std::string no_else = text;
+  const std::size_t at = no_else.find("    } else {");
+  no_else = no_else.substr(0, at) + "    }\n  }\n}\n";
+  CHECK(verify_error(no_else).find("without an else-branch") != std::string::npos);
+  const std::string nested = "      if tx < 8, concurrently {\n      } else {\n      }\n";
+  CHECK(verify_error(roles(", concurrently", "k / 2 % 2", true, nested)).find("roles do not nest") !=
+        std::string::npos);
 }

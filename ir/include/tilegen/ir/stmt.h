@@ -167,10 +167,29 @@ struct Atomic : StmtNode {
   Atomic(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
+/// `if cond { ... } else { ... }`. The threads of a block run in lock-step (interpreter.h): the
+/// threads for which cond holds run the then-branch, then the others the else-branch.
+///
+/// `if cond, concurrently { ... } else { ... }` (concurrent): warp roles. The two groups of
+/// threads run their branches side by side, each its own thread of control, ordered only through
+/// mbarriers (MBarrier): a producer warp issuing bulk copies into a ring of shared slots beside
+/// consumer warpgroups running the mmas, each waiting on the other's barriers,
+///
+///   if tx < 128, concurrently {                        // producer
+///     for k ... { mbarrier_wait empty[s], p; ... bulk_copy ... on full[s] }
+///   } else {                                            // consumers
+///     for k ... { mbarrier_wait full[s], q; mma ...; mbarrier_arrive empty[s] }
+///   }
+///
+/// which in lock-step would deadlock at the producer's first wait on a slot the consumers have
+/// not yet freed. The interpreter switches to the other role where one waits for a phase that has
+/// not completed, and reports a deadlock where both wait. Neither branch holds a barrier or a tile
+/// statement (they are the whole block's), and roles do not nest; an else-branch is required.
 struct If : StmtNode {
   static constexpr StmtKind kKind = StmtKind::If;
   Expr cond;
   Stmt then_body, else_body;  // else_body may be null
+  bool concurrent = false;    // warp roles (above)
   If(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 
