@@ -85,9 +85,9 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
   const MatrixUnit& u = *s.unit;
   const int G = u.group_size;
   if (single_lane_) fail("mma inside a parallel loop; move it out of the loop");
-  if (T_ % G != 0)
-    fail("mma with " + u.name + " needs the block's thread count (" + std::to_string(T_) +
-         ") to be a multiple of " + std::to_string(G));
+  // Groups of G consecutive threads; where G does not divide the block's threads, the last group
+  // is partial (a producer warp beside whole consumer warpgroups: warp_roles.h) and may not reach.
+  const int groups = (T_ + G - 1) / G;
   MmaOperandView ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A"},
                            {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B"},
                            {s.regions[2].buf, u.c_regs(), u.c_type, &u.c_layout, u.n, "C"}};
@@ -98,7 +98,7 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
            " registers, but " + P.bufs[o.buf].node->name + " is " + std::string(have.name()) +
            "; convert it first");
   }
-  std::vector<int> active(std::size_t(T_ / G), 0);
+  std::vector<int> active(std::size_t(groups), 0);
   for (int k = 0; k < m.n; ++k) ++active[std::size_t(m.ids[k] / G)];
   std::vector<double> tiles[3] = {std::vector<double>(std::size_t(u.m * u.k)),
                                   std::vector<double>(std::size_t(u.k * u.n)),
@@ -109,9 +109,15 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
     check_not_held(ops[0].buf, m.ids[k], "mma operand A from");
     check_not_held(ops[1].buf, m.ids[k], "mma operand B from");
   }
-  for (int g = 0; g < T_ / G; ++g) {
+  for (int g = 0; g < groups; ++g) {
     int n = active[std::size_t(g)];
     if (n == 0) continue;  // a group that does not reach the mma (warp specialisation) skips it
+    if (g * G + G > T_)
+      fail("mma with " + u.name + " reached by threads " + std::to_string(g * G) + ".." +
+           std::to_string(T_ - 1) + ", a partial group: the unit's groups are " + std::to_string(G) +
+           " threads, and the block's " + std::to_string(T_) +
+           " threads end within this one; give the block a multiple of " + std::to_string(G) +
+           " threads, or keep the last group's threads out of the mma");
     if (n != G)
       fail("mma reached by " + std::to_string(n) + " of the " + std::to_string(G) + " lanes of group " +
            std::to_string(g) + " (threads " + std::to_string(g * G) + ".." + std::to_string(g * G + G - 1) +

@@ -44,13 +44,12 @@ inline std::size_t check_outputs(const samples::Problem& p, samples::Tolerance t
   return out;
 }
 
-/// Sample s at dtype t and its test shape `shape`, lowered by `pm` for `info` and run by the
-/// interpreter (races detected) on fresh inputs, outputs checked against the float64 reference.
-/// Returns the lowered IR's text.
-inline std::string check_lowered_sample(const samples::Sample& s, DType t, std::size_t shape, PassManager& pm,
-                                        const TargetInfo& info, std::mt19937_64& rng) {
-  INFO(s.name << " [" << s.test_shape_info[shape].label << "] " << t.name() << " on " << info.arch);
-  samples::Params p = samples::resolve(s, s.test_shapes[shape]);
+/// Sample s at dtype t with the parameters `overrides` (the rest its defaults), lowered by `pm`
+/// for `info` and run by the interpreter (races detected) on fresh inputs, outputs checked against
+/// the float64 reference. Returns the lowered IR's text.
+inline std::string check_lowered_params(const samples::Sample& s, DType t, const samples::Params& overrides,
+                                        PassManager& pm, const TargetInfo& info, std::mt19937_64& rng) {
+  samples::Params p = samples::resolve(s, overrides);
   Function f = s.build(p, t).function();
   samples::Problem pr = s.make_problem(p, t, rng);
   Function lowered = pm.run(bind_sizes(f, infer_sizes(f, tensor_shapes(f, pr))), info);
@@ -59,6 +58,13 @@ inline std::string check_lowered_sample(const samples::Sample& s, DType t, std::
   interpret(lowered, samples::host_args(lowered, pr));
   check_outputs(pr, s.tolerance(p, t));
   return text;
+}
+
+/// Sample s at dtype t and its test shape `shape` (check_lowered_params).
+inline std::string check_lowered_sample(const samples::Sample& s, DType t, std::size_t shape, PassManager& pm,
+                                        const TargetInfo& info, std::mt19937_64& rng) {
+  INFO(s.name << " [" << s.test_shape_info[shape].label << "] " << t.name() << " on " << info.arch);
+  return check_lowered_params(s, t, s.test_shapes[shape], pm, info, rng);
 }
 
 }  // namespace tg::testing

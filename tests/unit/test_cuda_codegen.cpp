@@ -172,6 +172,32 @@ TEST_CASE("cuda: with --param tma=1 the sm_90a gemm's tiles arrive by bulk tenso
         std::string::npos);
 }
 
+// With --param warp_roles=1 beside tma=1: the bulk copies are a producer warp's (the block one
+// warp larger), the consumers arrive on the slots' empty barriers, and the wgmma loop compiles.
+TEST_CASE("cuda: with --param tma=1,warp_roles=1 the sm_90a gemm's copies are a producer warp's") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& g = *find("gemm");
+  Function f = g.build(resolve(g, {{"M", 512}, {"N", 512}, {"K", 512}}), f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{512, 512}, {512, 512}, {512, 512}}));
+  CompileOptions roles;
+  roles.params = {{"tma", "1"}, {"warp_roles", "1"}};
+  Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, roles);
+  INFO(a.source);
+  CHECK(!a.binary.empty());
+  CHECK(a.source.find("__launch_bounds__(160)") != std::string::npos);
+  for (const char* want :
+       {"mbarrier.arrive.shared::cta.b64", "mbarrier.arrive.expect_tx.shared::cta.b64",
+        "cp.async.bulk.tensor.2d", "wgmma.mma_async", "mbarrier.try_wait.parity.shared::cta.b64"})
+    CHECK_MESSAGE(a.assembly.find(want) != std::string::npos, want);
+  CHECK(a.assembly.find("bar.sync") != std::string::npos);  // the one barrier, after the init
+  // Off without tma (nothing to specialise) and by default.
+  CompileOptions alone;
+  alone.params = {{"warp_roles", "1"}};
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, alone)
+            .source.find("__launch_bounds__(128)") != std::string::npos);
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;
@@ -194,6 +220,11 @@ TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing dri
   CompileOptions plain;
   plain.params = {{"cp_async", "0"}, {"ldmatrix", "0"}};
   CHECK(plugin->pipeline(info, plain).size() == shared.size() + 6);
+  CompileOptions roles;  // warp_roles only where its switch is on (off until it has run on a GPU)
+  roles.params = {{"warp_roles", "1"}};
+  std::vector<PassEntry> with_roles = plugin->pipeline(info, roles);
+  REQUIRE(with_roles.size() == shared.size() + 9);
+  CHECK(with_roles[shared.size() + 7].name == "warp_roles");
   if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();
     CHECK_FALSE(r.available);

@@ -157,14 +157,16 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
   CHECK(info.warp_size == 64);
   CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_80"), doctest::Contains("gfx942"), Error);
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
-  // then fma contraction, the padding, the async-mma passes (no-ops here: no async unit), the plan
-  REQUIRE(mine.size() == shared.size() + 6);
+  // then fma contraction, the padding, the async-mma passes (no-ops here: no async unit), warp
+  // roles (a no-op: no bulk copies), the plan
+  REQUIRE(mine.size() == shared.size() + 7);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
   CHECK(mine[shared.size()].name == "contract_fma");
   CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
   CHECK(mine[shared.size() + 2].name == "swizzle_shared_tiles");
   CHECK(mine[shared.size() + 3].name == "overlap_async_mma");
   CHECK(mine[shared.size() + 4].name == "fence_async_proxy");
+  CHECK(mine[shared.size() + 5].name == "warp_roles");
   CHECK(mine.back().name == "place_shared_memory");
   if (!dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();

@@ -24,7 +24,7 @@ using namespace tg::samples;
 namespace {
 
 void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arch_specific = false,
-                  bool bulk = false) {
+                  bool bulk = false, bool roles = false) {
   std::mt19937_64 rng(7);
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
   static const std::unique_ptr<TargetPlugin> plugin(cuda::make_plugin());  // the linked code generator
@@ -37,6 +37,7 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arc
                          : test::nvidia(sm, arch_specific);
   CompileOptions opt;
   if (bulk) opt.params["tma"] = "1";  // cuda's switch for the pass bulk_copies
+  if (roles) opt.params["warp_roles"] = "1";  // and for warp_roles
   if (!cuda) info.bulk_copy = bulk;
   PassManager pm(cuda ? cuda->pipeline(info, opt) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
@@ -74,6 +75,20 @@ TEST_CASE("gpu pipeline for sm_90a with bulk copies on every sample and dtype: t
     for (DType t : s.dtypes) {
       SUBCASE(("sm_90a tma " + s.name + " " + std::string(t.name())).c_str()) {
         check_sample(s, t, 90, false, true, true);
+      }
+    }
+}
+
+// The same with warp roles (--param warp_roles=1): a producer warp issues the bulk copies, the
+// block's threads arrive on a slot's `empty` mbarrier where a barrier ordered its refill; the
+// interpreter runs the roles side by side, switching at the mbarrier waits.
+TEST_CASE(
+    "gpu pipeline for sm_90a with bulk copies and warp roles on every sample and dtype: the interpreter "
+    "reproduces the references") {
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      SUBCASE(("sm_90a roles " + s.name + " " + std::string(t.name())).c_str()) {
+        check_sample(s, t, 90, false, true, true, true);
       }
     }
 }

@@ -8,7 +8,9 @@
 #      steps) and gemm (trans_B);
 #   4. bench_cuda_vs_cublas with TMA off, then on (default tiles: block_K=64 on wgmma devices);
 #   5. a tile sweep of GEMM f16 4096³ with TMA, and the two best at 8192³;
-#   6. one ncu profile of the TMA default with the warp stall reasons.
+#   6. one ncu profile of the TMA default with the warp stall reasons;
+#   warp roles (TILEGEN_CUDA_WARP_ROLES=1 beside TMA): the gemm-like samples' conformance, the
+#   ragged runs, racecheck and synccheck, and bench_cuda_vs_cublas (after step 4).
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
@@ -27,7 +29,20 @@ for w in 0 1; do
     echo "tma=$w run $run :: $r"
   done
 done
+t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 "$TG" conformance --target cuda \
+  --sample gemm,gemm_relu,gemm_softmax,dequant_gemm > "$L/x/conf_roles.txt"
+tail -2 "$L/x/conf_roles.txt"
+for run in "gemm --set M=200,N=264,K=520" "gemm --set M=130,N=257,K=456,trans_B=1" \
+  "gemm --set M=264,N=136,K=392,trans_A=1" "gemm_relu --set M=200,N=264,K=520" \
+  "gemm --dtype bf16 --set M=384,N=392,K=520" "gemm_softmax --set M=96,N=128,K=512"; do
+  r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" run $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
+  echo "roles run $run :: $r"
+done
 {
+  for tool in racecheck synccheck; do
+    t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run gemm \
+      --target cuda --dtype f16 --set M=200,N=264,K=520
+  done
   for tool in memcheck racecheck synccheck; do
     t env TILEGEN_CUDA_TMA=1 compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run gemm_relu --target cuda \
       --dtype f16 --set M=200,N=264,K=136
@@ -40,6 +55,9 @@ t "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv" > "$L/x/cublas0.tx
 cat "$L/bench_cuda_vs_cublas.csv"
 t env TILEGEN_CUDA_TMA=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_tma.csv" > "$L/x/cublas1.txt"
 cat "$L/bench_cuda_vs_cublas_tma.csv"
+t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_roles.csv" \
+  > "$L/x/cublas2.txt"
+cat "$L/bench_cuda_vs_cublas_roles.csv"
 S=M=4096,N=4096,K=4096
 for cfg in block_K=32,stages=4 block_K=64,stages=3 block_K=64,stages=4 block_K=64,stages=5 block_K=128,stages=2 \
   block_K=128,stages=3 block_M=128,block_N=256,block_K=64,stages=3,threads=256 \

@@ -9,6 +9,7 @@
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/place_shared_memory.h"
+#include "tilegen/passes/warp_roles.h"
 
 namespace tg::gpu {
 
@@ -75,6 +76,8 @@ std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<Pa
   for (PassEntry& p : target_passes) passes.push_back(std::move(p));
   passes.push_back({"overlap_async_mma", overlap_async_mma});
   passes.push_back({"fence_async_proxy", fence_async_proxy});
+  // After the barriers are final: the roles replace those that order a slot's refill.
+  passes.push_back({"warp_roles", warp_roles});
   passes.push_back({"place_shared_memory", place_shared_memory});
   return passes;
 }

@@ -36,6 +36,11 @@ const ParamKey kWgmma = ParamKey::on_off("wgmma", true, "TILEGEN_CUDA_WGMMA",
 const ParamKey kTma = ParamKey::on_off("tma", false, "TILEGEN_CUDA_TMA",
                                        "bulk tensor copies on mbarriers, sm_90 (not yet run on a GPU)");
 
+// Off by default until the path has run on a GPU: --param warp_roles=1 or TILEGEN_CUDA_WARP_ROLES=1
+// lets the pass warp_roles give the bulk copies a producer warp of their own (with tma on).
+const ParamKey kWarpRoles = ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
+                                             "a producer warp for the bulk copies (not yet run on a GPU)");
+
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
 // architecture was named; with bulk copies where the tma switch is on and the chip has them.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
@@ -65,7 +70,9 @@ class CudaPlugin final : public TargetPlugin {
   }
 
   // Switches that leave a pass out of the pipeline.
-  std::vector<ParamKey> param_keys() const override { return {kCpAsync, kLdmatrix, kWgmma, kTma}; }
+  std::vector<ParamKey> param_keys() const override {
+    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles};
+  }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
   // cp.async and ldmatrix where they apply (docs/passes.md lists it).
@@ -74,6 +81,8 @@ class CudaPlugin final : public TargetPlugin {
     if (param_on(opt, kCpAsync)) mine.push_back({"async_copies", async_copies});
     if (param_on(opt, kLdmatrix)) mine.push_back({"use_ldmatrix", use_ldmatrix});
     std::vector<PassEntry> passes = gpu::source_pipeline(opt, std::move(mine));
+    if (!param_on(opt, kWarpRoles))
+      std::erase_if(passes, [](const PassEntry& p) { return p.name == "warp_roles"; });
     if (param_on(opt, kWgmma) || param_on(opt, kTma))  // every pass sees the device it compiles for
       for (PassEntry& p : passes)
         p.run = [run = p.run, opt](const Function& f, const TargetInfo& info) {
