@@ -189,7 +189,22 @@ void BlockExec::exec_mma_sync(const SNode& s, Mask m) {
   cur_ = &s;
   const auto* op = static_cast<const ir::MmaSync*>(s.src);
   if (single_lane_)
-    fail("mma_fence, proxy_fence and mma_wait belong in per-thread code, not in a parallel loop");
+    fail(
+        "mma_fence, proxy_fence, mma_wait and set_max_registers belong in per-thread code, not in a parallel "
+        "loop");
+  if (op->op == ir::MmaSync::Op::Registers) {  // a hint; collective over each warpgroup it reaches
+    constexpr int G = 128;
+    std::vector<int> active(std::size_t((T_ + G - 1) / G), 0);
+    for (int k = 0; k < m.n; ++k)
+      if (m.ids[k] < T_) ++active[std::size_t(m.ids[k] / G)];
+    for (std::size_t g = 0; g < active.size(); ++g)
+      if (active[g] != 0 && (active[g] != G || int(g) * G + G > T_))
+        fail("set_max_registers reached by " + std::to_string(active[g]) + " threads of warpgroup " +
+             std::to_string(g) + " (threads " + std::to_string(g * G) + ".." +
+             std::to_string(std::min<int64_t>(T_, int64_t(g) * G + G) - 1) +
+             "): a warpgroup's 128 threads move their registers together; reach it with the whole warpgroup");
+    return;
+  }
   for (int k = 0; k < m.n; ++k) {
     const int lane = m.ids[k];
     if (lane >= T_) continue;
@@ -218,6 +233,7 @@ void BlockExec::exec_mma_sync(const SNode& s, Mask m) {
         }
         break;
       }
+      case ir::MmaSync::Op::Registers: break;  // returned above
     }
   }
 }

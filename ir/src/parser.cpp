@@ -253,6 +253,13 @@ Stmt Parser::statement() {
         w->in_flight = expect_small_int("the number of mma groups left in flight");
       return Stmt(std::move(w));
     }
+    if (t.text == "set_max_registers") {
+      auto w = std::make_shared<MmaSync>(here());
+      w->op = MmaSync::Op::Registers;
+      next();
+      w->registers = expect_small_int("the registers a thread may hold");
+      return Stmt(std::move(w));
+    }
     if (t.text == "else") fail("'else' without an 'if' just before it");
     if (is_scope_word(t)) fail("buffer declarations must come first in a kernel body, before any statement");
     if (!is_reserved(t.text)) return store();

@@ -517,6 +517,7 @@ std::string Printer::tile_op(const Stmt& s) {
         case MmaSync::Op::Fence: return "mma_fence";
         case MmaSync::Op::ProxyFence: return "proxy_fence";
         case MmaSync::Op::Wait: return "mma_wait " + std::to_string(w->in_flight);
+        case MmaSync::Op::Registers: return "set_max_registers " + std::to_string(w->registers);
       }
       return "mma_wait";
     }

@@ -20,7 +20,7 @@ constexpr std::array kReserved = {
     "ceil", "round", "erf", "sigmoid", "pow", "fma",
     // clang-format off
     "access_check", "from_fragment", "async", "async_wait", "mma_fence", "proxy_fence", "mma_wait", "shuffle_xor", "ldmatrix", "placed", "prefetch", "interleave", "hold",
-    "mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_wait", "bulk_copy",
+    "mbarrier_init", "mbarrier_arrive", "mbarrier_expect_tx", "mbarrier_wait", "bulk_copy", "set_max_registers",
     // clang-format on
 };
 }  // namespace

@@ -86,7 +86,7 @@ class GemmHintCheck : public IRVisitor {
   void visit(const Atomic*) override { bad("an atomic"); }
   void visit(const Barrier*) override { bad("a barrier"); }
   void visit(const AsyncWait*) override { bad("an async_wait"); }
-  void visit(const MmaSync*) override { bad("an mma_fence, proxy_fence or mma_wait"); }
+  void visit(const MmaSync*) override { bad("an mma_fence, proxy_fence, mma_wait or set_max_registers"); }
   void visit(const MBarrier*) override { bad("an mbarrier statement"); }
   void visit(const BulkCopy*) override { bad("a bulk_copy"); }
   void visit(const LdMatrix*) override { bad("an ldmatrix"); }
@@ -652,8 +652,18 @@ void Verifier::visit(const MmaSync* op) {
   At at(loc_, op->loc);
   const char* what = op->op == MmaSync::Op::Fence        ? "mma_fence"
                      : op->op == MmaSync::Op::ProxyFence ? "proxy_fence"
-                                                         : "mma_wait";
+                     : op->op == MmaSync::Op::Wait       ? "mma_wait"
+                                                         : "set_max_registers";
   require_kernel(what);
+  if (op->op == MmaSync::Op::Registers) {
+    if (op->registers < 24 || op->registers > 256 || op->registers % 8 != 0)
+      fail("set_max_registers " + std::to_string(op->registers) +
+           ": a thread may hold a multiple of 8 registers from 24 to 256");
+    if (roles_ == 0)
+      fail(
+          "set_max_registers outside warp roles: it moves registers between the roles of a concurrent if; "
+          "put it first in each branch");
+  }
   if (op->op == MmaSync::Op::Wait && (op->in_flight < 0 || op->in_flight > 7))
     fail("mma_wait " + std::to_string(op->in_flight) + ": between 0 and 7 groups may stay in flight");
   if (parallel_depth_ > 0) fail(std::string(what) + " inside a parallel loop; put it in per-thread code");

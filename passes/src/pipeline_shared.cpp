@@ -6,6 +6,7 @@
 
 #include "stmt_build.h"
 #include "tilegen/ir/buffer_access.h"
+#include "tilegen/passes/async_mma.h"
 
 namespace tg {
 
@@ -116,9 +117,14 @@ class Pipeline : public IRMutator {
     uses_ = SharedUses();
     uses_.visit_stmt(op->body);
     shared_bytes_ = 0;
+    swizzled_.clear();
+    for (auto& [b, user] : async_mma_tiles(op->body))
+      if (b->shape.size() >= 2 && b->shape.back().as_int() && b->shape[b->shape.size() - 2].as_int() &&
+          swizzle_bits_for(*b->shape.back().as_int() * (b->dtype.bits() / 8),
+                           *b->shape[b->shape.size() - 2].as_int()))
+        swizzled_.insert(b);
     for (const Buffer& b : op->buffers)
-      if (b->scope == Scope::Shared || b->scope == Scope::Fragment)
-        shared_bytes_ += int64_t(storage_bytes(b->dtype, b.const_numel().value_or(0)));
+      if (b->scope == Scope::Shared || b->scope == Scope::Fragment) shared_bytes_ += planned(b, 1);
     staged_.clear();
     Stmt body = mutate(op->body);
     if (staged_.empty() && body.same_as(op->body)) return self;
@@ -165,13 +171,22 @@ class Pipeline : public IRMutator {
     return !uses_.pinned.count(dst.get()) && in.size() == 1 && *in.begin() == &loop;
   }
 
-  // The deepest pipeline (at most `stages`) whose extra copies of the tiles fit in shared memory,
-  // with a quarter to spare for the target's row padding.
+  // What `copies` copies of b may take in shared memory: a quarter more for the target's row
+  // padding (pad_shared_tiles), but for a tile an async mma reads, which swizzle_shared_tiles
+  // swizzles instead (no padding; 1024 bytes for its alignment).
+  int64_t planned(const Buffer& b, int copies) const {
+    const int64_t bytes = int64_t(storage_bytes(b->dtype, b.const_numel().value_or(0))) * copies;
+    return swizzled_.count(b.get()) ? bytes + 1024 : bytes * 5 / 4;
+  }
+
+  // The deepest pipeline (at most `stages`) whose extra copies of the tiles fit in shared memory.
   int fit_stages(int stages, const std::vector<const ir::Copy*>& leading) const {
-    int64_t tiles = 0;
-    for (const ir::Copy* c : leading)
-      tiles += int64_t(storage_bytes(c->dst.buffer->dtype, *c->dst.buffer.const_numel()));
-    while (stages >= 2 && (shared_bytes_ + tiles * (stages - 1)) * 5 / 4 > info_.shared_mem_bytes) --stages;
+    auto need = [&](int s) {
+      int64_t bytes = shared_bytes_;
+      for (const ir::Copy* c : leading) bytes += planned(c->dst.buffer, s) - planned(c->dst.buffer, 1);
+      return bytes;
+    };
+    while (stages >= 2 && need(stages) > info_.shared_mem_bytes) --stages;
     return stages;
   }
 
@@ -217,6 +232,7 @@ class Pipeline : public IRMutator {
   }
 
   const TargetInfo& info_;
+  std::set<BufferKey> swizzled_;  // tiles async mmas read (swizzle_shared_tiles swizzles them)
   SharedUses uses_;
   int64_t shared_bytes_ = 0;
   std::map<BufferKey, Buffer> staged_;

@@ -1,6 +1,7 @@
 // warp_roles (see the header).
 #include "tilegen/passes/warp_roles.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "stmt_build.h"
@@ -66,7 +67,8 @@ struct Fill {
 
 class Roles {
  public:
-  Roles(const ir::Kernel& k, const TargetInfo& info) : k_(k), info_(info), tx_(k.thread_var) {}
+  Roles(const ir::Kernel& k, const TargetInfo& info)
+      : k_(k), info_(info), tx_(k.thread_var), producer_threads_(info.warp_size) {}
 
   // The kernel with roles, or nullopt where one of the header's conditions fails.
   std::optional<Stmt> run() {
@@ -107,8 +109,16 @@ class Roles {
     auto roles = std::make_shared<ir::If>(loc);
     roles->cond = tx_ < T;
     roles->concurrent = true;
-    roles->then_body = bool(*consumer) ? *consumer : make_seq({}, loc);
-    roles->else_body = make_if(tx_ == T, *producer, loc);
+    Stmt consumers = bool(*consumer) ? *consumer : make_seq({}, loc);
+    Stmt producers = make_if(tx_ == T, *producer, loc);
+    const auto [mine, theirs] = register_split(T, shared_bytes(k_) + 8 * S_);
+    if (mine > 0) {  // a producer warpgroup gives registers back, the consumers take them
+      producer_threads_ = 128;
+      consumers = make_seq({registers(theirs, loc), consumers}, loc);
+      producers = make_seq({registers(mine, loc), producers}, loc);
+    }
+    roles->then_body = consumers;
+    roles->else_body = producers;
     out.push_back(Stmt(std::move(roles)));
     Stmt result = make_seq(std::move(out), loc);
     for (std::size_t j = lets.size(); j-- > 0;)
@@ -117,8 +127,42 @@ class Roles {
   }
 
   const Buffer& empty() const { return empty_; }
+  int producer_threads() const { return producer_threads_; }
 
  private:
+  // With register reallocation (TargetInfo::reallocate_registers) and T a whole number of
+  // warpgroups: the producer a warpgroup of its own at 40 registers a thread, the consumers with
+  // what that leaves of the register file's share of this block (as many blocks a multiprocessor
+  // as the shared memory lets, at most 2): (producer, consumers) registers, or (0, 0) where the
+  // consumers would gain nothing (they keep the compiler's count, the producer is one warp).
+  //   T = 128, 2 blocks: 65536 / 512 = 128 at entry → (40, 216);  T = 256, 1 block: 168 → (40, 232).
+  std::pair<int, int> register_split(int T, int64_t shared) const {
+    constexpr int G = 128, kProducer = 40;
+    if (!info_.reallocate_registers || info_.register_file <= 0 || T % G != 0 || T + G > info_.max_threads)
+      return {0, 0};
+    const int threads = T + G;
+    const int64_t blocks =
+        std::clamp<int64_t>(info_.shared_mem_bytes / std::max<int64_t>(shared + 1024, 1), 1, 2);
+    const int64_t entry = std::min<int64_t>(256, info_.register_file / (blocks * threads) / 8 * 8);
+    const int64_t consumers = std::min<int64_t>(256, (entry * threads - int64_t(kProducer) * G) / T / 8 * 8);
+    if (consumers <= entry) return {0, 0};
+    return {kProducer, int(consumers)};
+  }
+
+  static int64_t shared_bytes(const ir::Kernel& k) {
+    int64_t bytes = 0;
+    for (const Buffer& b : k.buffers)
+      if (b->scope == Scope::Shared) bytes += int64_t(storage_bytes(b->dtype, b.const_numel().value_or(0)));
+    return bytes;
+  }
+
+  static Stmt registers(int n, const SourceLoc& loc) {
+    auto r = std::make_shared<ir::MmaSync>(loc);
+    r->op = ir::MmaSync::Op::Registers;
+    r->registers = n;
+    return Stmt(std::move(r));
+  }
+
   // bulk_copies' `if tx == 0 { for s in serial(0 +: S) { mbarrier_init full[s], 1 } }`.
   bool init_block(const Stmt& s) {
     const auto* g = s.as<ir::If>();
@@ -469,6 +513,7 @@ class Roles {
   Buffer full_, empty_;
   int64_t S_ = 0;
   int arrivals_ = 0;
+  int producer_threads_;
   std::vector<Loop> loops_;
 };
 
@@ -483,7 +528,7 @@ class WarpRoles : public IRMutator {
     if (!body) return self;
     auto k = std::make_shared<ir::Kernel>(*op);
     k->body = std::move(*body);
-    k->threads = op->threads + info_.warp_size;
+    k->threads = op->threads + roles.producer_threads();
     k->buffers.push_back(roles.empty());
     return Stmt(std::move(k));
   }

@@ -27,6 +27,8 @@ inline TargetInfo model_nvidia(int sm, bool arch_specific = false) {
   t.async_copy = t.lane_shuffle = true;
   t.max_grid = {2147483647, 65535, 65535};
   t.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  t.register_file = 65536;
+  t.reallocate_registers = arch_specific && sm >= 90;
   if (arch_specific)  // sm_90a: wgmma first
     t.matrix_units.insert(t.matrix_units.begin(), {"wgmma_m64n256k16_f16_f32", "wgmma_m64n128k16_f16_f32",
                                                    "wgmma_m64n64k16_f16_f32", "wgmma_m64n256k16_bf16_f32",

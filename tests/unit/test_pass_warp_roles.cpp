@@ -241,7 +241,66 @@ TEST_CASE("warp_roles: rings of other lengths") {
   }
 }
 
+TEST_CASE("set_max_registers: printed, parsed, checked by the verifier and the interpreter") {
+  const std::string roles = print(warp_roles(parse_function(kRing, "ring.tgir"), hopper_like()));
+  // First in each branch of the roles; the consumers here are a warp, not a warpgroup.
+  std::string text = replaced(roles, "    if tx < 32, concurrently {\n",
+                              "    if tx < 32, concurrently {\n      set_max_registers 216\n");
+  text = replaced(text, "    } else {\n      if tx == 32 {",
+                  "    } else {\n      set_max_registers 40\n      if tx == 32 {");
+  const Function f = parse_function(text, "regs.tgir");
+  CHECK(print(f) == text);
+  verify(f);
+  CHECK_MESSAGE(
+      run_ring(f, 1).find("set_max_registers reached by 32 threads of warpgroup 0") != std::string::npos,
+      run_ring(f, 1));
+  auto verify_error = [](const std::string& t) {
+    try {
+      verify(parse_function(t, "regs.tgir"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(
+      verify_error(replaced(text, "set_max_registers 216", "set_max_registers 212")).find("multiple of 8") !=
+      std::string::npos);
+  CHECK(verify_error(replaced(text, "set_max_registers 40", "set_max_registers 16")).find("from 24 to 256") !=
+        std::string::npos);
+  CHECK(verify_error(replaced(kRing, "    proxy_fence\n", "    set_max_registers 64\n    proxy_fence\n"))
+            .find("outside warp roles") != std::string::npos);
+}
+
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
+// sm_90a reallocates registers: the producer becomes a warpgroup at 40 registers a thread and the
+// consumers take what it frees of the block's share, as many blocks a multiprocessor as the
+// shared memory holds (at most two); with one block and one consumer warpgroup nothing is short,
+// and the producer stays a warp.
+TEST_CASE("warp_roles: on sm_90a a producer warpgroup hands its registers to the consumers") {
+  static const std::unique_ptr<TargetPlugin> cuda(cuda::make_plugin());
+  const TargetInfo info = cuda->info_for_arch("sm_90a");
+  CHECK(info.reallocate_registers);
+  CompileOptions opt;
+  opt.params = {{"tma", "1"}, {"warp_roles", "1"}};
+  PassManager pm(cuda->pipeline(info, opt));
+  const samples::Sample& g = *samples::find("gemm");
+  auto lowered = [&](samples::Params p) {
+    p.insert({{"M", 4096}, {"N", 4096}, {"K", 4096}});
+    Function f = g.build(samples::resolve(g, p), f16).function();
+    return print(pm.run(bind_sizes(f, infer_sizes(f, {{4096, 4096}, {4096, 4096}, {4096, 4096}})), info));
+  };
+  std::string ir = lowered({{"block_K", 64}, {"stages", 3}});  // 97 KiB: two blocks
+  CHECK(ir.find("threads(256)") != std::string::npos);
+  CHECK(ir.find("if tx < 128, concurrently {\n      set_max_registers 216\n") != std::string::npos);
+  CHECK(ir.find("} else {\n      set_max_registers 40\n      if tx == 128 {") != std::string::npos);
+  ir = lowered({{"block_M", 128}, {"block_N", 256}, {"block_K", 64}, {"threads", 256}, {"stages", 4}});
+  CHECK(ir.find("threads(384)") != std::string::npos);
+  CHECK(ir.find("set_max_registers 232") != std::string::npos);
+  ir = lowered({{"block_K", 64}, {"stages", 4}});  // 129 KiB: one block, registers to spare
+  CHECK(ir.find("threads(160)") != std::string::npos);
+  CHECK(ir.find("set_max_registers") == std::string::npos);
+}
+
 // The gemm-like samples through the cuda pipeline for sm_90a with tma and warp roles, at shapes
 // with more K tiles than slots (so the roles apply) and ragged edges: the roles are in the
 // lowered IR, and the interpreter reproduces the float64 reference.
@@ -266,6 +325,16 @@ TEST_CASE("warp_roles: gemm-like samples for sm_90a with tma and warp roles repr
       {"gemm", f16, {{"M", 136}, {"N", 200}, {"K", 520}, {"block_K", 32}, {"stages", 4}}},
       {"gemm_relu", f16, {{"M", 200}, {"N", 264}, {"K", 520}}},
       {"gemm_softmax", f16, {{"M", 96}, {"N", 128}, {"K", 512}}},
+      // two consumer warpgroups on 128×256 tiles, four stages: a producer warpgroup, 232 registers
+      {"gemm",
+       f16,
+       {{"M", 256},
+        {"N", 264},
+        {"K", 520},
+        {"block_M", 128},
+        {"block_N", 256},
+        {"threads", 256},
+        {"stages", 4}}},
   };
   for (const Case& c : cases) {
     const samples::Sample* s = samples::find(c.sample);

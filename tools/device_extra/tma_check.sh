@@ -10,7 +10,8 @@
 #   5. a tile sweep of GEMM f16 4096³ with TMA, and the two best at 8192³;
 #   6. one ncu profile of the TMA default with the warp stall reasons;
 #   warp roles (TILEGEN_CUDA_WARP_ROLES=1 beside TMA): the gemm-like samples' conformance, the
-#   ragged runs, racecheck and synccheck, and bench_cuda_vs_cublas (after step 4).
+#   ragged runs, racecheck and synccheck, bench_cuda_vs_cublas (after step 4) and four tiles of
+#   the sweep (after step 5).
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
@@ -67,6 +68,13 @@ for cfg in block_K=32,stages=4 block_K=64,stages=3 block_K=64,stages=4 block_K=6
   late && break
   r=$(TILEGEN_CUDA_TMA=1 timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set $S,$cfg --csv "$L/sweep_tma.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
   echo "sweep tma $cfg :: $r"
+done
+for cfg in block_K=64,stages=4 block_M=128,block_N=256,block_K=64,stages=4,threads=256 \
+  block_M=128,block_N=256,block_K=64,stages=3,threads=256 block_K=64,stages=3; do
+  late && break
+  r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set $S,$cfg \
+    --csv "$L/sweep_roles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+  echo "sweep roles $cfg :: $r"
 done
 if ! late; then
   best=$(sort -t, -k8,8g "$L/sweep_tma.csv" 2>/dev/null | grep -v '^date' | head -2 | sed -E 's/.*"(K=[^"]*)".*/\1/')

@@ -23,6 +23,49 @@ struct AsyncAccumulators : IRVisitor {
   }
 };
 
+// The registers a thread of kernel k holds at entry where its warp roles move them: each branch
+// of the concurrent if `tx < T` starts with set_max_registers (the pass warp_roles writes them
+// so), and the entry count is the threads' average, rounded up to the allocation's 8, so that the
+// registers one role gives back are those the other takes and no setmaxnreg.inc waits. 0 where k
+// has none; an error where one stands elsewhere.
+int entry_registers(const ir::Kernel& k) {
+  struct Scan : IRVisitor {
+    using IRVisitor::visit;
+    int uses = 0;
+    std::vector<const ir::If*> roles;
+    void visit(const ir::MmaSync* op) override { uses += op->op == ir::MmaSync::Op::Registers; }
+    void visit(const ir::If* op) override {
+      if (op->concurrent) roles.push_back(op);
+      IRVisitor::visit(op);
+    }
+  } scan;
+  scan.visit_stmt(k.body);
+  if (scan.uses == 0) return 0;
+  auto first = [](const Stmt& s) -> const ir::MmaSync* {
+    Stmt at = s;
+    while (const auto* seq = at.as<ir::Seq>()) {
+      if (seq->stmts.empty()) return nullptr;
+      at = seq->stmts.front();
+    }
+    const auto* r = at.as<ir::MmaSync>();
+    return r && r->op == ir::MmaSync::Op::Registers ? r : nullptr;
+  };
+  const ir::If* r = scan.roles.size() == 1 ? scan.roles.front() : nullptr;
+  const auto* lt = r ? r->cond.as<ir::Binary>() : nullptr;
+  const ir::MmaSync* a = r ? first(r->then_body) : nullptr;
+  const ir::MmaSync* b = r && r->else_body ? first(r->else_body) : nullptr;
+  const int64_t t = lt && lt->b.as_int() ? *lt->b.as_int() : 0;
+  if (!a || !b || scan.uses != 2 || lt->op != ir::BinOp::Lt || !lt->a.same_as(k.thread_var) || t <= 0 ||
+      t >= k.threads)
+    throw Error(
+        "cuda codegen: set_max_registers stands only first in both branches of one concurrent if "
+        "`tx < T` (the pass warp_roles writes them so); the kernel's register count at entry is their "
+        "average",
+        k.loc);
+  const int64_t total = int64_t(a->registers) * t + int64_t(b->registers) * (k.threads - t);
+  return int((total + 8 * k.threads - 1) / (8 * k.threads) * 8);
+}
+
 }  // namespace
 
 TensorMapSpec tensor_map_of(const Function& f, const ir::BulkCopy& op) {
@@ -65,10 +108,17 @@ class CudaEmitter final : public gpu::SourceEmitter {
 
   std::string target_name() const override { return "cuda"; }
 
+  // __launch_bounds__(threads); where warp roles move registers (set_max_registers), the entry's
+  // count instead (__maxnreg__: the two cannot be combined), from which each role's setmaxnreg
+  // goes up or down.
   std::string kernel_head(const std::string& params) override {
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(p_.kernel->threads) + ") " +
-           p_.name + "(" + params + ")";
+    entry_registers_ = entry_registers(*p_.kernel);
+    const std::string bounds = entry_registers_
+                                   ? "__maxnreg__(" + std::to_string(entry_registers_) + ")"
+                                   : "__launch_bounds__(" + std::to_string(p_.kernel->threads) + ")";
+    return "extern \"C\" __global__ void " + bounds + " " + p_.name + "(" + params + ")";
   }
+  int entry_registers_ = 0;
 
   // Dynamic: the launch passes the plan's size (above 48 KB with the opt-in attribute).
   // tg_smem_base: its 32-bit shared-window address, to which ldmatrix and cp.async add byte
@@ -133,6 +183,11 @@ class CudaEmitter final : public gpu::SourceEmitter {
       }
     };
     switch (op.op) {
+      case ir::MmaSync::Op::Registers:
+        if (op.registers == entry_registers_) return;
+        return line(
+            std::string(op.registers > entry_registers_ ? "tg_setmaxnreg_inc<" : "tg_setmaxnreg_dec<") +
+            std::to_string(op.registers) + ">();");
       case ir::MmaSync::Op::Fence: pin(); return line("tg_wgmma_fence();");
       case ir::MmaSync::Op::ProxyFence: return line("tg_fence_proxy_async();");
       case ir::MmaSync::Op::Wait:

@@ -47,7 +47,9 @@ TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
   TargetInfo x = info;
   if (param_on(opt, kWgmma) && opt.arch.empty() && info.arch == "sm_90") {
     x.arch = "sm_90a";
-    x.matrix_units = nvidia_target_info(90, true).matrix_units;
+    const TargetInfo a = nvidia_target_info(90, true);
+    x.matrix_units = a.matrix_units;
+    x.reallocate_registers = a.reallocate_registers;
   }
   x.bulk_copy = param_on(opt, kTma) && x.arch.rfind("sm_", 0) == 0 && std::atoi(x.arch.c_str() + 3) >= 90;
   return x;

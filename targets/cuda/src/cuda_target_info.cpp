@@ -23,7 +23,9 @@ TargetInfo nvidia_target_info(int sm, bool arch_specific) {
     for (const char* t : {"f16", "bf16"})
       for (int n : {256, 128, 64}) units.push_back("wgmma_m64n" + std::to_string(n) + "k16_" + t + "_f32");
     info.matrix_units.insert(info.matrix_units.begin(), units.begin(), units.end());
+    info.reallocate_registers = true;  // setmaxnreg
   }
+  info.register_file = 65536;
   return info;
 }
 

@@ -146,6 +146,9 @@ std::string bulk_part() {
   std::string s = R"TGDEV(
 struct __align__(64) tg_tensor_map { unsigned long long opaque[16]; };
 #if __CUDA_ARCH__ >= 900
+// Earlier generic-proxy writes to shared memory made visible to the async proxy (bulk copies'
+// barriers after their init, wgmma's operands).
+__device__ __forceinline__ void tg_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void tg_mbarrier_init(tg_u32 bar, tg_u32 count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
@@ -194,7 +197,15 @@ __device__ __forceinline__ unsigned long long tg_wgmma_desc(tg_u32 addr, tg_u32 
          ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | ((unsigned long long)mode << 62);
 }
 __device__ __forceinline__ void tg_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void tg_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// setmaxnreg: the warpgroup's threads hold N registers from here on (warp roles: set_max_registers; sm_90a).
+template <int N>
+__device__ __forceinline__ void tg_setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void tg_setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
 __device__ __forceinline__ void tg_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void tg_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");

@@ -311,11 +311,19 @@ struct Hold : StmtNode {
 ///   `mma_wait N`  — the async Mmas this thread issued since its previous mma_wait become one
 ///                   group; then it waits until at most `in_flight` of its groups are incomplete,
 ///                   oldest first (wgmma.commit_group + wgmma.wait_group N; collective).
-/// Targets without asynchronous units run none of them (no-ops).
+/// Beside them, for the warp roles that feed such units (If::concurrent):
+///   `set_max_registers N` — from here on each thread of the executing warpgroup (128 threads,
+///                   collective) may hold N registers, N a multiple of 8 in [24, 256]
+///                   (setmaxnreg): a producer role gives registers back, its consumers take
+///                   them. Only first in a branch of warp roles; the code generator sizes the
+///                   kernel's registers at entry to the roles' average, so it never waits.
+/// Targets without asynchronous units run none of them (no-ops), nor a target without register
+/// reallocation set_max_registers (a hint: no value changes).
 struct MmaSync : StmtNode {
   static constexpr StmtKind kKind = StmtKind::MmaSync;
-  enum class Op : uint8_t { Fence, ProxyFence, Wait } op = Op::Wait;
+  enum class Op : uint8_t { Fence, ProxyFence, Wait, Registers } op = Op::Wait;
   int in_flight = 0;  // Wait only
+  int registers = 0;  // Registers only
   MmaSync(SourceLoc l) : StmtNode(kKind, std::move(l)) {}
 };
 

@@ -25,10 +25,13 @@
 // barrier that separates the fills from the reads that need them, until the tile those reads use
 // is in (async_copies.h: `stages - 1` or `stages - 2` groups left in flight). Pipelined loops
 // the pass cannot transform (no leading global-to-shared copy, a tile read after the loop or
-// reduced, too little shared memory) become Serial loops. The GPU pipelines run it after
-// infer_fragment_layouts: the shared memory its stages must fit in is that of the shared tiles
-// and of the fragments left tiles (partition_threads places them in shared memory); fragments in
-// registers do not count.
+// reduced, too little shared memory) become Serial loops. The stages fit the device's shared memory
+// with a quarter of each tile to spare for the row padding pad_shared_tiles adds, but for the tiles
+// async mmas read, which swizzle_shared_tiles swizzles instead (their bytes, and 1024 for their
+// alignment): 128×256×64 f16 tiles get 4 stages in sm_90a's 227 KiB (194 KiB). The GPU pipelines
+// run it after infer_fragment_layouts: the shared memory its stages must fit in is that of the
+// shared tiles and of the fragments left tiles (partition_threads places them in shared memory);
+// fragments in registers do not count.
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"

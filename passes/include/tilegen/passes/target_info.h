@@ -22,6 +22,11 @@ struct TargetInfo {
   int vector_bytes = 16;     // widest single load/store
   bool async_copy = false;   // cp.async or equivalent
   bool bulk_copy = false;    // bulk tensor copies completing on mbarriers (Hopper's TMA; bulk_copies.h)
+  // Warpgroups (128 threads) may give registers back and take them at run time (setmaxnreg:
+  // sm_90a), out of a register file of `register_file` 32-bit registers a multiprocessor (0:
+  // unknown); warp_roles.h then gives the roles a warpgroup each and the consumers the registers.
+  bool reallocate_registers = false;
+  int register_file = 0;
   // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
   // fragment laid out over a matrix unit's registers may then stay there through reductions, row
   // vectors, casts and gemm operands (infer_fragment_layouts). False where a unit's registers are

@@ -42,6 +42,12 @@
 //     }
 //   }
 //
+// Where warpgroups can hand registers over (TargetInfo::reallocate_registers: sm_90a) and T is a
+// whole number of warpgroups, the producer is a warpgroup (128 threads, one issuing) that starts
+// with `set_max_registers 40`, the consumers with what that frees of the block's share of the
+// register file (`set_max_registers 216` for T = 128 at two blocks a multiprocessor, 232 for
+// T = 256 at one), the code generator sizing the kernel's entry count to the average (128, 168).
+//
 // Tile t of a ring of S slots lives in slot t % S (bulk_copies.h); its fill, for t ≥ S, must
 // follow the consumers' reads of tile t − S, which the barrier before it ordered. Each consumer
 // thread arrives on empty[t % S] there instead (T arrivals complete a phase), and the producer
