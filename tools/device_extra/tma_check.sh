@@ -4,24 +4,26 @@
 #   1. builds the tilegen CLI, the cuda plugin and bench_cuda_vs_cublas;
 #   2. the whole cuda conformance suite with TILEGEN_CUDA_TMA=1, then ragged runs of gemm and
 #      gemm_relu with the wgmma default tiles (block_K=64) with and without TMA;
-#   3. compute-sanitizer memcheck, racecheck, synccheck with TMA on gemm_relu (ragged, 64-wide K
+#   3. bench_cuda_vs_cublas with TMA off, then on (default tiles: block_K=64 on wgmma devices);
+#   4. compute-sanitizer memcheck, racecheck, synccheck with TMA on gemm_relu (ragged, 64-wide K
 #      steps) and gemm (trans_B);
-#   4. bench_cuda_vs_cublas with TMA off, then on (default tiles: block_K=64 on wgmma devices);
 #   5. a tile sweep of GEMM f16 4096³ with TMA, and the two best at 8192³;
 #   6. one ncu profile of the TMA default with the warp stall reasons;
 #   warp roles (TILEGEN_CUDA_WARP_ROLES=1 beside TMA): the gemm-like samples' conformance, the
-#   ragged runs, racecheck and synccheck, bench_cuda_vs_cublas (after step 4) and four tiles of
-#   the sweep (after step 5).
+#   ragged runs (after step 2), bench_cuda_vs_cublas (step 3), racecheck and synccheck (step 4)
+#   and four tiles of the sweep (after step 5). logs.tgz is rewritten after each step.
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
 LATE_S=460
 source tools/device_extra/call_common.sh
+pack() { tar -C "$L" -czf "$L/logs.tgz" x; }  # the logs so far, should the call end early
 bash tools/device_extra/build_cuda_cli.sh $B "$L/x/build" bench_cuda_vs_cublas || exit 1
 TG=$B/bin/tilegen
 echo "built at +$(($(date +%s) - START)) s"
 t env TILEGEN_CUDA_TMA=1 "$TG" conformance --target cuda --json "$L/conformance_cuda_tma.json" > "$L/x/conf_tma.txt"
 tail -2 "$L/x/conf_tma.txt"
+pack
 for w in 0 1; do
   for run in "gemm --set M=200,N=264,K=136" "gemm --set M=130,N=257,K=200,trans_B=1" \
     "gemm --set M=257,N=136,K=72,trans_A=1" "gemm_relu --set M=200,N=264,K=136" \
@@ -39,6 +41,14 @@ for run in "gemm --set M=200,N=264,K=520" "gemm --set M=130,N=257,K=456,trans_B=
   r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" run $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
   echo "roles run $run :: $r"
 done
+t "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv" > "$L/x/cublas0.txt"
+cat "$L/bench_cuda_vs_cublas.csv"
+t env TILEGEN_CUDA_TMA=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_tma.csv" > "$L/x/cublas1.txt"
+cat "$L/bench_cuda_vs_cublas_tma.csv"
+t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_roles.csv" \
+  > "$L/x/cublas2.txt"
+cat "$L/bench_cuda_vs_cublas_roles.csv"
+pack
 {
   for tool in racecheck synccheck; do
     t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run gemm \
@@ -52,14 +62,16 @@ done
   done
 } > "$L/x/sanitizer.txt" 2>&1
 grep -E "^== exit|ERROR SUMMARY|RACECHECK SUMMARY" "$L/x/sanitizer.txt" | tr '\n' ' '; echo
-t "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv" > "$L/x/cublas0.txt"
-cat "$L/bench_cuda_vs_cublas.csv"
-t env TILEGEN_CUDA_TMA=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_tma.csv" > "$L/x/cublas1.txt"
-cat "$L/bench_cuda_vs_cublas_tma.csv"
-t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_roles.csv" \
-  > "$L/x/cublas2.txt"
-cat "$L/bench_cuda_vs_cublas_roles.csv"
+pack
 S=M=4096,N=4096,K=4096
+for cfg in block_K=64,stages=4 block_M=128,block_N=256,block_K=64,stages=4,threads=256 \
+  block_M=128,block_N=256,block_K=64,stages=3,threads=256 block_K=64,stages=3; do
+  late && break
+  r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set $S,$cfg \
+    --csv "$L/sweep_roles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+  echo "sweep roles $cfg :: $r"
+done
+pack
 for cfg in block_K=32,stages=4 block_K=64,stages=3 block_K=64,stages=4 block_K=64,stages=5 block_K=128,stages=2 \
   block_K=128,stages=3 block_M=128,block_N=256,block_K=64,stages=3,threads=256 \
   block_M=128,block_N=256,block_K=64,stages=4,threads=256 block_M=256,block_N=128,block_K=64,stages=3,threads=256 \
@@ -68,13 +80,6 @@ for cfg in block_K=32,stages=4 block_K=64,stages=3 block_K=64,stages=4 block_K=6
   late && break
   r=$(TILEGEN_CUDA_TMA=1 timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set $S,$cfg --csv "$L/sweep_tma.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
   echo "sweep tma $cfg :: $r"
-done
-for cfg in block_K=64,stages=4 block_M=128,block_N=256,block_K=64,stages=4,threads=256 \
-  block_M=128,block_N=256,block_K=64,stages=3,threads=256 block_K=64,stages=3; do
-  late && break
-  r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set $S,$cfg \
-    --csv "$L/sweep_roles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
-  echo "sweep roles $cfg :: $r"
 done
 if ! late; then
   best=$(sort -t, -k8,8g "$L/sweep_tma.csv" 2>/dev/null | grep -v '^date' | head -2 | sed -E 's/.*"(K=[^"]*)".*/\1/')
