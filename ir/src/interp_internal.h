@@ -105,6 +105,7 @@ struct MmaOperandView {
   const std::vector<MatrixUnit::Slot>* layout;
   int cols;  // of the operand tile
   const char* name;
+  bool trans = false;  // a shared tile stored transposed (ir::MmaOperand::trans)
 };
 
 struct BufShape {

@@ -49,8 +49,8 @@ void BlockExec::gather_tile(const XRegion& region, const MmaOperandView& o, int 
     for (int r = 0; r < o.regs; ++r) {
       auto [row, col] = (*o.layout)[std::size_t(l * o.regs + r)];
       at = origin;
-      at[rank - 2] += row;
-      at[rank - 1] += col;
+      at[rank - 2] += o.trans ? col : row;  // a transposed tile: its rows along the last dimension
+      at[rank - 1] += o.trans ? row : col;
       int64_t flat = 0;
       for (std::size_t d = 0; d < rank; ++d) {
         if (at[d] < 0 || at[d] >= sh.dims[d])
@@ -88,8 +88,9 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
   // Groups of G consecutive threads; where G does not divide the block's threads, the last group
   // is partial (a producer warp beside whole consumer warpgroups: warp_roles.h) and may not reach.
   const int groups = (T_ + G - 1) / G;
-  MmaOperandView ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A"},
-                           {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B"},
+  const auto* mma = static_cast<const ir::Mma*>(s.src);
+  MmaOperandView ops[3] = {{s.regions[0].buf, u.a_regs(), u.a_type, &u.a_layout, u.k, "A", mma->a.trans},
+                           {s.regions[1].buf, u.b_regs(), u.b_type, &u.b_layout, u.n, "B", mma->b.trans},
                            {s.regions[2].buf, u.c_regs(), u.c_type, &u.c_layout, u.n, "C"}};
   for (auto& o : ops) {
     DType have = P.bufs[o.buf].node->dtype;

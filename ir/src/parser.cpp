@@ -647,9 +647,10 @@ Stmt Parser::mma() {
     if (i) expect(",", std::string("before mma operand ") + names[i]);
     expect_word(names[i], "in mma");
     expect("=", std::string("after mma operand ") + names[i]);
-    // `tile NAME[...]`; a buffer named tile is `tile[...]`
+    // `tile [trans] NAME[...]`; a buffer named tile is `tile[...]`, one named trans `tile trans[...]`
     const bool tile = peek().text == "tile" && peek(1).text != "[";
     if (tile) next();
+    if (tile && peek().text == "trans" && peek(1).text != "[") next(), ops[i]->trans = true;
     ops[i]->buffer = expect_buffer(std::string("mma operand ") + names[i]);
     expect("[", std::string("after the buffer of mma operand ") + names[i]);
     if (tile) {

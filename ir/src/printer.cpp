@@ -504,7 +504,8 @@ std::string Printer::tile_op(const Stmt& s) {
     case StmtKind::Mma: {
       auto* m = s.as<Mma>();
       auto op = [&](const MmaOperand& o) {
-        return o.is_tile() ? "tile " + buffer_name(o.buffer.get()) + "[" + list(o.tile) + "]"
+        return o.is_tile() ? "tile " + std::string(o.trans ? "trans " : "") + buffer_name(o.buffer.get()) +
+                                 "[" + list(o.tile) + "]"
                            : buffer_name(o.buffer.get()) + "[" + expr(o.offset) + "]";
       };
       return "mma " + text::quote(m->unit) + " a=" + op(m->a) + ", b=" + op(m->b) + ", c=" + op(m->c);

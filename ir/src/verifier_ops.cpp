@@ -287,7 +287,9 @@ void check_mma_tile(const ir::Mma& op, const MatrixUnit& unit, int i, const char
   for (std::size_t d = 0; d < o.tile.size(); ++d) {
     if (!o.tile[d].defined() || !o.tile[d].dtype().is_int())
       throw Error(what + " needs integer indices", op.loc);
-    const int64_t span = d + 2 == o.tile.size() ? rows : d + 1 == o.tile.size() ? cols : 1;
+    const int64_t second_last = o.trans ? cols : rows,
+                  last = o.trans ? rows : cols;  // trans: stored columns-first
+    const int64_t span = d + 2 == o.tile.size() ? second_last : d + 1 == o.tile.size() ? last : 1;
     auto at = o.tile[d].as_int();
     auto extent = b->shape[d].as_int();
     if (at && extent && (*at < 0 || *at + span > *extent))
@@ -312,6 +314,10 @@ void check_mma(const ir::Mma& op) {
       check_mma_tile(op, *unit, i, roles[i], types[i]);
       continue;
     }
+    if (ops[i]->trans)
+      throw Error(std::string("mma: operand ") + roles[i] + " (" + b->name +
+                      ") is registers, marked trans; only a shared tile operand is stored transposed",
+                  op.loc);
     if (b->scope != Scope::Local)
       throw Error(std::string("mma: operand ") + roles[i] + " is " + describe(b) +
                       "; matrix-unit operands are per-lane registers, so use a local buffer",

@@ -448,6 +448,7 @@ Stmt IRMutator::visit(const Seq* op, const Stmt& self) {
 Stmt IRMutator::visit(const Mma* op, const Stmt& self) {
   auto operand = [&](const MmaOperand& o) {
     MmaOperand n{mutate_buffer(o.buffer), o.offset.defined() ? mutate(o.offset) : o.offset, {}};
+    n.trans = o.trans;
     for (const Expr& e : o.tile) n.tile.push_back(mutate(e));
     return n;
   };

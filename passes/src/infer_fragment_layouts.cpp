@@ -137,18 +137,22 @@ bool full_region(const Region& r);
 constexpr int kMaxAsyncCRegs = 128;
 
 // The tiling on an asynchronous warpgroup unit (MatrixUnit::async: Hopper's wgmma, A and B read
-// from shared memory), for a gemm whose A (M×K) and B (K×N) are whole row-major shared tiles and
-// whose accumulator is not reduced by rows: warpgroups tile M×N, each holding mt unit tiles of
-// 64 rows and one unit tile (n = its columns) along N. The units are tried in the target's order.
+// from shared memory), for a gemm whose A (M×K) and B (K×N, or N×K transposed where the target
+// reads B K-major: TargetInfo::async_mma_trans_b) are whole row-major shared tiles and whose
+// accumulator is not reduced by rows: warpgroups tile M×N, each holding mt unit tiles of 64 rows
+// and one unit tile (n = its columns) along N. The units are tried in the target's order.
 std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, int64_t bm,
                                    int64_t bn, int64_t k) {
   const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
-  if (g.trans_a || g.trans_b || a->scope != Scope::Shared || b->scope != Scope::Shared || a.rank() != 2 ||
-      b.rank() != 2 || !full_region(g.a) || !full_region(g.b) || a->dtype.is_packed())
+  if (g.trans_a || (g.trans_b && !info.async_mma_trans_b) || a->scope != Scope::Shared ||
+      b->scope != Scope::Shared || a.rank() != 2 || b.rank() != 2 || !full_region(g.a) || !full_region(g.b) ||
+      a->dtype.is_packed())
     return std::nullopt;
   // Both tiles must take a swizzle the unit's descriptors read (swizzle_shared_tiles).
   const int64_t e = a->dtype.bits() / 8;
-  if (swizzle_bits_for(k * e, bm) == 0 || swizzle_bits_for(bn * e, k) == 0) return std::nullopt;
+  if (swizzle_bits_for(k * e, bm) == 0 ||
+      (g.trans_b ? swizzle_bits_for(k * e, bn) : swizzle_bits_for(bn * e, k)) == 0)
+    return std::nullopt;
   for (const std::string& name : info.matrix_units) {
     const MatrixUnit* u = find_matrix_unit(name);
     if (!u || !u->async || u->a_type != a->dtype || u->b_type != b->dtype || u->c_type != c->dtype ||
@@ -1290,9 +1294,12 @@ class LayoutLowering : public IRMutator {
           body.push_back(make_mma_sync(ir::MmaSync::Op::Fence, 0, g.loc));
           Var kk("kk"), mi("mi");
           Expr m0 = warp / t.wn * (t.bm / t.wm) + mi * u.m, n0 = warp % t.wn * (t.bn / t.wn);
-          Stmt mma =
-              make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)},
-                       {g.b.buffer, Expr(), matrix_index(g.b, kk * u.k, n0)}, {c, mi * u.c_regs()}, g.loc);
+          // B stored N×K (trans_b) is a transposed tile: wgmma's K-major B.
+          ir::MmaOperand b{g.b.buffer, Expr(),
+                           g.trans_b ? matrix_index(g.b, n0, kk * u.k) : matrix_index(g.b, kk * u.k, n0)};
+          b.trans = g.trans_b;
+          Stmt mma = make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)}, b,
+                              {c, mi * u.c_regs()}, g.loc);
           mma = make_for(mi, 0, t.mt, mma, ForKind::Unrolled, g.loc);
           const int64_t steps = k_extent / u.k;
           body.push_back(make_for(kk, 0, steps, mma,

@@ -208,6 +208,31 @@ TEST_CASE("cuda: with --param tma=1,warp_roles=1 the sm_90a gemm's copies are a 
   CHECK(b.assembly.find("setmaxnreg") == std::string::npos);
 }
 
+// With --param wgmma_trans_b=1 a gemm with B stored N×K runs on wgmma, B K-major (imm-trans-b 0,
+// A's kind of descriptor), with cp.async or with bulk copies and warp roles.
+TEST_CASE("cuda: with --param wgmma_trans_b=1 the sm_90a gemm with trans_B reads B K-major") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& g = *find("gemm");
+  Function f = g.build(resolve(g, {{"M", 512}, {"N", 512}, {"K", 512}, {"trans_B", 1}}), f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{512, 512}, {512, 512}, {512, 512}}));
+  for (const char* extra : {"", "tma"}) {
+    CAPTURE(extra);
+    CompileOptions opt;
+    opt.params = {{"wgmma_trans_b", "1"}};
+    if (*extra) opt.params.insert({{"tma", "1"}, {"warp_roles", "1"}});
+    Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, opt);
+    INFO(a.source);
+    CHECK(!a.binary.empty());
+    CHECK(a.source.find("tg_wgmma_m64n128k16_f16_f32<0, 0>(") != std::string::npos);
+    CHECK(a.source.find("<0, 1>(") == std::string::npos);
+    CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
+    CHECK(a.assembly.find("mma.sync.aligned") == std::string::npos);
+  }
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{})
+            .assembly.find("wgmma") == std::string::npos);  // off by default
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;

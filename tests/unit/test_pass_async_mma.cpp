@@ -7,6 +7,7 @@
 #include <random>
 
 #include "gpu_targets.h"
+#include "sample_test_util.h"
 #include "tilegen/ir/interpreter.h"
 #include "tilegen/ir/parser.h"
 #include "tilegen/ir/printer.h"
@@ -15,6 +16,7 @@
 #include "tilegen/passes/async_copies.h"
 #include "tilegen/passes/async_mma.h"
 #include "tilegen/passes/bind_sizes.h"
+#include "tilegen/passes/bulk_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/pass_manager.h"
@@ -169,6 +171,65 @@ TEST_CASE("sm_90a gemm: swizzled tiles are staged by their bytes, not with the p
     CHECK(end <= test::sm90a().shared_mem_bytes);
     CHECK(run_gemm(f, 256, 512, 256) == "");
   }
+}
+
+// B stored N×K (trans_B) on wgmma, where the target reads B K-major (TargetInfo::
+// async_mma_trans_b; cuda's --param wgmma_trans_b=1): a transposed tile operand, swizzled like A,
+// with cp.async or bulk copies; ragged and bf16 too, the interpreter against the reference.
+TEST_CASE("sm_90a gemm with trans_B: wgmma reads B K-major, a transposed shared tile") {
+  const Sample& s = *find("gemm");
+  std::vector<PassEntry> passes = gpu_pipeline();
+  passes.push_back({"pad_shared_tiles", pad_shared_tiles});
+  passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
+  passes.push_back({"async_copies", async_copies});
+  passes.push_back({"overlap_async_mma", overlap_async_mma});
+  passes.push_back({"fence_async_proxy", fence_async_proxy});
+  passes.push_back({"place_shared_memory", place_shared_memory});
+  PassManager pm(passes);
+  std::mt19937_64 rng(3);
+  for (bool bulk : {false, true}) {
+    TargetInfo info = test::sm90a();
+    info.async_mma_trans_b = true;
+    info.bulk_copy = bulk;
+    CAPTURE(bulk);
+    std::string ir = testing::check_lowered_params(
+        s, f16, {{"M", 200}, {"N", 136}, {"K", 328}, {"trans_B", 1}}, pm, info, rng);
+    CHECK(ir.find("mma \"wgmma_m64n128k16_f16_f32\"") != std::string::npos);
+    CHECK(ir.find("b=tile trans B_shared[") != std::string::npos);
+    CHECK(ir.find("B_shared: f16[") != std::string::npos);
+    CHECK(ir.find("layout=padded") == std::string::npos);
+    CHECK(print(parse_function(ir, "t.tgir")) == ir);  // `tile trans` reads back
+    testing::check_lowered_params(s, bf16, {{"M", 128}, {"N", 256}, {"K", 256}, {"trans_B", 1}}, pm, info,
+                                  rng);
+    testing::check_lowered_params(
+        s, f16, {{"M", 256}, {"N", 264}, {"K", 136}, {"trans_B", 1}, {"block_N", 256}, {"threads", 256}}, pm,
+        info, rng);
+  }
+  // Without the switch the gemm stays on mma.sync.
+  std::string plain = testing::check_lowered_params(
+      s, f16, {{"M", 128}, {"N", 128}, {"K", 64}, {"trans_B", 1}}, pm, test::sm90a(), rng);
+  CHECK(plain.find("wgmma") == std::string::npos);
+}
+
+TEST_CASE("mma: a transposed tile operand is checked against its stored shape") {
+  const std::string text = R"(func t(C: f32[64, 64] global) {
+  kernel grid(1) threads(128) -> (bx; tx) {
+    shared A: f16[64, 16]
+    shared B: f16[64, 16]
+    local c: f32[32]
+    mma "wgmma_m64n64k16_f16_f32" a=tile A[0, 0], b=tile trans B[0, 0], c=c[0]
+    mma_wait 0
+  }
+}
+)";
+  const Function f = parse_function(text, "t.tgir");
+  CHECK(print(f) == text);
+  verify(f);
+  // Not transposed, B's 16 rows cannot hold the unit's K×N = 16×64 tile.
+  std::string plain = text;
+  plain.replace(plain.find("tile trans B"), 12, "tile B");
+  CHECK_THROWS_WITH_AS(verify(parse_function(plain, "t.tgir")),
+                       doctest::Contains("spans [0, 64) of dimension 1"), Error);
 }
 
 TEST_CASE("sm_90a gemm: tiles no swizzle fits stay on mma.sync") {

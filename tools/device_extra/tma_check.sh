@@ -11,7 +11,9 @@
 #   6. one ncu profile of the TMA default with the warp stall reasons;
 #   warp roles (TILEGEN_CUDA_WARP_ROLES=1 beside TMA): the gemm-like samples' conformance, the
 #   ragged runs (after step 2), bench_cuda_vs_cublas (step 3), racecheck and synccheck (step 4)
-#   and four tiles of the sweep (after step 5). logs.tgz is rewritten after each step.
+#   and four tiles of the sweep (after step 5); wgmma with B K-major (TILEGEN_CUDA_WGMMA_TRANS_B=1):
+#   gemm's conformance, ragged runs, trans_B 4096³ timed against mma.sync (before step 3).
+#   logs.tgz is rewritten after each step.
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz (a call returns at most eight files).
 set -u
 L=$1
@@ -41,6 +43,23 @@ for run in "gemm --set M=200,N=264,K=520" "gemm --set M=130,N=257,K=456,trans_B=
   r=$(TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 timeout 60 "$TG" run $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
   echo "roles run $run :: $r"
 done
+# wgmma with B K-major (TILEGEN_CUDA_WGMMA_TRANS_B=1): gemm's conformance with it, ragged trans_B
+# runs, and trans_B 4096³ with mma.sync (off), wgmma, wgmma + TMA + warp roles.
+t env TILEGEN_CUDA_WGMMA_TRANS_B=1 "$TG" conformance --target cuda --sample gemm > "$L/x/conf_transb.txt"
+tail -2 "$L/x/conf_transb.txt"
+for env in "TILEGEN_CUDA_WGMMA_TRANS_B=1" "TILEGEN_CUDA_WGMMA_TRANS_B=1 TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1"; do
+  for run in "gemm --set M=200,N=136,K=328,trans_B=1" "gemm --dtype bf16 --set M=384,N=392,K=520,trans_B=1"; do
+    r=$(env $env timeout 60 "$TG" run $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
+    echo "$env run $run :: $r"
+  done
+done
+for env in "TILEGEN_CUDA_WGMMA_TRANS_B=0" "TILEGEN_CUDA_WGMMA_TRANS_B=1" \
+  "TILEGEN_CUDA_WGMMA_TRANS_B=1 TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1"; do
+  r=$(env $env timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set M=4096,N=4096,K=4096,trans_B=1 \
+    --csv "$L/x/transb.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+  echo "trans_B 4096 $env :: $r"
+done
+pack
 t "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv" > "$L/x/cublas0.txt"
 cat "$L/bench_cuda_vs_cublas.csv"
 t env TILEGEN_CUDA_TMA=1 "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas_tma.csv" > "$L/x/cublas1.txt"
@@ -49,7 +68,7 @@ t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 "$B/bin/bench_cuda_vs_cublas"
   > "$L/x/cublas2.txt"
 cat "$L/bench_cuda_vs_cublas_roles.csv"
 pack
-{
+late || {
   for tool in racecheck synccheck; do
     t env TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1 compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run gemm \
       --target cuda --dtype f16 --set M=200,N=264,K=520

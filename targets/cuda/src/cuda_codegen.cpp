@@ -143,7 +143,8 @@ class CudaEmitter final : public gpu::SourceEmitter {
          operand_address(op.b) + ");");
   }
 
-  // wgmma on two swizzled shared tiles (swizzle_shared_tiles): A (M×K) K-major, B (K×N) N-major.
+  // wgmma on two swizzled shared tiles (swizzle_shared_tiles): A (M×K) K-major, B (K×N) N-major
+  // or, a transposed tile (N×K), K-major.
   // Strips of W bytes (buffer.h): the descriptor's stride byte offset is 8 rows of a strip; B's
   // leading byte offset is the strip after the next (its rows × W), A's unused (16 by convention).
   void wgmma(const ir::Mma& op, const MatrixUnit& u) {
@@ -163,8 +164,14 @@ class CudaEmitter final : public gpu::SourceEmitter {
              std::to_string(mn_major ? rows * w : 16) + "u, " + std::to_string(8 * w) + "u, " +
              std::to_string(mode) + "u)";
     };
-    line("tg_" + u.name + "<0, 1>(" + operand_address(op.c) + ", " + desc(op.a, false) + ", " +
-         desc(op.b, true) + ");");
+    // B stored N×K (a transposed tile) is K-major: its descriptor is A's kind, imm-trans-b 0.
+    const bool b_mn = !op.b.trans;
+    if (op.a.trans)
+      throw Error(
+          "cuda codegen: " + op.unit + " reads A K-major; the tile " + op.a.buffer->name + " is transposed",
+          op.loc);
+    line("tg_" + u.name + "<0, " + (b_mn ? "1" : "0") + ">(" + operand_address(op.c) + ", " +
+         desc(op.a, false) + ", " + desc(op.b, b_mn) + ");");
   }
 
   // ir::MmaSync. The accumulators are pinned around the fence and the wait (tg_fence_operand) so

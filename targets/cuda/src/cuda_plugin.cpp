@@ -41,6 +41,11 @@ const ParamKey kTma = ParamKey::on_off("tma", false, "TILEGEN_CUDA_TMA",
 const ParamKey kWarpRoles = ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
                                              "a producer warp for the bulk copies (not yet run on a GPU)");
 
+// Off by default until the path has run on a GPU: --param wgmma_trans_b=1 or
+// TILEGEN_CUDA_WGMMA_TRANS_B=1 lets a gemm with trans_b (B stored N×K) run on wgmma, B K-major.
+const ParamKey kWgmmaTransB = ParamKey::on_off("wgmma_trans_b", false, "TILEGEN_CUDA_WGMMA_TRANS_B",
+                                               "wgmma for B stored N×K, K-major (not yet run on a GPU)");
+
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
 // architecture was named; with bulk copies where the tma switch is on and the chip has them.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
@@ -52,6 +57,7 @@ TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
     x.reallocate_registers = a.reallocate_registers;
   }
   x.bulk_copy = param_on(opt, kTma) && x.arch.rfind("sm_", 0) == 0 && std::atoi(x.arch.c_str() + 3) >= 90;
+  x.async_mma_trans_b = param_on(opt, kWgmmaTransB);
   return x;
 }
 
@@ -73,7 +79,7 @@ class CudaPlugin final : public TargetPlugin {
 
   // Switches that leave a pass out of the pipeline.
   std::vector<ParamKey> param_keys() const override {
-    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles};
+    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles, kWgmmaTransB};
   }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
@@ -85,7 +91,8 @@ class CudaPlugin final : public TargetPlugin {
     std::vector<PassEntry> passes = gpu::source_pipeline(opt, std::move(mine));
     if (!param_on(opt, kWarpRoles))
       std::erase_if(passes, [](const PassEntry& p) { return p.name == "warp_roles"; });
-    if (param_on(opt, kWgmma) || param_on(opt, kTma))  // every pass sees the device it compiles for
+    // every pass sees the device it compiles for
+    if (param_on(opt, kWgmma) || param_on(opt, kTma) || param_on(opt, kWgmmaTransB))
       for (PassEntry& p : passes)
         p.run = [run = p.run, opt](const Function& f, const TargetInfo& info) {
           return run(f, with_wgmma(info, opt));

@@ -227,7 +227,9 @@ struct Seq : StmtNode {
 /// and B, the whole unit tile of a Shared buffer (`tile`: the indices of its first element, the
 /// same for every lane of the group; the tile's rows run along the buffer's second-last
 /// dimension, its columns along the last), each lane reading the elements the unit's layout
-/// gives its registers. Text: `a=A_l[8]`, `a=tile A_s[0, 16, 32]`.
+/// gives its registers. Text: `a=A_l[8]`, `a=tile A_s[0, 16, 32]`. A transposed tile
+/// (`b=tile trans B_s[n, k]`, trans) runs its rows along the last dimension and its columns along
+/// the second-last: B stored N×K, K contiguous (wgmma's K-major B).
 struct MmaOperand {
   MmaOperand() = default;
   MmaOperand(Buffer b, Expr off, std::vector<Expr> tile_at = {})
@@ -235,6 +237,7 @@ struct MmaOperand {
   Buffer buffer;
   Expr offset;
   std::vector<Expr> tile;
+  bool trans = false;  // a tile stored transposed (above)
   bool is_tile() const { return !tile.empty(); }
 };
 

@@ -26,6 +26,9 @@ struct TargetInfo {
   // sm_90a), out of a register file of `register_file` 32-bit registers a multiprocessor (0:
   // unknown); warp_roles.h then gives the roles a warpgroup each and the consumers the registers.
   bool reallocate_registers = false;
+  // Async mmas may read B stored N×K, K contiguous (a transposed tile: wgmma's K-major B), so a
+  // gemm with trans_b runs on them (infer_fragment_layouts).
+  bool async_mma_trans_b = false;
   int register_file = 0;
   // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
   // fragment laid out over a matrix unit's registers may then stay there through reductions, row
