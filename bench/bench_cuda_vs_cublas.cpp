@@ -1,8 +1,8 @@
 // tilegen's cuda target against cuBLAS (cublasGemmEx, opened with dlopen) in one process, on the
-// same device buffers: fp16/bf16 GEMM and the M=1 dequant GEMM (against a dense fp16 cuBLAS GEMM
-// of the same shape). Then the memory-bound samples (softmax, rmsnorm) against the device's own
-// device-to-device copy of the same bytes (cuMemcpyDtoD), in GB/s. Prints tables and writes CSV
-// (the memory-bound rows to out.csv's sibling *_memory.csv).
+// same device buffers: fp16/bf16 GEMM (and f16 with B stored N×K) and the M=1 dequant GEMM
+// (against a dense fp16 cuBLAS GEMM of the same shape). Then the memory-bound samples (softmax,
+// rmsnorm) against the device's own device-to-device copy of the same bytes (cuMemcpyDtoD), in
+// GB/s. Prints tables and writes CSV (the memory-bound rows to out.csv's sibling *_memory.csv).
 //
 //   bench_cuda_vs_cublas [out.csv] [--quick]
 #include <cublas_v2.h>
@@ -144,6 +144,7 @@ Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::s
   double ours = k.profile(args, po).median_ms;
   int64_t M = p.at("M"), N = p.at("N"), K = p.at("K");
   const bool dequant = sample == "dequant_gemm";
+  const bool trans_b = p.count("trans_B") && p.at("trans_B") != 0;  // B stored N×K (a linear layer's)
   // The peer: cuBLAS on dense f16/bf16 operands of the same shape (for dequant, B is N×K).
   DeviceBuffer A = bufs[0];
   DeviceBuffer B = bufs[1];
@@ -153,10 +154,10 @@ Row run_case(Target& gpu, Cublas& cb, cublasHandle_t h, Events& ev, const std::s
     B = gpu.upload(dense.args[0].view());
   }
   DeviceBuffer C = gpu.alloc({M, N}, t);
-  cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant);
-  double theirs = ev.median_ms([&] { cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant); }, runs);
+  cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant || trans_b);
+  double theirs = ev.median_ms([&] { cublas_gemm(cb, h, A, B, C, M, N, K, t, dequant || trans_b); }, runs);
   double diff = dequant ? NAN : max_rel_diff(bufs.back(), C, t);
-  return {sample, std::string(t.name()), M, N, K, ours, theirs, diff};
+  return {sample + (trans_b ? "_tB" : ""), std::string(t.name()), M, N, K, ours, theirs, diff};
 }
 
 struct MemoryRow {
@@ -265,6 +266,10 @@ int main(int argc, char** argv) {
     // Ragged and small-K shapes (issue 15's table: correct, ratio reported).
     for (auto [m, n, k] : {std::array<int64_t, 3>{1000, 777, 333}, {2048, 2048, 64}})
       if (!quick) rows.push_back(run_case(gpu, cb, h, ev, "gemm", {{"M", m}, {"N", n}, {"K", k}}, f16, runs));
+    // B stored N×K (gemm_tB; wgmma reads it K-major with --param wgmma_trans_b=1).
+    if (!quick)
+      rows.push_back(run_case(gpu, cb, h, ev, "gemm", {{"M", 4096}, {"N", 4096}, {"K", 4096}, {"trans_B", 1}},
+                              f16, runs));
     int64_t dk = quick ? 2048 : 8192;
     rows.push_back(run_case(gpu, cb, h, ev, "dequant_gemm", {{"M", 1}, {"N", dk}, {"K", dk}}, f16, runs));
     std::ofstream out(csv);
