@@ -29,15 +29,6 @@ std::optional<FillCopy> as_fill(const Stmt& s) {
   return FillCopy{g ? g->cond : Expr(), c};
 }
 
-Stmt mbarrier(ir::MBarrier::Op op, const Buffer& b, Expr index, Expr value, const SourceLoc& loc) {
-  auto n = std::make_shared<ir::MBarrier>(loc);
-  n->op = op;
-  n->buffer = b;
-  n->indices = {std::move(index)};
-  n->value = std::move(value);
-  return Stmt(std::move(n));
-}
-
 class BulkCopies : public IRMutator {
  public:
   using IRMutator::visit;
@@ -153,7 +144,7 @@ class BulkCopies : public IRMutator {
       }
     }
     if (bytes >= (int64_t(1) << 20)) return std::nullopt;
-    copies.insert(copies.begin(), mbarrier(ir::MBarrier::Op::ExpectTx, full, slot, Expr(bytes), loc));
+    copies.insert(copies.begin(), make_mbarrier(ir::MBarrier::Op::ExpectTx, full, slot, Expr(bytes), loc));
     Stmt one = make_if(tx_ == 0, make_seq(std::move(copies), loc), loc);
     return fills.front().cond.defined() ? make_if(fills.front().cond, one, loc) : one;
   }
@@ -196,12 +187,12 @@ class BulkCopies : public IRMutator {
     Var s("s");
     Stmt init = make_if(
         tx_ == 0,
-        make_for(s, 0, S, mbarrier(ir::MBarrier::Op::Init, full, s, Expr(1), loc), ForKind::Serial, loc),
+        make_for(s, 0, S, make_mbarrier(ir::MBarrier::Op::Init, full, s, Expr(1), loc), ForKind::Serial, loc),
         loc);
     auto np = std::make_shared<ir::For>(*pro);
     np->body = *pro_issue;
     const Expr rel = is_const(main->min, 0) ? Expr(main->var) : main->var - main->min;
-    std::vector<Stmt> body = {*main_issue, mbarrier(ir::MBarrier::Op::Wait, full, rel % S, rel / S % 2, loc)};
+    std::vector<Stmt> body = {*main_issue, make_mbarrier(ir::MBarrier::Op::Wait, full, rel % S, rel / S % 2, loc)};
     for (std::size_t i = mf.size(); i < main_body.size(); ++i) body.push_back(mutate(main_body[i]));
     auto nm = std::make_shared<ir::For>(*main);
     nm->body = make_seq(std::move(body), main->body->loc);

@@ -62,6 +62,16 @@ bool has_bulk_copies(const Stmt& s);
 
 inline Stmt make_barrier(const SourceLoc& loc) { return Stmt(std::make_shared<ir::Barrier>(loc)); }
 
+/// `mbarrier_<op> b[index], value` (value: Init's arrivals, ExpectTx's bytes, Wait's parity).
+inline Stmt make_mbarrier(ir::MBarrier::Op op, const Buffer& b, Expr index, Expr value, const SourceLoc& loc) {
+  auto n = std::make_shared<ir::MBarrier>(loc);
+  n->op = op;
+  n->buffer = b;
+  n->indices = {std::move(index)};
+  n->value = std::move(value);
+  return Stmt(std::move(n));
+}
+
 inline Stmt make_mma(const std::string& unit, ir::MmaOperand a, ir::MmaOperand b, ir::MmaOperand c,
                      const SourceLoc& loc) {
   auto n = std::make_shared<ir::Mma>(loc);

@@ -15,15 +15,6 @@ namespace {
 
 using namespace lower;
 
-Stmt mbarrier(ir::MBarrier::Op op, const Buffer& b, Expr index, Expr value, const SourceLoc& loc) {
-  auto n = std::make_shared<ir::MBarrier>(loc);
-  n->op = op;
-  n->buffer = b;
-  n->indices = {std::move(index)};
-  n->value = std::move(value);
-  return Stmt(std::move(n));
-}
-
 // Statements with the empty ones (null) left out; null where none is left.
 Stmt seq_of(std::vector<Stmt> stmts, const SourceLoc& loc) {
   std::vector<Stmt> kept;
@@ -192,7 +183,7 @@ class Roles {
     const auto* g = s.as<ir::If>();
     const auto* f = g->then_body.as<ir::For>();
     auto nf = std::make_shared<ir::For>(*f);
-    nf->body = make_seq({f->body, mbarrier(ir::MBarrier::Op::Init, empty_, f->var, Expr(T), f->loc)}, f->loc);
+    nf->body = make_seq({f->body, make_mbarrier(ir::MBarrier::Op::Init, empty_, f->var, Expr(T), f->loc)}, f->loc);
     auto ng = std::make_shared<ir::If>(*g);
     ng->then_body = Stmt(std::move(nf));
     return Stmt(std::move(ng));
@@ -334,7 +325,7 @@ class Roles {
           std::vector<Expr> g = f->guards;
           g.push_back(t->t >= Expr(S_));
           out.push_back(
-              guarded(g, mbarrier(ir::MBarrier::Op::Arrive, empty_, f->slot, Expr(), x->loc), x->loc));
+              guarded(g, make_mbarrier(ir::MBarrier::Op::Arrive, empty_, f->slot, Expr(), x->loc), x->loc));
           ++arrivals_;
           continue;
         }
@@ -422,7 +413,7 @@ class Roles {
     if (!tn->first) g.push_back(tn->t >= Expr(S_));
     const SourceLoc& loc = body.back()->loc;
     ++arrivals_;
-    return seq_of({*rest, guarded(g, mbarrier(ir::MBarrier::Op::Arrive, empty_, slot, Expr(), loc), loc)},
+    return seq_of({*rest, guarded(g, make_mbarrier(ir::MBarrier::Op::Arrive, empty_, slot, Expr(), loc), loc)},
                   f.body->loc);
   }
 
@@ -445,7 +436,7 @@ class Roles {
       if (!t->first) {
         Expr parity = simplify_expr((t->t / Expr(S_) + Expr(1)) % Expr(2));
         issue.push_back(make_if(t->t >= Expr(S_),
-                                mbarrier(ir::MBarrier::Op::Wait, empty_, f->slot, parity, f->loc), f->loc));
+                                make_mbarrier(ir::MBarrier::Op::Wait, empty_, f->slot, parity, f->loc), f->loc));
       }
       for (const Stmt& x : f->issue->stmts) issue.push_back(x);
       return guarded(f->guards, make_seq(std::move(issue), f->loc), f->loc);

@@ -28,7 +28,19 @@ using namespace tg::samples;
 
 namespace {
 
-// The gemm sample through cuda's pipeline for sm_90a (its passes, in its order).
+// cuda's passes for sm_90a, in its order (without ldmatrix and the checks).
+std::vector<PassEntry> sm90a_passes() {
+  std::vector<PassEntry> passes = gpu_pipeline();
+  passes.push_back({"pad_shared_tiles", pad_shared_tiles});
+  passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
+  passes.push_back({"async_copies", async_copies});
+  passes.push_back({"overlap_async_mma", overlap_async_mma});
+  passes.push_back({"fence_async_proxy", fence_async_proxy});
+  passes.push_back({"place_shared_memory", place_shared_memory});
+  return passes;
+}
+
+// The gemm sample through cuda's pipeline for sm_90a.
 Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk, int threads = 128,
                       DType t = f16, int stages = 2, bool bulk = false) {
   const Sample& s = *find("gemm");
@@ -41,16 +53,9 @@ Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, i
                          {"threads", threads},
                          {"stages", stages}});
   Function f = bind_sizes(s.build(p, t).function(), {});
-  std::vector<PassEntry> passes = gpu_pipeline();
-  passes.push_back({"pad_shared_tiles", pad_shared_tiles});
-  passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
-  passes.push_back({"async_copies", async_copies});
-  passes.push_back({"overlap_async_mma", overlap_async_mma});
-  passes.push_back({"fence_async_proxy", fence_async_proxy});
-  passes.push_back({"place_shared_memory", place_shared_memory});
   TargetInfo info = test::sm90a();
   info.bulk_copy = bulk;
-  return PassManager(passes).run(f, info);
+  return PassManager(sm90a_passes()).run(f, info);
 }
 
 // C = A·B (f16 in, f16 out) on small random integers, exact in f16; "" when right, else the error.
@@ -178,14 +183,7 @@ TEST_CASE("sm_90a gemm: swizzled tiles are staged by their bytes, not with the p
 // with cp.async or bulk copies; ragged and bf16 too, the interpreter against the reference.
 TEST_CASE("sm_90a gemm with trans_B: wgmma reads B K-major, a transposed shared tile") {
   const Sample& s = *find("gemm");
-  std::vector<PassEntry> passes = gpu_pipeline();
-  passes.push_back({"pad_shared_tiles", pad_shared_tiles});
-  passes.push_back({"swizzle_shared_tiles", swizzle_shared_tiles});
-  passes.push_back({"async_copies", async_copies});
-  passes.push_back({"overlap_async_mma", overlap_async_mma});
-  passes.push_back({"fence_async_proxy", fence_async_proxy});
-  passes.push_back({"place_shared_memory", place_shared_memory});
-  PassManager pm(passes);
+  PassManager pm(sm90a_passes());
   std::mt19937_64 rng(3);
   for (bool bulk : {false, true}) {
     TargetInfo info = test::sm90a();
