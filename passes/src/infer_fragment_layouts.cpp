@@ -139,10 +139,12 @@ constexpr int kMaxAsyncCRegs = 128;
 // The tiling on an asynchronous warpgroup unit (MatrixUnit::async: Hopper's wgmma, A and B read
 // from shared memory), for a gemm whose A (M×K) and B (K×N, or N×K transposed where the target
 // reads B K-major: TargetInfo::async_mma_trans_b) are whole row-major shared tiles and whose
-// accumulator is not reduced by rows: warpgroups tile M×N, each holding mt unit tiles of 64 rows
-// and one unit tile (n = its columns) along N. The units are tried in the target's order.
+// accumulator is not reduced by rows (or is, where TargetInfo::async_mma_rows: then one
+// warpgroup holds whole rows): warpgroups tile M×N, each holding mt unit tiles of 64 rows and one
+// unit tile (n = its columns) along N. The units are tried in the target's order.
 std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, int64_t bm,
-                                   int64_t bn, int64_t k) {
+                                   int64_t bn, int64_t k, bool whole_rows) {
+  if (whole_rows && !info.async_mma_rows) return std::nullopt;
   const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
   if (g.trans_a || (g.trans_b && !info.async_mma_trans_b) || a->scope != Scope::Shared ||
       b->scope != Scope::Shared || a.rank() != 2 || b.rank() != 2 || !full_region(g.a) || !full_region(g.b) ||
@@ -158,8 +160,8 @@ std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, in
     if (!u || !u->async || u->a_type != a->dtype || u->b_type != b->dtype || u->c_type != c->dtype ||
         k % u->k != 0)
       continue;
-    auto t = choose_tiling(*u, bm, bn, threads, false);
-    if (t && t->nt == 1 && t->c_elems() <= kMaxAsyncCRegs) return t;
+    auto t = choose_tiling(*u, bm, bn, threads, whole_rows);
+    if (t && t->nt == 1 && t->c_elems() <= kMaxAsyncCRegs && (!whole_rows || t->wn == 1)) return t;
   }
   return std::nullopt;
 }
@@ -174,8 +176,7 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
       if (!e.as_int()) return std::nullopt;
   auto last = [](const Region& r, int from_end) { return *r.extents[r.extents.size() - from_end].as_int(); };
   const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
-  if (!whole_rows)
-    if (auto t = async_tiling(g, info, threads, bm, bn, k)) return t;
+  if (auto t = async_tiling(g, info, threads, bm, bn, k, whole_rows)) return t;
   const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
   if (u && k % u->k == 0)
     if (auto t = choose_tiling(*u, bm, bn, threads, whole_rows)) return t;
@@ -186,7 +187,9 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
 }
 
 // How a [bm] row vector lives beside a laid-out bm×bn fragment: each thread holds the rows its
-// elements are in, mt·R registers (R rows of each unit tile, q consecutive C registers a row),
+// elements are in, mt·R registers (R rows of each unit tile; its C registers go q to a row, the R
+// rows in turn, again every q·R registers: C register r is in row slot r / q % R — mma.sync
+// m16n8k16 and wgmma m64nNk16 alike, q = R = 2),
 // replicated across the lanes that hold the same rows (the xor masks: mma.sync m16n8k16 lanes
 // 4r..4r+3, masks 1 and 2). A row's holders are then exactly those lanes in each warp along N.
 // `split` warps hold parts of each row (the matrix unit's warps along N, or a SIMT row wider than
@@ -218,13 +221,15 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
   for (int r = 0; r < cr; ++r)
     if (std::find(rows0.begin(), rows0.end(), row(0, r)) == rows0.end()) rows0.push_back(row(0, r));
   ri.R = int(rows0.size());
-  if (cr % ri.R != 0) return std::nullopt;
-  ri.q = cr / ri.R;
+  ri.q = 1;  // the first row's run of registers
+  while (ri.q < cr && row(0, ri.q) == row(0, 0)) ++ri.q;
+  if (cr % (ri.q * ri.R) != 0) return std::nullopt;
   for (int l = 0; l < G; ++l)
     for (int r = 0; r < cr; ++r) {
-      if (row(l, r) != row(l, r / ri.q * ri.q)) return std::nullopt;
+      const int slot = r / ri.q % ri.R;
+      if (row(l, r) != row(l, slot * ri.q)) return std::nullopt;
       for (int s2 = 0; s2 < ri.R; ++s2)
-        if (s2 != r / ri.q && row(l, s2 * ri.q) == row(l, r)) return std::nullopt;
+        if (s2 != slot && row(l, s2 * ri.q) == row(l, r)) return std::nullopt;
     }
   for (int m = 1; m < G; m <<= 1) {
     bool same = true;
@@ -961,7 +966,8 @@ class LayoutLowering : public IRMutator {
       if (rop == ReduceOp::AbsMax) v = abs(v);
       return make_store(part, {rs}, merge(part.load({rs}), v), loc);
     }));
-    const int width = t.unit ? t.unit->group_size : info_.warp_size;
+    // Within a warp (a warpgroup's rows are in its warps: wgmma), over the unit's group if smaller.
+    const int width = t.unit ? std::min(t.unit->group_size, info_.warp_size) : info_.warp_size;
     for (int m : ri.masks) {
       steps.push_back(per_row(t, loc, [&](const Expr& k, const Expr&, const Expr&) {
         auto st = std::make_shared<ir::Store>(loc);
@@ -1088,9 +1094,9 @@ class LayoutLowering : public IRMutator {
     Expr row = warp / t.wn * (t.bm / t.wm) + mi * u.m + c.row;
     Expr col = warp % t.wn * (t.bn / t.wn) + ni * u.n + c.col;
     Expr idx = (mi * t.nt + ni) * u.c_regs() + r;
-    const int q = row_info(t, info_.warp_size) ? row_info(t, info_.warp_size)->q : 1;
-    const int R = u.c_regs() / q;
-    Stmt s = fn(idx, row, col, mi * R + r / q);
+    const std::optional<RowInfo> ri = row_info(t, info_.warp_size);
+    const int q = ri ? ri->q : 1, R = ri ? ri->R : u.c_regs();
+    Stmt s = fn(idx, row, col, mi * R + r / q % R);
     s = make_for(r, 0, u.c_regs(), s, ForKind::Unrolled, loc);
     s = make_for(ni, 0, t.nt, s, ForKind::Unrolled, loc);
     return make_for(mi, 0, t.mt, s, ForKind::Unrolled, loc);

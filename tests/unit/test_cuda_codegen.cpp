@@ -233,6 +233,26 @@ TEST_CASE("cuda: with --param wgmma_trans_b=1 the sm_90a gemm with trans_B reads
             .assembly.find("wgmma") == std::string::npos);  // off by default
 }
 
+// With --param wgmma_rows=1 gemm_softmax's product runs on wgmma, its rows' max and sum by warp
+// shuffles beside the accumulator registers; off by default.
+TEST_CASE("cuda: with --param wgmma_rows=1 the sm_90a gemm_softmax is wgmma with shuffled row statistics") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& g = *find("gemm_softmax");
+  Function f = g.build(resolve(g, {{"M", 1024}, {"N", 128}, {"K", 512}}), f16).function();
+  f = bind_sizes(f, infer_sizes(f, {{1024, 512}, {512, 128}, {1024, 128}}));
+  CompileOptions rows;
+  rows.params = {{"wgmma_rows", "1"}};
+  Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, rows);
+  INFO(a.source);
+  CHECK(!a.binary.empty());
+  CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
+  CHECK(a.assembly.find("shfl.sync.bfly") != std::string::npos);
+  CHECK(a.assembly.find("mma.sync.aligned") == std::string::npos);
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{})
+            .assembly.find("wgmma") == std::string::npos);
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;

@@ -21,6 +21,7 @@
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/pass_manager.h"
 #include "tilegen/passes/place_shared_memory.h"
+#include "tilegen/passes/warp_roles.h"
 #include "tilegen/samples.h"
 
 using namespace tg;
@@ -207,6 +208,39 @@ TEST_CASE("sm_90a gemm with trans_B: wgmma reads B K-major, a transposed shared 
   std::string plain = testing::check_lowered_params(
       s, f16, {{"M", 128}, {"N", 128}, {"K", 64}, {"trans_B", 1}}, pm, test::sm90a(), rng);
   CHECK(plain.find("wgmma") == std::string::npos);
+}
+
+// A gemm whose rows are then reduced (gemm_softmax) on wgmma, where the target allows it
+// (TargetInfo::async_mma_rows; cuda's --param wgmma_rows=1): the scores stay in the warpgroup's
+// registers, row vectors beside them (C register r in row slot r / 2 % 2 of each unit tile, as on
+// mma.sync), the row reductions shuffles within each warp; ragged M, bf16, N narrower than the
+// tile, and with bulk copies and warp roles, against the reference.
+TEST_CASE("sm_90a gemm_softmax with wgmma_rows: row statistics beside wgmma accumulators in registers") {
+  const Sample& s = *find("gemm_softmax");
+  std::mt19937_64 rng(9);
+  for (bool bulk : {false, true}) {
+    CAPTURE(bulk);
+    std::vector<PassEntry> passes = sm90a_passes();
+    if (bulk) passes.insert(passes.end() - 1, {"warp_roles", warp_roles});
+    PassManager pm(passes);
+    TargetInfo info = test::sm90a();
+    info.async_mma_rows = true;
+    info.bulk_copy = bulk;
+    std::string ir =
+        testing::check_lowered_params(s, f16, {{"M", 136}, {"N", 128}, {"K", 256}}, pm, info, rng);
+    CHECK(ir.find("mma \"wgmma_m64n128k16_f16_f32\"") != std::string::npos);
+    CHECK(ir.find("local scores: f32[64]") != std::string::npos);
+    CHECK(ir.find("shuffle_xor(1 of 32)") != std::string::npos);
+    CHECK(ir.find("from_fragment") == std::string::npos);  // nothing fell back to a shared tile
+    CHECK((ir.find(", concurrently {") != std::string::npos) == bulk);
+    testing::check_lowered_params(s, bf16, {{"M", 64}, {"N", 100}, {"K", 96}}, pm, info, rng);
+    testing::check_lowered_params(
+        s, f16, {{"M", 200}, {"N", 128}, {"K", 64}, {"block_M", 128}, {"threads", 256}}, pm, info, rng);
+  }
+  // Off: mma.sync, as before.
+  PassManager pm(sm90a_passes());
+  CHECK(testing::check_lowered_params(s, f16, {{"M", 64}, {"N", 128}, {"K", 64}}, pm, test::sm90a(), rng)
+            .find("wgmma") == std::string::npos);
 }
 
 TEST_CASE("mma: a transposed tile operand is checked against its stored shape") {

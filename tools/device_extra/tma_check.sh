@@ -59,6 +59,13 @@ for env in "TILEGEN_CUDA_WGMMA_TRANS_B=0" "TILEGEN_CUDA_WGMMA_TRANS_B=1" \
     --csv "$L/x/transb.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
   echo "trans_B 4096 $env :: $r"
 done
+# gemm_softmax on wgmma (TILEGEN_CUDA_WGMMA_ROWS=1): its conformance, and its bench shape off / on.
+t env TILEGEN_CUDA_WGMMA_ROWS=1 "$TG" conformance --target cuda --sample gemm_softmax > "$L/x/conf_rows.txt"
+tail -2 "$L/x/conf_rows.txt"
+for w in 0 1; do
+  r=$(TILEGEN_CUDA_WGMMA_ROWS=$w timeout 60 "$TG" bench gemm_softmax --target cuda --dtype f16 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+  echo "gemm_softmax wgmma_rows=$w :: $r"
+done
 pack
 t "$B/bin/bench_cuda_vs_cublas" "$L/bench_cuda_vs_cublas.csv" > "$L/x/cublas0.txt"
 cat "$L/bench_cuda_vs_cublas.csv"

@@ -46,6 +46,11 @@ const ParamKey kWarpRoles = ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_
 const ParamKey kWgmmaTransB = ParamKey::on_off("wgmma_trans_b", false, "TILEGEN_CUDA_WGMMA_TRANS_B",
                                                "wgmma for B stored N×K, K-major (not yet run on a GPU)");
 
+// Off by default until the path has run on a GPU: --param wgmma_rows=1 or TILEGEN_CUDA_WGMMA_ROWS=1
+// lets a gemm whose rows are then reduced (gemm_softmax, attention's scores) run on wgmma.
+const ParamKey kWgmmaRows = ParamKey::on_off("wgmma_rows", false, "TILEGEN_CUDA_WGMMA_ROWS",
+                                             "wgmma for gemms whose rows are reduced (not yet run on a GPU)");
+
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
 // architecture was named; with bulk copies where the tma switch is on and the chip has them.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
@@ -58,6 +63,7 @@ TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
   }
   x.bulk_copy = param_on(opt, kTma) && x.arch.rfind("sm_", 0) == 0 && std::atoi(x.arch.c_str() + 3) >= 90;
   x.async_mma_trans_b = param_on(opt, kWgmmaTransB);
+  x.async_mma_rows = param_on(opt, kWgmmaRows);
   return x;
 }
 
@@ -79,7 +85,7 @@ class CudaPlugin final : public TargetPlugin {
 
   // Switches that leave a pass out of the pipeline.
   std::vector<ParamKey> param_keys() const override {
-    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles, kWgmmaTransB};
+    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles, kWgmmaTransB, kWgmmaRows};
   }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
@@ -92,7 +98,8 @@ class CudaPlugin final : public TargetPlugin {
     if (!param_on(opt, kWarpRoles))
       std::erase_if(passes, [](const PassEntry& p) { return p.name == "warp_roles"; });
     // every pass sees the device it compiles for
-    if (param_on(opt, kWgmma) || param_on(opt, kTma) || param_on(opt, kWgmmaTransB))
+    if (param_on(opt, kWgmma) || param_on(opt, kTma) || param_on(opt, kWgmmaTransB) ||
+        param_on(opt, kWgmmaRows))
       for (PassEntry& p : passes)
         p.run = [run = p.run, opt](const Function& f, const TargetInfo& info) {
           return run(f, with_wgmma(info, opt));

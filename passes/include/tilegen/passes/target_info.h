@@ -29,6 +29,9 @@ struct TargetInfo {
   // Async mmas may read B stored N×K, K contiguous (a transposed tile: wgmma's K-major B), so a
   // gemm with trans_b runs on them (infer_fragment_layouts).
   bool async_mma_trans_b = false;
+  // Accumulators whose rows are reduced or read beside row vectors (softmax over a gemm's rows)
+  // may be async mmas' too, each warpgroup holding whole rows (infer_fragment_layouts).
+  bool async_mma_rows = false;
   int register_file = 0;
   // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
   // fragment laid out over a matrix unit's registers may then stay there through reductions, row
