@@ -23,11 +23,7 @@ bool async_unit(const ir::Mma& op) {
 // swizzle(bits) for a tile; a tg::Error where no swizzle fits (async_tiling in
 // infer_fragment_layouts chooses the unit only for tiles one fits).
 Layout swizzle_for(const ir::BufferNode& b, const ir::Mma& user) {
-  auto cols = b.shape.back().as_int();
-  std::optional<int64_t> rows;
-  if (b.shape.size() >= 2) rows = b.shape[b.shape.size() - 2].as_int();
-  const int bits =
-      cols && rows && !b.dtype.is_packed() ? swizzle_bits_for(*cols * b.dtype.bits() / 8, *rows) : 0;
+  const int bits = swizzle_bits_of(b);
   if (bits == 0)
     throw Error("swizzle_shared_tiles: the async mma " + user.unit + " reads " + b.name +
                     ", whose rows are not a whole number of 32-, 64- or 128-byte strips in groups of 8 rows; "
@@ -345,6 +341,12 @@ int swizzle_bits_for(int64_t row_bytes, int64_t rows) {
   if (row_bytes == 32) return 1;
   if (row_bytes == 64) return 2;
   return row_bytes > 0 && row_bytes % 128 == 0 ? 3 : 0;
+}
+
+int swizzle_bits_of(const ir::BufferNode& b) {
+  if (b.shape.size() < 2 || b.dtype.is_packed()) return 0;
+  auto cols = b.shape.back().as_int(), rows = b.shape[b.shape.size() - 2].as_int();
+  return cols && rows ? swizzle_bits_for(*cols * b.dtype.bits() / 8, *rows) : 0;
 }
 
 Function swizzle_shared_tiles(const Function& f, const TargetInfo&) {

@@ -159,11 +159,6 @@ class BulkCopies : public IRMutator {
     return out;
   }
 
-  static std::vector<Stmt> body_of(const ir::For& f) {
-    const auto* seq = f.body.as<ir::Seq>();
-    return seq ? seq->stmts : std::vector<Stmt>{f.body};
-  }
-
   // pipeline_shared's prologue and main loop → the mbarriers' init, then both with bulk copies.
   std::optional<Stmt> convert(const Stmt& a, const Stmt& b) {
     const auto* pro = a.as<ir::For>();
@@ -173,7 +168,7 @@ class BulkCopies : public IRMutator {
         !is_const(pro->extent, pro->stages - 1) || !tx_.defined())
       return std::nullopt;
     const int S = main->stages;
-    std::vector<Stmt> pro_body = body_of(*pro), main_body = body_of(*main);
+    std::vector<Stmt> pro_body = stmts_of(pro->body), main_body = stmts_of(main->body);
     std::vector<FillCopy> pf = leading(pro_body), mf = leading(main_body);
     if (pf.empty() || pf.size() != pro_body.size() || mf.size() != pf.size()) return std::nullopt;
     for (std::size_t i = 0; i < pf.size(); ++i)

@@ -119,10 +119,7 @@ class Pipeline : public IRMutator {
     shared_bytes_ = 0;
     swizzled_.clear();
     for (auto& [b, user] : async_mma_tiles(op->body))
-      if (b->shape.size() >= 2 && b->shape.back().as_int() && b->shape[b->shape.size() - 2].as_int() &&
-          swizzle_bits_for(*b->shape.back().as_int() * (b->dtype.bits() / 8),
-                           *b->shape[b->shape.size() - 2].as_int()))
-        swizzled_.insert(b);
+      if (swizzle_bits_of(*b)) swizzled_.insert(b);
     for (const Buffer& b : op->buffers)
       if (b->scope == Scope::Shared || b->scope == Scope::Fragment) shared_bytes_ += planned(b, 1);
     staged_.clear();
@@ -137,8 +134,7 @@ class Pipeline : public IRMutator {
 
   Stmt visit(const ir::For* op, const Stmt& self) override {
     if (op->for_kind != ForKind::Pipelined) return IRMutator::visit(op, self);
-    std::vector<Stmt> stmts =
-        op->body.as<ir::Seq>() ? op->body.as<ir::Seq>()->stmts : std::vector<Stmt>{op->body};
+    std::vector<Stmt> stmts = stmts_of(op->body);
     std::vector<const ir::Copy*> leading;
     std::size_t i = 0;
     for (; i < stmts.size(); ++i) {

@@ -60,6 +60,12 @@ bool fills_shared_from_global(const Stmt& s);
 /// Whether s holds a bulk copy (the pass bulk_copies' fills).
 bool has_bulk_copies(const Stmt& s);
 
+/// A Seq's statements, or s alone.
+inline std::vector<Stmt> stmts_of(const Stmt& s) {
+  const auto* seq = s.as<ir::Seq>();
+  return seq ? seq->stmts : std::vector<Stmt>{s};
+}
+
 inline Stmt make_barrier(const SourceLoc& loc) { return Stmt(std::make_shared<ir::Barrier>(loc)); }
 
 /// `mbarrier_<op> b[index], value` (value: Init's arrivals, ExpectTx's bytes, Wait's parity).

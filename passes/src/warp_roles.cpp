@@ -24,11 +24,6 @@ Stmt seq_of(std::vector<Stmt> stmts, const SourceLoc& loc) {
   return make_seq(std::move(kept), loc);
 }
 
-std::vector<Stmt> stmts_of(const Stmt& s) {
-  const auto* seq = s.as<ir::Seq>();
-  return seq ? seq->stmts : std::vector<Stmt>{s};
-}
-
 // Whether e reads memory (a Load or an access check) or the thread index.
 bool impure(const Expr& e, const Var& tx) {
   struct Scan : IRVisitor {
@@ -200,14 +195,17 @@ class Roles {
 
   // A statement the consumers may run apart from the producer before the ring's barrier: no
   // barrier, mbarrier or bulk copy in it.
-  static bool plain(const Stmt& s) {
+  // With `waits`, an mbarrier_wait may stand in it (a consumer's wait on full).
+  static bool plain(const Stmt& s, bool waits = false) {
     struct Scan : IRVisitor {
       using IRVisitor::visit;
-      bool bad = false;
+      bool waits = false, bad = false;
       void visit(const ir::Barrier*) override { bad = true; }
-      void visit(const ir::MBarrier*) override { bad = true; }
       void visit(const ir::BulkCopy*) override { bad = true; }
+      void visit(const ir::Kernel*) override { bad = true; }
+      void visit(const ir::MBarrier* op) override { bad |= !waits || op->op != ir::MBarrier::Op::Wait; }
     } scan;
+    scan.waits = waits;
     scan.visit_stmt(s);
     return !scan.bad;
   }
@@ -371,16 +369,7 @@ class Roles {
     }
     // Anything else stays as it is, unless it holds a barrier that is not before a fill, or an
     // mbarrier operation other than a wait (the ring is the producer's and the arrivals ours).
-    struct Scan : IRVisitor {
-      using IRVisitor::visit;
-      bool bad = false;
-      void visit(const ir::Barrier*) override { bad = true; }
-      void visit(const ir::BulkCopy*) override { bad = true; }
-      void visit(const ir::Kernel*) override { bad = true; }
-      void visit(const ir::MBarrier* op) override { bad |= op->op != ir::MBarrier::Op::Wait; }
-    } scan;
-    scan.visit_stmt(s);
-    if (scan.bad) return std::nullopt;
+    if (!plain(s, /*waits=*/true)) return std::nullopt;
     return s;
   }
 
@@ -477,25 +466,23 @@ class Roles {
     if (const auto* l = s.as<ir::Let>()) {
       std::optional<Stmt> b = produce(l->body);
       if (!b || !bool(*b)) return b;
-      bool used = false;
-      for_each_var_use(*b, l->var, used);
-      if (!used) return b;
+      if (!uses_var(*b, l->var)) return b;
       if (impure(l->value, tx_)) return std::nullopt;
       return make_let(l->var, l->value, *b, l->loc);
     }
     return std::nullopt;  // a fill inside a statement the producer cannot take apart
   }
 
-  static void for_each_var_use(const Stmt& s, const Var& v, bool& used) {
+  static bool uses_var(const Stmt& s, const Var& v) {
     struct Scan : IRVisitor {
       using IRVisitor::visit;
-      const ir::VarNode* v;
+      const ir::VarNode* v = nullptr;
       bool used = false;
       void visit(const ir::VarNode* op) override { used |= op == v; }
     } scan;
     scan.v = v.node();
     scan.visit_stmt(s);
-    used = scan.used;
+    return scan.used;
   }
 
   const ir::Kernel& k_;

@@ -54,6 +54,9 @@ namespace tg {
 /// long, rows a multiple of 8: 32 → 1, 64 → 2, a multiple of 128 → 3; 0 where none fits (the
 /// tile cannot be an async mma's operand).
 int swizzle_bits_for(int64_t row_bytes, int64_t rows);
+/// The same for a shared tile's last two dimensions (0 for a packed dtype or a symbolic shape):
+/// the swizzle swizzle_shared_tiles gives the tile where an async mma reads it.
+int swizzle_bits_of(const ir::BufferNode& b);
 
 Function swizzle_shared_tiles(const Function& f, const TargetInfo& info);
 Function overlap_async_mma(const Function& f, const TargetInfo& info);
