@@ -157,12 +157,14 @@ struct PendingWrite {
 };
 inline constexpr int32_t kManyReaders = -2;
 
-/// An async mma (MatrixUnit::async) issued and not yet complete: the accumulator it writes, and
-/// the Shared elements it reads (recorded where races are tracked), kept by the group's first lane.
+/// An async mma (MatrixUnit::async) issued and not yet complete: the accumulator it writes, the
+/// registers it reads A from (the RS form; -1 for a shared tile), and the Shared elements it reads
+/// (recorded where races are tracked, kept by the group's first lane).
 struct PendingMma {
   int32_t c_buf;
   std::vector<std::pair<int32_t, int64_t>> reads;
   int32_t site;
+  int32_t a_buf = -1;
 };
 
 /// One block's state and the SIMT executor. A host worker owns one and reuses it across blocks.
@@ -203,7 +205,7 @@ class BlockExec {
   void gather_tile(const XRegion& region, const MmaOperandView& o, int g, int G, std::vector<double>& tile,
                    PendingMma* async = nullptr);
   void exec_mma_sync(const SNode& s, Mask m);
-  /// A load or store of a Local buffer that async mmas accumulate into (see ir::Mma).
+  /// A load or store of a Local buffer that async mmas accumulate into or read A from (ir::Mma).
   void check_mma_registers(int32_t buf, int lane, const char* what) {
     if (mma_pending_[std::size_t(buf)].empty()) return;
     if (mma_pending_[std::size_t(buf)][std::size_t(lane)] > 0) mma_in_flight_access(buf, lane, what);

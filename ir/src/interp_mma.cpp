@@ -129,15 +129,16 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
       fail("mma with " + u.name + " accumulates into " + P.bufs[c_buf].node->name +
            ", which a hold keeps in the " + "registers of " +
            static_cast<const ir::Hold*>(held_stmt_[std::size_t(c_buf)]->src)->unit + "; use that unit");
-    PendingMma issued{c_buf, {}, int32_t(&s - P.stmts.data())};
+    const int32_t a_regs = P.bufs[ops[0].buf].node->scope == Scope::Local ? ops[0].buf : -1;
+    PendingMma issued{c_buf, {}, int32_t(&s - P.stmts.data()), a_regs};
     if (u.async)
-      for (int l = 0; l < G; ++l)
-        if (mma_touched_[std::size_t(c_buf)][std::size_t(g * G + l)])
-          fail("async mma " + u.name + " into " + P.bufs[c_buf].node->name + ": thread " +
-               std::to_string(g * G + l) +
-               " accessed these registers since its last mma_fence; add an mma_fence before the mma (it "
-               "orders "
-               "earlier register accesses before the unit's)");
+      for (int32_t b : {c_buf, a_regs})
+        for (int l = 0; b >= 0 && l < G; ++l)
+          if (mma_touched_[std::size_t(b)][std::size_t(g * G + l)])
+            fail("async mma " + u.name + (b == c_buf ? " into " : " reading A from ") + P.bufs[b].node->name +
+                 ": thread " + std::to_string(g * G + l) +
+                 " accessed these registers since its last mma_fence; add an mma_fence before the mma (it "
+                 "orders earlier register accesses before the unit's)");
     for (int oi = 0; oi < 3; ++oi) {  // gather each operand tile from the lanes' registers
       const MmaOperandView& o = ops[oi];
       if (P.bufs[o.buf].node->scope == Scope::Shared) {
@@ -179,8 +180,9 @@ void BlockExec::exec_mma(const SNode& s, Mask m) {
       for (int l = 0; l < G; ++l) {
         const int lane = g * G + l;
         ++mma_pending_[std::size_t(c_buf)][std::size_t(lane)];
-        mma_open_[std::size_t(lane)].push_back(l == 0 ? std::move(issued)
-                                                      : PendingMma{c_buf, {}, int32_t(&s - P.stmts.data())});
+        if (a_regs >= 0) ++mma_pending_[std::size_t(a_regs)][std::size_t(lane)];
+        mma_open_[std::size_t(lane)].push_back(
+            l == 0 ? std::move(issued) : PendingMma{c_buf, {}, int32_t(&s - P.stmts.data()), a_regs});
       }
   }
 }
@@ -223,6 +225,7 @@ void BlockExec::exec_mma_sync(const SNode& s, Mask m) {
         while (groups.size() > std::size_t(op->in_flight)) {
           for (const PendingMma& p : groups.front()) {
             --mma_pending_[std::size_t(p.c_buf)][std::size_t(lane)];
+            if (p.a_buf >= 0) --mma_pending_[std::size_t(p.a_buf)][std::size_t(lane)];
             // The unit may read its tiles as late as this wait: the reads count in this barrier
             // interval too, so a write another thread makes after a barrier before the wait races.
             for (auto [b, flat] : p.reads) {
@@ -241,7 +244,8 @@ void BlockExec::exec_mma_sync(const SNode& s, Mask m) {
 
 void BlockExec::mma_in_flight_access(int32_t buf, int lane, const char* what) const {
   fail(std::string(what) + " " + P.bufs[std::size_t(buf)].node->name + " by thread " + std::to_string(lane) +
-       " while an async mma accumulating into it is in flight: complete it first (mma_wait)");
+       " while an async mma accumulating into it or reading A from it is in flight: complete it first "
+       "(mma_wait)");
 }
 
 // ir::LdMatrix, as PTX defines ldmatrix.sync.aligned.m8n8.b16: each warp reads the rows its lanes

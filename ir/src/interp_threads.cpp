@@ -54,10 +54,12 @@ BlockExec::BlockExec(const Launch& launch, int kernel) : L(launch), P(*launch.pr
   mma_pending_.resize(P.bufs.size());
   mma_touched_.resize(P.bufs.size());
   for (const SNode& s : P.stmts)
-    if (s.kind == StmtKind::Mma && s.unit && s.unit->async && s.regions.size() == 3) {
-      mma_pending_[std::size_t(s.regions[2].buf)].assign(std::size_t(T_) + 1, 0);
-      mma_touched_[std::size_t(s.regions[2].buf)].assign(std::size_t(T_) + 1, 0);
-    }
+    if (s.kind == StmtKind::Mma && s.unit && s.unit->async && s.regions.size() == 3)
+      for (int oi : {0, 2})  // C, and A where it is registers
+        if (oi == 2 || P.bufs[std::size_t(s.regions[0].buf)].node->scope == Scope::Local) {
+          mma_pending_[std::size_t(s.regions[std::size_t(oi)].buf)].assign(std::size_t(T_) + 1, 0);
+          mma_touched_[std::size_t(s.regions[std::size_t(oi)].buf)].assign(std::size_t(T_) + 1, 0);
+        }
 }
 
 void BlockExec::run_block(const std::vector<int64_t>& block_index) {

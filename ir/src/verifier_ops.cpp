@@ -310,6 +310,12 @@ void check_mma(const ir::Mma& op) {
   for (int i = 0; i < 3; ++i) {
     const Buffer& b = ops[i]->buffer;
     if (!b) throw Error(std::string("mma: operand ") + roles[i] + " has no buffer", op.loc);
+    // An async unit (wgmma) reads B through a shared-memory descriptor; A from shared memory or,
+    // the RS form, from registers.
+    if (unit->async && i == 1 && !ops[i]->is_tile())
+      throw Error("mma: operand B of the async unit " + unit->name + " (" + b->name +
+                      ") is registers; this unit reads B from a shared tile (b=tile B_s[k, n])",
+                  op.loc);
     if (ops[i]->is_tile()) {
       check_mma_tile(op, *unit, i, roles[i], types[i]);
       continue;

@@ -292,6 +292,7 @@ class Overlap : public IRMutator {
         if (!async_unit(*op)) bad = true;
         async = true;
         acc.insert(op->c.buffer.get());
+        if (!op->a.is_tile()) acc.insert(op->a.buffer.get());  // the RS form's A registers
       }
       void visit(const ir::MmaSync* op) override { bad |= op->op == ir::MmaSync::Op::Wait; }
       void visit(const ir::Store* op) override {

@@ -142,17 +142,21 @@ constexpr int kMaxAsyncCRegs = 128;
 // accumulator is not reduced by rows (or is, where TargetInfo::async_mma_rows: then one
 // warpgroup holds whole rows): warpgroups tile M×N, each holding mt unit tiles of 64 rows and one
 // unit tile (n = its columns) along N. The units are tried in the target's order.
+//
+// With `register_a` (TargetInfo::async_mma_register_a), A is a fragment the caller keeps in
+// registers (the unit's RS form): only B is then a shared tile.
 std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, int64_t bm,
-                                   int64_t bn, int64_t k, bool whole_rows) {
+                                   int64_t bn, int64_t k, bool whole_rows, bool register_a) {
   if (whole_rows && !info.async_mma_rows) return std::nullopt;
+  if (register_a && !info.async_mma_register_a) return std::nullopt;
   const Buffer &a = g.a.buffer, &b = g.b.buffer, &c = g.c.buffer;
-  if (g.trans_a || (g.trans_b && !info.async_mma_trans_b) || a->scope != Scope::Shared ||
-      b->scope != Scope::Shared || a.rank() != 2 || b.rank() != 2 || !full_region(g.a) || !full_region(g.b) ||
-      a->dtype.is_packed())
+  if (g.trans_a || (g.trans_b && !info.async_mma_trans_b) ||
+      a->scope != (register_a ? Scope::Fragment : Scope::Shared) || b->scope != Scope::Shared ||
+      a.rank() != 2 || b.rank() != 2 || !full_region(g.a) || !full_region(g.b) || a->dtype.is_packed())
     return std::nullopt;
-  // Both tiles must take a swizzle the unit's descriptors read (swizzle_shared_tiles).
+  // The shared tiles must take a swizzle the unit's descriptors read (swizzle_shared_tiles).
   const int64_t e = a->dtype.bits() / 8;
-  if (swizzle_bits_for(k * e, bm) == 0 ||
+  if ((!register_a && swizzle_bits_for(k * e, bm) == 0) ||
       (g.trans_b ? swizzle_bits_for(k * e, bn) : swizzle_bits_for(bn * e, k)) == 0)
     return std::nullopt;
   for (const std::string& name : info.matrix_units) {
@@ -167,8 +171,10 @@ std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, in
 }
 
 // The tiling a gemm can run with: on an asynchronous unit, else the matrix unit, else (f32/f64
-// accumulators) the SIMT layout, else nullopt.
-std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, bool whole_rows) {
+// accumulators) the SIMT layout, else nullopt. `register_a`: A is a fragment to be read from
+// registers (async_tiling).
+std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int threads, bool whole_rows,
+                                  bool register_a = false) {
   const Buffer &a = g.a.buffer, &c = g.c.buffer;
   if (c->scope != Scope::Fragment) return std::nullopt;
   for (const Region* r : {&g.a, &g.b, &g.c})
@@ -176,7 +182,7 @@ std::optional<Tiling> gemm_tiling(const ir::Gemm& g, const TargetInfo& info, int
       if (!e.as_int()) return std::nullopt;
   auto last = [](const Region& r, int from_end) { return *r.extents[r.extents.size() - from_end].as_int(); };
   const int64_t bm = last(g.c, 2), bn = last(g.c, 1), k = g.trans_a ? last(g.a, 2) : last(g.a, 1);
-  if (auto t = async_tiling(g, info, threads, bm, bn, k, whole_rows)) return t;
+  if (auto t = async_tiling(g, info, threads, bm, bn, k, whole_rows, register_a)) return t;
   const MatrixUnit* u = pick_unit(info, a->dtype, c->dtype);
   if (u && k % u->k == 0)
     if (auto t = choose_tiling(*u, bm, bn, threads, whole_rows)) return t;
@@ -243,52 +249,102 @@ std::optional<RowInfo> row_info(const Tiling& t, int warp_size) {
   return ri;
 }
 
+// Whether two units' accumulators put the same rows in the same lanes' row slots (row_info):
+// wgmma m64nNk16 for every N (attention's m64n64 scores and m64n128 output share row vectors).
+bool same_unit_rows(const MatrixUnit* a, const MatrixUnit* b) {
+  if (a == b) return true;
+  if (!a || !b || a->group_size != b->group_size || a->m != b->m) return false;
+  Tiling ta, tb;
+  ta.unit = a, tb.unit = b;
+  auto ra = row_info(ta, a->group_size), rb = row_info(tb, b->group_size);
+  if (!ra || !rb || ra->R != rb->R || ra->masks != rb->masks) return false;
+  for (int l = 0; l < a->group_size; ++l)
+    for (int sl = 0; sl < ra->R; ++sl)
+      if (a->c_layout[std::size_t(l * a->c_regs() + sl * ra->q)].row !=
+          b->c_layout[std::size_t(l * b->c_regs() + sl * rb->q)].row)
+        return false;
+  return true;
+}
+
 // Whether two tilings put the same rows in the same threads (N may differ: a row vector fits both).
 bool same_rows(const Tiling& a, const Tiling& b) {
-  return a.unit == b.unit && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt &&
+  return same_unit_rows(a.unit, b.unit) && a.bm == b.bm && a.wm == b.wm && a.wn == b.wn && a.mt == b.mt &&
          a.warps == b.warps &&
          (a.unit || (a.nt == b.nt && a.vec == b.vec));  // SIMT rows: strided by the thread grid N shapes
 }
 
 // Where a gemm's A operand registers come from when A is a laid-out fragment: for each A register
-// r of the unit `au`, the n-tile offset dn (within one K step) and the C register of `cu` holding
-// the same element in the same lane. Lane-independent by construction, or nullopt. mma.sync
-// m16n8k16: A registers 0-3 are C registers 0-3 of n-tile 2kk, 4-7 those of n-tile 2kk + 1.
+// r of the unit `au`, the n-tile offset dn and the C register c of `cu` holding the same element
+// in the same lane at K step 0 of an n-tile. Lane-independent by construction, or nullopt.
+// Where a K step spans whole n-tiles of the fragment (au.k ≥ cu.n) K step kk starts at n-tile
+// kk·tiles_per_k; where an n-tile spans several K steps (cu.n = steps_per_tile·au.k) step kk is in
+// n-tile kk / steps_per_tile, its registers step_regs further on per step within it.
+//   mma.sync m16n8k16 from m16n8 C: A registers 0-3 are C registers 0-3 of n-tile 2kk, 4-7 those of
+//   n-tile 2kk + 1 (tiles_per_k 2).
+//   wgmma m64nNk16 (RS) from wgmma m64n64 C: A register r of step kk is C register 8·kk + r
+//   (steps_per_tile 4, step_regs 8): a contiguous run, which the RS form reads in place.
 struct OperandMap {
-  std::vector<std::pair<int, int>> from;  // A register → (dn, C register)
+  std::vector<std::pair<int, int>> from;  // A register → (dn, C register) at the tile's first step
   int tiles_per_k = 1;                    // n-tiles of the fragment a K step spans
+  int steps_per_tile = 1, step_regs = 0;  // K steps an n-tile spans, C registers between them
+  // The C register index (into the fragment's registers) of A register r at K step kk.
+  Expr c_index(const Tiling& a, const Expr& mi, const Expr& kk, int r) const {
+    auto [dn, c] = from[std::size_t(r)];
+    const int cr = a.unit->c_regs();
+    return (mi * a.nt + kk / steps_per_tile * tiles_per_k + dn) * cr + kk % steps_per_tile * step_regs + c;
+  }
+  // Whether every K step's A registers are C registers c0, c0 + 1, ... of one n-tile.
+  bool contiguous() const {
+    for (std::size_t r = 0; r < from.size(); ++r)
+      if (from[r].first != from[0].first || from[r].second != from[0].second + int(r)) return false;
+    return true;
+  }
 };
 
 std::optional<OperandMap> operand_from_accumulator(const MatrixUnit& cu, const MatrixUnit& au) {
   const int G = au.group_size, ar = au.a_regs(), cr = cu.c_regs();
-  if (cu.group_size != G || cu.m != au.m || au.k % cu.n != 0) return std::nullopt;
+  if (cu.group_size != G || cu.m != au.m || (au.k % cu.n != 0 && cu.n % au.k != 0)) return std::nullopt;
   OperandMap map;
-  map.tiles_per_k = au.k / cu.n;
-  for (int l = 0; l < G; ++l)
-    for (int r = 0; r < ar; ++r) {
-      const MatrixUnit::Slot a = au.a_layout[std::size_t(l * ar + r)];
-      std::optional<std::pair<int, int>> hit;
-      for (int c = 0; c < cr && !hit; ++c) {
-        const MatrixUnit::Slot s = cu.c_layout[std::size_t(l * cr + c)];
-        if (s.row == a.row && s.col == a.col % cu.n) hit = std::pair<int, int>(a.col / cu.n, c);
-      }
-      if (!hit) return std::nullopt;
-      if (l == 0)
-        map.from.push_back(*hit);
-      else if (map.from[std::size_t(r)] != *hit)
-        return std::nullopt;
+  map.tiles_per_k = std::max(1, au.k / cu.n);
+  map.steps_per_tile = std::max(1, cu.n / au.k);
+  // The C register holding (row, col) of an n-tile in lane l, or -1.
+  auto find = [&](int l, int row, int col) {
+    for (int c = 0; c < cr; ++c) {
+      const MatrixUnit::Slot s = cu.c_layout[std::size_t(l * cr + c)];
+      if (s.row == row && s.col == col) return c;
     }
+    return -1;
+  };
+  for (int step = 0; step < map.steps_per_tile; ++step)
+    for (int l = 0; l < G; ++l)
+      for (int r = 0; r < ar; ++r) {
+        const MatrixUnit::Slot a = au.a_layout[std::size_t(l * ar + r)];
+        const int col = step * au.k + a.col, dn = col / cu.n;
+        const int c = find(l, a.row, col % cu.n);
+        if (c < 0) return std::nullopt;
+        if (step == 0 && l == 0) {
+          map.from.emplace_back(dn, c);
+          continue;
+        }
+        const auto [dn0, c0] = map.from[std::size_t(r)];
+        if (step == 1 && l == 0 && r == 0) map.step_regs = c - c0;
+        if (dn != dn0 || c != c0 + step * map.step_regs) return std::nullopt;
+      }
   return map;
 }
 
 // Whether fragment tiling `a` (the gemm's A operand) can feed a gemm accumulating into tiling `c`
 // straight from registers: both on matrix units whose layouts meet (operand_from_accumulator),
 // the same warps owning the same rows, whole rows a warp (wn = 1), and all K of A in the fragment.
+// An async unit (wgmma's RS form) reads each K step's A registers in place: they must be a
+// contiguous run of one unit tile (nt = 1).
 std::optional<OperandMap> register_operand(const Tiling& a, const Tiling& c, const ir::Gemm& g) {
   if (!a.unit || !c.unit || g.trans_a || a.bm != c.bm || a.wm != c.wm || a.wn != 1 || c.wn != 1 ||
       a.mt != c.mt || a.warps != c.warps || a.bn % c.unit->k != 0)
     return std::nullopt;
-  return operand_from_accumulator(*a.unit, *c.unit);
+  auto map = operand_from_accumulator(*a.unit, *c.unit);
+  if (map && c.unit->async && (!map->contiguous() || a.nt != 1 || c.nt != 1)) return std::nullopt;
+  return map;
 }
 
 bool full_region(const Region& r) {
@@ -383,8 +439,10 @@ struct Laid {
 // which every use left is one the layouts serve.
 class FragmentUses : public IRVisitor {
  public:
-  FragmentUses(const ir::Kernel& k, const TargetInfo& info)
-      : info_(info), threads_(k.threads), rows_ok_(info.lane_shuffle) {
+  // `no_register_a`: gemms whose A fragment could not stay in the registers an async unit reads
+  // (lost_register_a of an earlier try): they take the tiling of a shared A.
+  FragmentUses(const ir::Kernel& k, const TargetInfo& info, const std::set<const ir::Gemm*>& no_register_a)
+      : info_(info), threads_(k.threads), rows_ok_(info.lane_shuffle), no_register_a_(no_register_a) {
     for (const Buffer& b : k.buffers)
       if (b->scope == Scope::Fragment) index_.emplace(b.get(), int(index_.size())), state_.emplace_back();
     find_row_coupled(k.body);
@@ -399,16 +457,30 @@ class FragmentUses : public IRVisitor {
     return out;
   }
 
+  /// Gemms given an async tiling that reads A from registers whose A fragment did not end up in
+  /// registers it can read: try again with them in no_register_a.
+  std::vector<const ir::Gemm*> lost_register_a() const {
+    std::vector<const ir::Gemm*> lost;
+    for (const Operand& o : operands_) {
+      if (!o.register_a || !laid_tile(o.c) || !st(o.c).tiling->unit || !st(o.c).tiling->unit->async) continue;
+      if (!laid_tile(o.a) || !register_operand(*st(o.a).tiling, *st(o.c).tiling, *o.g)) lost.push_back(o.g);
+    }
+    return lost;
+  }
+
   void visit(const ir::Gemm* op) override {
     const Buffer &a = op->a.buffer, &c = op->c.buffer;
-    if (state(a) && a.get() != c.get() && state(c) && a.rank() == 2 && full_region(op->a) && !op->trans_a)
-      operands_.push_back({a.get(), c.get(), op});
+    const bool operand =
+        state(a) && a.get() != c.get() && state(c) && a.rank() == 2 && full_region(op->a) && !op->trans_a;
+    const bool register_a = operand && info_.async_mma_register_a && !no_register_a_.count(op);
+    if (operand)
+      operands_.push_back({a.get(), c.get(), op, register_a});
     else
       fail(a);
     fail(op->b.buffer);
     if (State* s = state(c)) {
       auto t = full_region(op->c) && c.rank() == 2
-                   ? gemm_tiling(*op, info_, threads_, coupled_.count(c.get()) > 0)
+                   ? gemm_tiling(*op, info_, threads_, coupled_.count(c.get()) > 0, register_a)
                    : std::nullopt;
       if (!t || (s->tiling && !(*s->tiling == *t)))
         s->ok = false;
@@ -761,7 +833,9 @@ class FragmentUses : public IRVisitor {
   struct Operand {
     BufferKey a, c;
     const ir::Gemm* g;
+    bool register_a;  // its tiling was chosen for A in registers (async_tiling)
   };
+  const std::set<const ir::Gemm*>& no_register_a_;
   std::set<BufferKey> gemm_tiled_;     // accumulators: their tiling is their gemm's
   std::vector<Operand> operands_;      // fragments used as a gemm's A operand
   std::vector<BufferKey> copied_in_;   // 2-D fragments a copy fills from memory, in program order
@@ -802,7 +876,20 @@ class LayoutLowering : public IRMutator {
     laid_.clear();
     regs_.clear();
     locals_.clear();
-    for (auto& [b, l] : FragmentUses(*op, info_).result()) {
+    // An async tiling reading A from registers holds only where A's fragment ends up in a layout
+    // it reads; where not, that gemm is tried again with A from shared memory.
+    std::set<const ir::Gemm*> no_register_a;
+    std::map<BufferKey, Laid> laid;
+    for (;;) {
+      FragmentUses uses(*op, info_, no_register_a);
+      const std::vector<const ir::Gemm*> lost = uses.lost_register_a();
+      if (lost.empty()) {
+        laid = uses.result();
+        break;
+      }
+      no_register_a.insert(lost.begin(), lost.end());
+    }
+    for (auto& [b, l] : laid) {
       laid_.emplace(b, l);
       const int64_t n = l.rows ? row_info(l.t, info_.warp_size)->regs(l.t) : l.t.c_elems();
       regs_.emplace(b, Buffer::make(b->name, {Expr(n)}, b->dtype, Scope::Local, {}, b->loc));
@@ -829,12 +916,14 @@ class LayoutLowering : public IRMutator {
     if (!t) return self;
     if (!t->unit)  // SIMT only for an accumulator in registers; a tile stays block-cooperative
       return it == regs_.end() ? self : lower_simt_gemm(*op, *t, it->second);
-    if (t->unit->async) return lower_async_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
     auto a = regs_.find(op->a.buffer.get());
-    if (a != regs_.end()) {  // FragmentUses kept it in registers only where register_operand holds
-      const RegisterA from{a->second, laid_.at(op->a.buffer.get()).t};
-      return lower_gemm(*op, *t, it->second, &from);
-    }
+    // FragmentUses kept A in registers only where register_operand holds.
+    const std::optional<RegisterA> from =
+        a == regs_.end() ? std::nullopt
+                         : std::optional<RegisterA>({a->second, laid_.at(op->a.buffer.get()).t});
+    if (t->unit->async)
+      return lower_async_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second, from ? &*from : nullptr);
+    if (from) return lower_gemm(*op, *t, it->second, &*from);
     return lower_gemm(*op, *t, it == regs_.end() ? Buffer() : it->second);
   }
 
@@ -1217,14 +1306,12 @@ class LayoutLowering : public IRMutator {
                            const Expr& kk) {
     const OperandMap map = *register_operand(a.t, t, g);
     const SourceLoc& loc = g.loc;
-    const int ar = t.unit->a_regs(), cr = a.t.unit->c_regs();
+    const int ar = t.unit->a_regs();
     Var mi("mi");
     std::vector<Stmt> moves;
-    for (int r = 0; r < ar; ++r) {
-      auto [dn, c] = map.from[std::size_t(r)];
-      Expr from = (mi * a.t.nt + kk * map.tiles_per_k + dn) * cr + c;
-      moves.push_back(make_store(regs, {mi * ar + r}, cast(regs->dtype, a.regs.load({from})), loc));
-    }
+    for (int r = 0; r < ar; ++r)
+      moves.push_back(make_store(regs, {mi * ar + r},
+                                 cast(regs->dtype, a.regs.load({map.c_index(a.t, mi, kk, r)})), loc));
     return make_for(mi, 0, t.mt, make_seq(std::move(moves), loc), ForKind::Unrolled, loc);
   }
 
@@ -1292,9 +1379,16 @@ class LayoutLowering : public IRMutator {
   //     mma_wait 0 } }
   // The fence orders the accumulator's earlier register accesses (its clearing) before the
   // unit's; the wait completes the gemm before anything reads C or overwrites A_s and B_s.
-  Stmt lower_async_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc) {
+  // With `a_in_regs` (the RS form), A is read in place from a laid-out fragment's registers,
+  // each K step's run of them (register_operand), the K steps unrolled; attention's P·V with P in
+  // the m64n64 scores' layout and O on m64n128:
+  //     mma "wgmma_m64n128k16_f16_f32" a=P[kk*8], b=tile V_shared[kk*16, 0], c=O_local[0]
+  Stmt lower_async_gemm(const ir::Gemm& g, const Tiling& t, Buffer acc,
+                        const RegisterA* a_in_regs = nullptr) {
     const MatrixUnit& u = *t.unit;
     const int64_t k_extent = *g.a.extents[g.a.extents.size() - 1].as_int();
+    const std::optional<OperandMap> map =
+        a_in_regs ? register_operand(a_in_regs->t, t, g) : std::optional<OperandMap>();
     return group_gemm(
         g, t, acc, [&](std::vector<Stmt>& body, const Expr& warp, const Expr&, const Buffer& c) {
           body.push_back(make_mma_sync(ir::MmaSync::Op::Fence, 0, g.loc));
@@ -1304,12 +1398,14 @@ class LayoutLowering : public IRMutator {
           ir::MmaOperand b{g.b.buffer, Expr(),
                            g.trans_b ? matrix_index(g.b, n0, kk * u.k) : matrix_index(g.b, kk * u.k, n0)};
           b.trans = g.trans_b;
-          Stmt mma = make_mma(u.name, {g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)}, b,
-                              {c, mi * u.c_regs()}, g.loc);
+          ir::MmaOperand a = map ? ir::MmaOperand{a_in_regs->regs, map->c_index(a_in_regs->t, mi, kk, 0)}
+                                 : ir::MmaOperand{g.a.buffer, Expr(), matrix_index(g.a, m0, kk * u.k)};
+          Stmt mma = make_mma(u.name, a, b, {c, mi * u.c_regs()}, g.loc);
           mma = make_for(mi, 0, t.mt, mma, ForKind::Unrolled, g.loc);
           const int64_t steps = k_extent / u.k;
           body.push_back(make_for(kk, 0, steps, mma,
-                                  steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial, g.loc));
+                                  map || steps <= kMaxUnrolledKSteps ? ForKind::Unrolled : ForKind::Serial,
+                                  g.loc));
           body.push_back(make_mma_sync(ir::MmaSync::Op::Wait, 0, g.loc));
         });
   }

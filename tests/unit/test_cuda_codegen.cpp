@@ -253,6 +253,33 @@ TEST_CASE("cuda: with --param wgmma_rows=1 the sm_90a gemm_softmax is wgmma with
             .assembly.find("wgmma") == std::string::npos);
 }
 
+// With --param wgmma_trans_b=1,wgmma_rows=1 flash_attention runs on wgmma throughout: Q·Kᵀ with
+// K K-major, P·V in the RS form, A (P) from four 32-bit registers a K step; no mma.sync, no
+// ldmatrix (P never goes through shared memory).
+TEST_CASE("cuda: sm_90a flash_attention with wgmma_trans_b and wgmma_rows reads P from registers") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  const Sample& s = *find("flash_attention");
+  for (DType t : {f16, bf16}) {
+    const std::string tn(t.name());
+    CAPTURE(tn);
+    Function f = s.build(resolve(s, {{"B", 1}, {"H", 2}, {"HKV", 2}, {"S", 1024}, {"D", 128}}), t).function();
+    f = bind_sizes(
+        f, infer_sizes(f, {{1, 2, 1024, 128}, {1, 2, 1024, 128}, {1, 2, 1024, 128}, {1, 2, 1024, 128}}));
+    CompileOptions on;
+    on.params = {{"wgmma_trans_b", "1"}, {"wgmma_rows", "1"}};
+    Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, on);
+    INFO(a.source);
+    CHECK(!a.binary.empty());
+    CHECK(a.source.find("_rs<1>(&O_local[0], &P[") != std::string::npos);
+    CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32." + tn + "." + tn + " {") !=
+          std::string::npos);
+    CHECK(a.assembly.find("mma.sync.aligned") == std::string::npos);
+    CHECK(a.assembly.find("ldmatrix") == std::string::npos);
+    CHECK(a.assembly.find("shfl.sync.bfly") != std::string::npos);
+  }
+}
+
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin) return;

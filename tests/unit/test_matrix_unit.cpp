@@ -185,6 +185,12 @@ Stmt loop(const Var& v, Expr extent, Stmt body) {
   return Stmt(f);
 }
 
+Stmt when(Expr cond, Stmt body) {
+  auto n = std::make_shared<ir::If>(here());
+  n->cond = std::move(cond), n->then_body = std::move(body);
+  return Stmt(std::move(n));
+}
+
 // C (m×n, f32) = A (m×k) · B (k×n) through unit `name`, with `threads` threads (several groups
 // each do the same product) and the lanes' register tables given as i32 tensors.
 std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<float>& a,
@@ -205,14 +211,21 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
   Buffer Ar = Buffer::make("Ar", {ra}, u.a_type, Scope::Local),
          Br = Buffer::make("Br", {rb}, u.b_type, Scope::Local),
          Cr = Buffer::make("Cr", {rc}, u.c_type, Scope::Local);
+  // An async unit (wgmma) reads B from a shared tile, staged by the lanes of the layout's model
+  // and published with a proxy fence; A from registers (the RS form).
+  Buffer Bs = Buffer::make("Bs", {u.k, u.n}, u.b_type, Scope::Shared);
   Var tid("tid"), bx("bx"), r("r");
   Expr lane = tid % G, group = tid / G;
   auto mma = std::make_shared<ir::Mma>(here());
   mma->unit = u.name;
   mma->a = {Ar, Expr(0)}, mma->b = {Br, Expr(0)}, mma->c = {Cr, Expr(0)};
+  if (u.async) mma->b = {Bs, Expr(), {Expr(0), Expr(0)}};
+  Expr b_at = BI.load({lane, r});
   Stmt body = make_seq({
       loop(r, ra, store(Ar, {r}, A.load({AI.load({lane, r})}))),
-      loop(r, rb, store(Br, {r}, B.load({BI.load({lane, r})}))),
+      u.async ? make_seq({when(group == 0, loop(r, rb, store(Bs, {b_at / u.n, b_at % u.n}, B.load({b_at})))),
+                          mma_sync(ir::MmaSync::Op::ProxyFence), Stmt(std::make_shared<ir::Barrier>(here()))})
+              : loop(r, rb, store(Br, {r}, B.load({b_at}))),
       loop(r, rc, store(Cr, {r}, 0.0f)),
       u.async ? mma_sync(ir::MmaSync::Op::Fence) : make_seq({}),  // wgmma: fenced, issued, waited for
       Stmt(mma),
@@ -221,6 +234,7 @@ std::vector<float> run_mma(const MatrixUnit& u, int threads, const std::vector<f
   });
   auto k = std::make_shared<ir::Kernel>(here());
   k->grid = {1}, k->block_vars = {bx}, k->threads = threads, k->thread_var = tid, k->buffers = {Ar, Br, Cr};
+  if (u.async) k->buffers.push_back(Bs);
   k->body = body;
   Function f{"mma_test", {}, Stmt(k), here()};
   for (const Buffer& t : {A, B, C, AI, BI, CI}) f.params.push_back(Param{Param::Kind::Tensor, t, {}});

@@ -243,6 +243,94 @@ TEST_CASE("sm_90a gemm_softmax with wgmma_rows: row statistics beside wgmma accu
             .find("wgmma") == std::string::npos);
 }
 
+// flash_attention on wgmma throughout (TargetInfo::async_mma_trans_b, async_mma_rows and
+// async_mma_register_a; cuda's --param wgmma_trans_b=1,wgmma_rows=1): Q·Kᵀ with K K-major, the
+// scores and row statistics in the warpgroup's registers, P cast in place and read by P·V in
+// wgmma's RS form (a=P[kk*8]: the m64n64 scores' C registers 8·kk .. 8·kk + 7 are the A fragment
+// of K step kk), no shared tile for scores or P; ragged S, causal, bf16, D = 64 and 128, two
+// warpgroups, against the reference.
+TEST_CASE("sm_90a flash_attention on wgmma: P read from registers (the RS form)") {
+  const Sample& s = *find("flash_attention");
+  std::mt19937_64 rng(21);
+  PassManager pm(sm90a_passes());
+  TargetInfo info = test::sm90a();
+  info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = true;
+  auto shape = [](int64_t S, int64_t D, bool causal, int64_t bm, int64_t threads) {
+    return Params{
+        {"B", 1},        {"H", 2},        {"HKV", 1},           {"S", S},     {"D", D}, {"causal", causal},
+        {"block_M", bm}, {"block_N", 64}, {"threads", threads}, {"stages", 2}};
+  };
+  std::string ir = testing::check_lowered_params(s, f16, shape(130, 64, false, 64, 128), pm, info, rng);
+  CHECK(ir.find("mma \"wgmma_m64n64k16_f16_f32\" a=P[kk*8], b=tile V_shared[") != std::string::npos);
+  CHECK(ir.find("b=tile trans K_shared[") != std::string::npos);
+  CHECK(ir.find("local P: f16[32]") != std::string::npos);
+  CHECK(ir.find("from_fragment") == std::string::npos);  // nothing fell back to a shared tile
+  CHECK(ir.find("shared scores") == std::string::npos);
+  CHECK(ir.find("mma_m16n8k16") == std::string::npos);
+  testing::check_lowered_params(s, f16, shape(100, 64, true, 64, 128), pm, info, rng);
+  ir = testing::check_lowered_params(s, bf16, shape(72, 128, true, 128, 256), pm, info, rng);
+  CHECK(ir.find("a=P[kk*8], b=tile V_shared[") != std::string::npos);
+  CHECK(ir.find("wgmma_m64n128k16_bf16_f32") != std::string::npos);
+  // Without register A the scores stay on wgmma but P·V does not: P goes to mma.sync registers
+  // no wgmma reads, so everything stays as the mma.sync path has it.
+  info.async_mma_register_a = false;
+  ir = testing::check_lowered_params(s, f16, shape(64, 64, false, 64, 128), pm, info, rng);
+  CHECK(ir.find("a=P[") == std::string::npos);
+}
+
+// wgmma's RS form in the interpreter: A read from each lane's registers (a=a[0]); those registers
+// belong to the mma until its mma_wait (a write before is an error), a write of them since the
+// lane's last mma_fence before the mma is one, and B must be a shared tile.
+TEST_CASE("async mma with A from registers: in flight until its wait, fenced before it") {
+  auto kernel = [](const std::string& before, const std::string& after) {
+    return "func t(C: f32[128, 32] global) {\n  kernel grid(1) threads(128) -> (bx; tx) {\n"
+           "    shared B: f16[16, 64]\n    local a: f16[8]\n    local c: f32[32]\n"
+           "    if tx < 16 {\n      for j in serial(0 +: 64) {\n        B[tx, j] = 1.0\n      }\n    }\n"
+           "    proxy_fence\n    barrier\n"
+           "    for r in unrolled(0 +: 8) {\n      a[r] = cast<f16>(tx % 4 + r)\n    }\n"
+           "    for r in unrolled(0 +: 32) {\n      c[r] = 0.0\n    }\n" +
+           before + "    mma \"wgmma_m64n64k16_f16_f32\" a=a[0], b=tile B[0, 0], c=c[0]\n" + after +
+           "    mma_wait 0\n    for r in unrolled(0 +: 32) {\n      C[tx, r] = c[r]\n    }\n  }\n}\n";
+  };
+  auto run = [](const std::string& text) -> std::string {
+    std::vector<float> c(128 * 32, -1.0f);
+    HostArg arg;
+    arg.data = c.data(), arg.shape = {128, 32}, arg.dtype = f32;
+    try {
+      interpret(parse_function(text, "t.tgir"), {arg});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    // B is all ones, so C's row i is the sum of A's row i: lanes 4g..4g+3 of warp w hold row
+    // 16w + g in registers 0, 1, 4, 5 (and row 16w + g + 8 in 2, 3, 6, 7), a[r] = lane % 4 + r:
+    // 4·(0+1+4+5) + 4·(0+1+2+3) = 64, and 4·(2+3+6+7) + 24 = 96. C[0, 0] is lane 0's c[0], C[8, 0] its c[2].
+    for (int t = 0; t < 128; ++t)
+      for (int r : {0, 2})
+        if (c[std::size_t(t * 32 + r)] != (r == 0 ? 64.0f : 96.0f))
+          return "C element of thread " + std::to_string(t) + " register " + std::to_string(r) + " is " +
+                 std::to_string(c[std::size_t(t * 32 + r)]);
+    return "";
+  };
+  const std::string fenced = "    mma_fence\n";
+  CHECK(run(kernel(fenced, "")) == "");
+  const std::string unfenced = run(kernel(fenced + "    a[0] = cast<f16>(tx % 4)\n", ""));
+  CHECK_MESSAGE(
+      unfenced.find("reading A from a: thread 0 accessed these registers since its last mma_fence") !=
+          std::string::npos,
+      unfenced);
+  const std::string early = run(kernel(fenced, "    a[0] = cast<f16>(0.0)\n"));
+  CHECK_MESSAGE(
+      early.find("a store to a by thread 0 while an async mma accumulating into it or reading A from "
+                 "it is in flight") != std::string::npos,
+      early);
+  const std::string regs_b =
+      "func t(C: f32[128, 32] global) {\n  kernel grid(1) threads(128) -> (bx; tx) {\n"
+      "    local a: f16[8]\n    local b: f16[8]\n    local c: f32[32]\n"
+      "    mma \"wgmma_m64n64k16_f16_f32\" a=a[0], b=b[0], c=c[0]\n    mma_wait 0\n  }\n}\n";
+  CHECK_THROWS_WITH_AS(verify(parse_function(regs_b, "t.tgir")),
+                       doctest::Contains("reads B from a shared tile"), Error);
+}
+
 TEST_CASE("mma: a transposed tile operand is checked against its stored shape") {
   const std::string text = R"(func t(C: f32[64, 64] global) {
   kernel grid(1) threads(128) -> (bx; tx) {

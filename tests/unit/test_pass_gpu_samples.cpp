@@ -24,7 +24,7 @@ using namespace tg::samples;
 namespace {
 
 void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arch_specific = false,
-                  bool bulk = false, bool roles = false) {
+                  bool bulk = false, bool roles = false, bool wgmma_all = false) {
   std::mt19937_64 rng(7);
 #ifdef TILEGEN_HAVE_CUDA_CODEGEN
   static const std::unique_ptr<TargetPlugin> plugin(cuda::make_plugin());  // the linked code generator
@@ -38,7 +38,9 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arc
   CompileOptions opt;
   if (bulk) opt.params["tma"] = "1";  // cuda's switch for the pass bulk_copies
   if (roles) opt.params["warp_roles"] = "1";  // and for warp_roles
+  if (wgmma_all) opt.params["wgmma_trans_b"] = opt.params["wgmma_rows"] = "1";  // and for wgmma's reach
   if (!cuda) info.bulk_copy = bulk;
+  if (!cuda) info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = wgmma_all;
   PassManager pm(cuda ? cuda->pipeline(info, opt) : gpu_pipeline());
   for (size_t i = 0; i < s.test_shapes.size(); ++i) {
     if (s.test_shape_info[i].conformance_only != default_tiles) continue;
@@ -89,6 +91,20 @@ TEST_CASE(
     for (DType t : s.dtypes) {
       SUBCASE(("sm_90a roles " + s.name + " " + std::string(t.name())).c_str()) {
         check_sample(s, t, 90, false, true, true, true);
+      }
+    }
+}
+
+// sm_90a with wgmma wherever it reaches (--param wgmma_trans_b=1,wgmma_rows=1): trans_B gemms with
+// B K-major, accumulators whose rows are reduced (gemm_softmax, attention's scores) in wgmma
+// registers, and P·V reading P from registers (the RS form): flash_attention on wgmma throughout.
+TEST_CASE(
+    "gpu pipeline for sm_90a with wgmma_trans_b and wgmma_rows on every sample and dtype: the interpreter "
+    "reproduces the references") {
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      SUBCASE(("sm_90a wgmma " + s.name + " " + std::string(t.name())).c_str()) {
+        check_sample(s, t, 90, false, true, false, false, true);
       }
     }
 }

@@ -13,13 +13,16 @@ namespace tg::cuda {
 
 namespace {
 
-// The accumulators of async mmas (wgmma) in a kernel, with their register counts.
+// The registers async mmas (wgmma) of a kernel own while in flight, with their counts: the
+// accumulators, and the A registers of the RS form.
 struct AsyncAccumulators : IRVisitor {
   std::map<const ir::BufferNode*, int64_t> regs;
   using IRVisitor::visit;
   void visit(const ir::Mma* op) override {
     const MatrixUnit* u = find_matrix_unit(op->unit);
-    if (u && u->async) regs.emplace(op->c.buffer.get(), op->c.buffer.const_numel().value_or(0));
+    if (!u || !u->async) return;
+    regs.emplace(op->c.buffer.get(), op->c.buffer.const_numel().value_or(0));
+    if (!op->a.is_tile()) regs.emplace(op->a.buffer.get(), op->a.buffer.const_numel().value_or(0));
   }
 };
 
@@ -144,7 +147,8 @@ class CudaEmitter final : public gpu::SourceEmitter {
   }
 
   // wgmma on two swizzled shared tiles (swizzle_shared_tiles): A (M×K) K-major, B (K×N) N-major
-  // or, a transposed tile (N×K), K-major.
+  // or, a transposed tile (N×K), K-major. A held in registers (the RS form: eight 16-bit elements
+  // from its offset, the layout of MatrixUnit::a_layout) goes to the _rs function.
   // Strips of W bytes (buffer.h): the descriptor's stride byte offset is 8 rows of a strip; B's
   // leading byte offset is the strip after the next (its rows × W), A's unused (16 by convention).
   void wgmma(const ir::Mma& op, const MatrixUnit& u) {
@@ -166,6 +170,14 @@ class CudaEmitter final : public gpu::SourceEmitter {
     };
     // B stored N×K (a transposed tile) is K-major: its descriptor is A's kind, imm-trans-b 0.
     const bool b_mn = !op.b.trans;
+    if (!op.a.is_tile()) {
+      if (op.a.buffer->scope != Scope::Local || op.a.buffer->dtype.bits() != 16)
+        throw Error("cuda codegen: " + op.unit + " reads A from 16-bit registers; " + op.a.buffer->name +
+                        " is not a local buffer of them",
+                    op.loc);
+      return line("tg_" + u.name + "_rs<" + (b_mn ? "1" : "0") + ">(" + operand_address(op.c) + ", " +
+                  operand_address(op.a) + ", " + desc(op.b, b_mn) + ");");
+    }
     if (op.a.trans)
       throw Error(
           "cuda codegen: " + op.unit + " reads A K-major; the tile " + op.a.buffer->name + " is transposed",
@@ -185,8 +197,12 @@ class CudaEmitter final : public gpu::SourceEmitter {
     auto pin = [&] {
       for (auto& [b, n] : *accumulators_) {
         line("#pragma unroll");
-        line("for (int tg_r = 0; tg_r < " + std::to_string(n) + "; ++tg_r) tg_fence_operand(" +
-             name(b, b->name) + "[tg_r]);");
+        if (b->dtype.bits() == 16)  // RS A registers, by the 32-bit register a pair of them is
+          line("for (int tg_r = 0; tg_r < " + std::to_string(n / 2) + "; ++tg_r) tg_fence_operand_pair(&" +
+               name(b, b->name) + "[2 * tg_r]);");
+        else
+          line("for (int tg_r = 0; tg_r < " + std::to_string(n) + "; ++tg_r) tg_fence_operand(" +
+               name(b, b->name) + "[tg_r]);");
       }
     };
     switch (op.op) {

@@ -47,7 +47,8 @@ const ParamKey kWgmmaTransB = ParamKey::on_off("wgmma_trans_b", false, "TILEGEN_
                                                "wgmma for B stored N×K, K-major (not yet run on a GPU)");
 
 // Off by default until the path has run on a GPU: --param wgmma_rows=1 or TILEGEN_CUDA_WGMMA_ROWS=1
-// lets a gemm whose rows are then reduced (gemm_softmax, attention's scores) run on wgmma.
+// lets a gemm whose rows are then reduced (gemm_softmax, attention's scores) run on wgmma, and a
+// gemm whose A is such a fragment (attention's P) read A from registers (wgmma's RS form).
 const ParamKey kWgmmaRows = ParamKey::on_off("wgmma_rows", false, "TILEGEN_CUDA_WGMMA_ROWS",
                                              "wgmma for gemms whose rows are reduced (not yet run on a GPU)");
 
@@ -64,6 +65,7 @@ TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
   x.bulk_copy = param_on(opt, kTma) && x.arch.rfind("sm_", 0) == 0 && std::atoi(x.arch.c_str() + 3) >= 90;
   x.async_mma_trans_b = param_on(opt, kWgmmaTransB);
   x.async_mma_rows = param_on(opt, kWgmmaRows);
+  x.async_mma_register_a = x.async_mma_rows;  // the fragments it lays out are P's sources
   return x;
 }
 

@@ -186,7 +186,9 @@ __device__ __forceinline__ void tg_mbarrier_wait(tg_u32 bar, tg_u32 parity) {
 // the accumulator is N/2 "+f" operands of one asm statement:
 //   tg_wgmma_m64n128k16_f16_f32<TA, TB>(float* d, unsigned long long desc_a, unsigned long long desc_b)   d
 //   += A·B
-// TA/TB: 1 where the operand is M/N-major in shared memory (imm-trans-a/b).
+// TA/TB: 1 where the operand is M/N-major in shared memory (imm-trans-a/b). The RS form, A from
+// registers (attention's P):
+//   tg_wgmma_m64n128k16_f16_f32_rs<TB>(float* d, const tg_u16* a, unsigned long long desc_b)
 std::string wgmma_part() {
   std::string s = R"TGDEV(
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -210,8 +212,12 @@ __device__ __forceinline__ void tg_wgmma_commit() { asm volatile("wgmma.commit_g
 template <int N> __device__ __forceinline__ void tg_wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
 }
-// Keeps the compiler from moving accesses of an accumulator register across a fence or wait.
+// Keeps the compiler from moving accesses of an accumulator register across a fence or wait; the
+// pair form for two 16-bit A registers (the RS form's) of one 32-bit register.
 __device__ __forceinline__ void tg_fence_operand(float& r) { asm volatile("" : "+f"(r) :: "memory"); }
+__device__ __forceinline__ void tg_fence_operand_pair(tg_u16* r) {
+  asm volatile("" : "+r"(*reinterpret_cast<tg_u32*>(r)) :: "memory");
+}
 )TGDEV";
   for (const char* t : {"f16", "bf16"})
     for (int n : {64, 128, 256}) {
@@ -230,6 +236,18 @@ __device__ __forceinline__ void tg_fence_operand(float& r) { asm volatile("" : "
            " {" + list + "}, " + op(0) + ", " + op(1) + ", p, 1, 1, " + op(3) + ", " + op(4) +
            ";\\n}\"\n      : " + operands +
            "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1), \"n\"(TA), \"n\"(TB));\n}\n";
+      // The RS form: A from four 32-bit registers (eight 16-bit elements, the lower-numbered in
+      // the low half, as mma.sync's A), B through its descriptor.
+      s += "template <int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) + "k16_" +
+           t +
+           "_f32_rs(float* d, const tg_u16* a, unsigned long long desc_b) {\n"
+           "  const tg_u32* A = reinterpret_cast<const tg_u32*>(a);\n"
+           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
+           op(5) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t +
+           " {" + list + "}, {" + op(0) + ", " + op(1) + ", " + op(2) + ", " + op(3) + "}, " + op(4) +
+           ", p, 1, 1, " + op(6) + ";\\n}\"\n      : " + operands +
+           "\n      : \"r\"(A[0]), \"r\"(A[1]), \"r\"(A[2]), \"r\"(A[3]), \"l\"(desc_b), \"r\"(1), "
+           "\"n\"(TB));\n}\n";
     }
   s += "#endif\n";
   return s;

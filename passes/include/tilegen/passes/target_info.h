@@ -32,6 +32,10 @@ struct TargetInfo {
   // Accumulators whose rows are reduced or read beside row vectors (softmax over a gemm's rows)
   // may be async mmas' too, each warpgroup holding whole rows (infer_fragment_layouts).
   bool async_mma_rows = false;
+  // Async mmas may read A from registers (wgmma's RS form): a gemm whose A operand is a laid-out
+  // fragment in an async accumulator's layout (attention's P) runs on them, A never leaving the
+  // registers (infer_fragment_layouts).
+  bool async_mma_register_a = false;
   int register_file = 0;
   // The lanes of a warp address their registers one by one and exchange them (shuffle_xor): a
   // fragment laid out over a matrix unit's registers may then stay there through reductions, row
