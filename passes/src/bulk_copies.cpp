@@ -87,11 +87,16 @@ class BulkCopies : public IRMutator {
       if (!v || *v < 1 || *v > 256) return std::nullopt;
       box.push_back(*v);
     }
-    // The destination: the whole slot (pipeline_shared's ToSlot): [slot +: 1, 0 +: d1, ...].
-    if (c.dst.offsets.size() != s.rank() || s.rank() != g.rank() + 1) return std::nullopt;
+    // The destination: the whole slot (pipeline_shared's ToSlot): [slot +: 1, 0 +: d1, ...], the
+    // box's last dimensions; the box's leading dimensions beyond the slot's are single elements
+    // (K[b, h, s0 +: 64, 0 +: 128] → K_s[slot, 0 +: 64, 0 +: 128]: a rank-reducing box).
+    if (c.dst.offsets.size() != s.rank() || s.rank() < 2 || g.rank() + 1 < s.rank()) return std::nullopt;
+    const std::size_t lead = g.rank() + 1 - s.rank();
+    for (std::size_t d = 0; d < lead; ++d)
+      if (box[d] != 1) return std::nullopt;
     for (std::size_t d = 1; d < s.rank(); ++d)
       if (!is_const(c.dst.offsets[d], 0) || !equal(c.dst.extents[d], s->shape[d]) ||
-          !equal(c.dst.extents[d], c.src.extents[d - 1]))
+          !equal(c.dst.extents[d], c.src.extents[lead + d - 1]))
         return std::nullopt;
     int64_t strip = box.back();  // elements of a box's rows
     if (tiles_.count(s.get()) && s.rank() >= 3) {

@@ -97,7 +97,7 @@ class Roles {
     roles->concurrent = true;
     Stmt consumers = bool(*consumer) ? *consumer : make_seq({}, loc);
     Stmt producers = make_if(tx_ == T, *producer, loc);
-    const auto [mine, theirs] = register_split(T, shared_bytes(k_) + 8 * S_);
+    const auto [mine, theirs] = register_split(T, shared_bytes(k_) + 8 * S_, local_registers(k_));
     if (mine > 0) {  // a producer warpgroup gives registers back, the consumers take them
       producer_threads_ = 128;
       consumers = make_seq({registers(theirs, loc), consumers}, loc);
@@ -119,20 +119,36 @@ class Roles {
   // With register reallocation (TargetInfo::reallocate_registers) and T a whole number of
   // warpgroups: the producer a warpgroup of its own at 40 registers a thread, the consumers with
   // what that leaves of the register file's share of this block (as many blocks a multiprocessor
-  // as the shared memory lets, at most 2): (producer, consumers) registers, or (0, 0) where the
-  // consumers would gain nothing (they keep the compiler's count, the producer is one warp).
+  // as the shared memory lets, at most 2, and no more than leave each consumer the registers its
+  // local buffers hold plus kAddressRegisters): (producer, consumers) registers, or (0, 0) where
+  // the consumers would gain nothing (they keep the compiler's count, the producer is one warp).
   //   T = 128, 2 blocks: 65536 / 512 = 128 at entry → (40, 216);  T = 256, 1 block: 168 → (40, 232).
-  std::pair<int, int> register_split(int T, int64_t shared) const {
-    constexpr int G = 128, kProducer = 40;
+  //   attention at T = 256 (two warpgroups of 64 rows: O 64, scores 32, P 16 registers, ...): 2
+  //   blocks by shared memory would leave 96 → 1 block, (40, 232).
+  std::pair<int, int> register_split(int T, int64_t shared, int64_t local_registers) const {
+    constexpr int G = 128, kProducer = 40, kAddressRegisters = 32;
     if (!info_.reallocate_registers || info_.register_file <= 0 || T % G != 0 || T + G > info_.max_threads)
       return {0, 0};
     const int threads = T + G;
-    const int64_t blocks =
-        std::clamp<int64_t>(info_.shared_mem_bytes / std::max<int64_t>(shared + 1024, 1), 1, 2);
-    const int64_t entry = std::min<int64_t>(256, info_.register_file / (blocks * threads) / 8 * 8);
-    const int64_t consumers = std::min<int64_t>(256, (entry * threads - int64_t(kProducer) * G) / T / 8 * 8);
+    int64_t blocks = std::clamp<int64_t>(info_.shared_mem_bytes / std::max<int64_t>(shared + 1024, 1), 1, 2);
+    auto split = [&](int64_t b) {
+      const int64_t entry = std::min<int64_t>(256, info_.register_file / (b * threads) / 8 * 8);
+      return std::pair<int64_t, int64_t>(
+          entry, std::min<int64_t>(256, (entry * threads - int64_t(kProducer) * G) / T / 8 * 8));
+    };
+    while (blocks > 1 && split(blocks).second < local_registers + kAddressRegisters) --blocks;
+    const auto [entry, consumers] = split(blocks);
     if (consumers <= entry) return {0, 0};
     return {kProducer, int(consumers)};
+  }
+
+  // The 32-bit registers a thread's local buffers take (16-bit elements two to a register).
+  static int64_t local_registers(const ir::Kernel& k) {
+    int64_t regs = 0;
+    for (const Buffer& b : k.buffers)
+      if (b->scope == Scope::Local)
+        regs += (int64_t(storage_bytes(b->dtype, b.const_numel().value_or(0))) + 3) / 4;
+    return regs;
   }
 
   static int64_t shared_bytes(const ir::Kernel& k) {

@@ -271,6 +271,24 @@ TEST_CASE("sm_90a flash_attention on wgmma: P read from registers (the RS form)"
   ir = testing::check_lowered_params(s, bf16, shape(72, 128, true, 128, 256), pm, info, rng);
   CHECK(ir.find("a=P[kk*8], b=tile V_shared[") != std::string::npos);
   CHECK(ir.find("wgmma_m64n128k16_bf16_f32") != std::string::npos);
+  // With bulk copies and warp roles: K and V as rank-reducing boxes (K[b, h, s0 +: 64, ..] into the
+  // slot's rows), a producer warpgroup, the consumers arriving on the slots' empty mbarriers.
+  {
+    std::vector<PassEntry> passes = sm90a_passes();
+    passes.insert(passes.end() - 1, {"warp_roles", warp_roles});
+    PassManager roles(passes);
+    TargetInfo bulk = info;
+    bulk.bulk_copy = true;
+    ir = testing::check_lowered_params(s, f16, shape(200, 128, true, 64, 128), roles, bulk, rng);
+    CHECK(ir.find("bulk_copy K[0 +: 1, ") != std::string::npos);
+    CHECK(ir.find(", concurrently {") != std::string::npos);
+    CHECK(ir.find("a=P[kk*8]") != std::string::npos);
+    CHECK(ir.find("set_max_registers 216") != std::string::npos);  // one warpgroup: 2 blocks a multiprocessor
+    // Two consumer warpgroups: 2 blocks (which the shared memory allows) would leave each consumer
+    // 96 registers, fewer than its fragments hold, so 1 block and 232.
+    ir = testing::check_lowered_params(s, bf16, shape(130, 64, false, 128, 256), roles, bulk, rng);
+    CHECK(ir.find("set_max_registers 232") != std::string::npos);
+  }
   // Without register A the scores stay on wgmma but P·V does not: P goes to mma.sync registers
   // no wgmma reads, so everything stays as the mma.sync path has it.
   info.async_mma_register_a = false;

@@ -3,10 +3,12 @@
 # TILEGEN_CUDA_WGMMA_ROWS=1: Q·Kᵀ with K K-major, scores / row statistics / P in registers, P·V in
 # wgmma's RS form), in one call (at most ~8 minutes; later steps skipped past 460 s):
 #   1. builds the tilegen CLI and the cuda plugin (build folder shared with tma_check.sh);
-#   2. flash_attention's and gemm_softmax's conformance with the switches, ragged runs;
-#   3. B8 H16 S4096 D128 f16/bf16, non-causal/causal, the mma.sync default and wgmma, each beside
+#   2. flash_attention's and gemm_softmax's conformance with the switches, and flash_attention's with
+#      TMA and warp roles too (K/V as bulk copies, a producer warpgroup); ragged runs of both;
+#   3. B8 H16 S4096 D128 f16/bf16, non-causal/causal, the mma.sync default, wgmma, and wgmma with
+#      TMA and warp roles, each beside
 #      PyTorch SDPA (bench/torch_sdpa_peer.py: cuDNN and FA2 back-ends) in the same call;
-#   4. tiles on wgmma (block_M 128 on two warpgroups, block_N 128, 3 stages);
+#   4. tiles on wgmma, without and with TMA + roles (block_M 128 on two warpgroups, block_N 128, 3 stages);
 #   5. compute-sanitizer racecheck / synccheck / memcheck on a ragged causal run; ptxas -v; ncu.
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz, rewritten after each step.
 set -u
@@ -18,22 +20,30 @@ bash tools/device_extra/build_cuda_cli.sh $B "$L/x/build" || exit 1
 TG=$B/bin/tilegen
 echo "built at +$(($(date +%s) - START)) s"
 W="TILEGEN_CUDA_WGMMA_TRANS_B=1 TILEGEN_CUDA_WGMMA_ROWS=1"
+R="$W TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1"  # K/V by bulk copies, a producer warpgroup
 t env $W "$TG" conformance --target cuda --sample flash_attention,gemm_softmax \
   --json "$L/conformance_fa_wgmma.json" > "$L/x/conf_fa_wgmma.txt"
 tail -2 "$L/x/conf_fa_wgmma.txt"
-for run in "--set S=130,D=64" "--set S=100,D=128,causal=1" "--dtype bf16 --set S=200,D=128,causal=1,block_M=128,threads=256" \
-  "--set S=257,D=64,block_N=128"; do
-  r=$(env $W timeout 60 "$TG" run flash_attention $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
-  echo "wgmma run $run :: $r"
+t env $R "$TG" conformance --target cuda --sample flash_attention > "$L/x/conf_fa_roles.txt"
+tail -2 "$L/x/conf_fa_roles.txt"
+for e in "$W" "$R"; do
+  for run in "--set S=130,D=64" "--set S=100,D=128,causal=1" "--dtype bf16 --set S=200,D=128,causal=1,block_M=128,threads=256" \
+    "--set S=257,D=64,block_N=128"; do
+    r=$(env $e timeout 60 "$TG" run flash_attention $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
+    echo "$([ "$e" = "$W" ] && echo wgmma || echo roles) run $run :: $r"
+  done
 done
 pack
 SHAPE=B=8,H=16,HKV=16,S=4096,D=128
 for dt in f16 bf16; do
   for causal in 0 1; do
-    for w in 0 1; do
-      r=$(env TILEGEN_CUDA_WGMMA_TRANS_B=$w TILEGEN_CUDA_WGMMA_ROWS=$w timeout 90 "$TG" bench flash_attention --target cuda \
+    for w in 0 1 2; do  # mma.sync (the default), wgmma, wgmma + TMA + warp roles
+      e="TILEGEN_CUDA_WGMMA_ROWS=0"
+      [ $w = 1 ] && e=$W
+      [ $w = 2 ] && e=$R
+      r=$(env $e timeout 90 "$TG" bench flash_attention --target cuda \
         --dtype $dt --set $SHAPE,causal=$causal --csv "$L/bench_fa_wgmma$w.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
-      echo "fa $dt causal=$causal wgmma=$w :: $r"
+      echo "fa $dt causal=$causal path=$w :: $r"
     done
     r=$(timeout 120 python3 bench/torch_sdpa_peer.py --B 8 --H 16 --HKV 16 --S 4096 --D 128 --causal $causal --dtype $dt 2>&1 |
       tail -3 | tr '\n' ' ')
@@ -41,18 +51,22 @@ for dt in f16 bf16; do
   done
   pack
 done
-for v in block_M=128,threads=256 block_M=128,block_N=128,threads=256 block_N=128 block_M=128,threads=256,stages=3 \
-  block_M=192,threads=384; do
-  late && break
-  r=$(env $W timeout 60 "$TG" bench flash_attention --target cuda --dtype f16 --set $SHAPE,$v \
-    --csv "$L/bench_fa_wgmma_tiles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
-  echo "fa wgmma tile $v :: $r"
+for v in block_M=128,threads=256 block_M=128,block_N=128,threads=256 block_M=128,threads=256,stages=3 \
+  block_N=128 block_M=192,threads=384; do
+  for e in "$W" "$R"; do
+    late && break 2
+    r=$(env $e timeout 60 "$TG" bench flash_attention --target cuda --dtype f16 --set $SHAPE,$v \
+      --csv "$L/bench_fa_wgmma_tiles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
+    echo "fa $([ "$e" = "$W" ] && echo wgmma || echo roles) tile $v :: $r"
+  done
 done
 pack
 late || {
   for tool in racecheck synccheck memcheck; do
-    t env $W compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run flash_attention --target cuda \
-      --set S=200,D=128,causal=1
+    for e in "$W" "$R"; do
+      t env $e compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run flash_attention --target cuda \
+        --set S=200,D=128,causal=1
+    done
   done
 } > "$L/x/sanitizer.txt" 2>&1
 grep -E "^== exit|ERROR SUMMARY|RACECHECK SUMMARY" "$L/x/sanitizer.txt" | tr '\n' ' '; echo

@@ -27,11 +27,15 @@
 // which the iteration reading it waits for with parity (t / S) % 2. A tile that an async mma
 // reads (wgmma: swizzle_shared_tiles will give it strips of 32, 64 or 128 bytes) is copied strip
 // by strip, each box as wide as a strip, so that the copy engine writes the swizzle itself.
+// A box may have more dimensions than the slot, the leading ones single elements (attention's
+// K[b, h, s0 +: 64, 0 +: 128] into K_s[slot, 0 +: 64, 0 +: 128]: the tensor map keeps the
+// tensor's rank, the box lands as the slot's rows).
 // Loops are converted whole or not at all: every fill a box of a global tensor of constant shape
 // whose rows are a multiple of 16 bytes, at most 256 elements along each side, its inner side a
 // multiple of 16 bytes and its bytes a multiple of 128 (each box lands 128-byte aligned:
-// shared_memory_plan aligns a bulk copy's destination to 128 bytes, 1024 where it is swizzled). The reuse of a slot is still ordered by the block's barrier, as before
-// (the pass does not split the block into producer and consumer warps).
+// shared_memory_plan aligns a bulk copy's destination to 128 bytes, 1024 where it is swizzled). The reuse of
+// a slot is still ordered by the block's barrier, as before (the pass does not split the block into producer
+// and consumer warps).
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
