@@ -33,9 +33,9 @@
 // Loops are converted whole or not at all: every fill a box of a global tensor of constant shape
 // whose rows are a multiple of 16 bytes, at most 256 elements along each side, its inner side a
 // multiple of 16 bytes and its bytes a multiple of 128 (each box lands 128-byte aligned:
-// shared_memory_plan aligns a bulk copy's destination to 128 bytes, 1024 where it is swizzled). The reuse of
-// a slot is still ordered by the block's barrier, as before (the pass does not split the block into producer
-// and consumer warps).
+// shared_memory_plan aligns a bulk copy's destination to 128 bytes, 1024 where it is swizzled).
+// The reuse of a slot is still ordered by the block's barrier, as before; the pass warp_roles,
+// later, may give the copies a producer warp of their own (warp_roles.h).
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
