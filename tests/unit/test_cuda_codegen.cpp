@@ -278,6 +278,19 @@ TEST_CASE("cuda: sm_90a flash_attention with wgmma_trans_b and wgmma_rows reads 
     CHECK(a.assembly.find("ldmatrix") == std::string::npos);
     CHECK(a.assembly.find("shfl.sync.bfly") != std::string::npos);
   }
+  // With TMA, warp roles and issue_ahead: the next tile's Q·Kᵀ issued before this tile's softmax.
+  Function f = s.build(resolve(s, {{"B", 1}, {"H", 2}, {"HKV", 2}, {"S", 1024}, {"D", 128}}), f16).function();
+  f = bind_sizes(
+      f, infer_sizes(f, {{1, 2, 1024, 128}, {1, 2, 1024, 128}, {1, 2, 1024, 128}, {1, 2, 1024, 128}}));
+  CompileOptions all;
+  all.params = {
+      {"wgmma_trans_b", "1"}, {"wgmma_rows", "1"}, {"tma", "1"}, {"warp_roles", "1"}, {"issue_ahead", "1"}};
+  Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, all);
+  INFO(a.source);
+  CHECK(!a.binary.empty());
+  CHECK(a.source.find("(&scores_next[0], ") != std::string::npos);
+  CHECK(a.assembly.find("cp.async.bulk.tensor") != std::string::npos);
+  CHECK(a.assembly.find("setmaxnreg") != std::string::npos);
 }
 
 TEST_CASE("cuda: the plugin runs the shared gpu pipeline and names a missing driver") {

@@ -18,6 +18,7 @@
 #include "tilegen/passes/bind_sizes.h"
 #include "tilegen/passes/bulk_copies.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/issue_ahead.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/pass_manager.h"
 #include "tilegen/passes/place_shared_memory.h"
@@ -294,6 +295,68 @@ TEST_CASE("sm_90a flash_attention on wgmma: P read from registers (the RS form)"
   info.async_mma_register_a = false;
   ir = testing::check_lowered_params(s, f16, shape(64, 64, false, 64, 128), pm, info, rng);
   CHECK(ir.find("a=P[") == std::string::npos);
+}
+
+// issue_ahead on flash_attention's consumers (after bulk copies and warp roles): the next tile's
+// Q·Kᵀ is issued into scores_next before this tile's softmax and P·V, waited for at the end of
+// the iteration and moved into the scores; ragged and causal S, one KV tile only (the prologue
+// alone), two consumer warpgroups, bf16, against the reference. Without its wait the interpreter
+// reports the move reading registers an async mma still accumulates into.
+TEST_CASE("issue_ahead: flash_attention's next Q·Kᵀ in flight beside this tile's softmax") {
+  const Sample& s = *find("flash_attention");
+  std::mt19937_64 rng(33);
+  std::vector<PassEntry> passes = sm90a_passes();
+  passes.insert(passes.end() - 1, {"warp_roles", warp_roles});
+  passes.insert(passes.end() - 1, {"issue_ahead", issue_ahead});
+  PassManager pm(passes);
+  TargetInfo info = test::sm90a();
+  info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = info.bulk_copy = true;
+  auto shape = [](int64_t S, int64_t D, bool causal, int64_t bm, int64_t threads) {
+    return Params{
+        {"B", 1},        {"H", 2},        {"HKV", 1},           {"S", S},     {"D", D}, {"causal", causal},
+        {"block_M", bm}, {"block_N", 64}, {"threads", threads}, {"stages", 2}};
+  };
+  std::string ir = testing::check_lowered_params(s, f16, shape(200, 128, true, 64, 128), pm, info, rng);
+  CHECK(ir.find("local scores_next: f32[32]") != std::string::npos);
+  CHECK(ir.find("b=tile trans K_shared[(ko + 1) % 2, 0, kk*16], c=scores_next[0]") != std::string::npos);
+  CHECK(ir.find("scores[r] = scores_next[r]") != std::string::npos);
+  testing::check_lowered_params(s, f16, shape(60, 64, false, 64, 128), pm, info, rng);
+  testing::check_lowered_params(s, bf16, shape(330, 64, false, 128, 256), pm, info, rng);
+  testing::check_lowered_params(s, bf16, shape(130, 128, true, 128, 256), pm, info, rng);
+  // Mutations the interpreter must catch: the next tile's mbarrier wait dropped (its K read before
+  // it lands), and the fence between clearing scores_next and the mmas into it.
+  samples::Params p = samples::resolve(s, shape(200, 64, false, 64, 128));
+  Function f = s.build(p, f16).function();
+  samples::Problem pr = s.make_problem(p, f16, rng);
+  Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
+  const std::string text = print(lowered);
+  auto without = [&](const std::string& what) {
+    std::string t = text;
+    const std::size_t at = t.find(what);
+    REQUIRE_MESSAGE(at != std::string::npos, what);
+    // `what` up to its line's end (a line's start given), or the whole of `what` (several lines).
+    t.erase(at, what.back() == '\n' ? what.size() : t.find('\n', at) + 1 - at);
+    try {
+      interpret(parse_function(t, "t.tgir"), samples::host_args(lowered, pr));
+    } catch (const Error& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  };
+  std::string e = without("          mbarrier_wait full[(ko + 1) % 2], ");
+  CHECK_MESSAGE(e.find("K_shared") != std::string::npos, e);
+  const std::size_t clear = text.find("scores_next[r] = 0.0");
+  REQUIRE(clear != std::string::npos);
+  e = without(text.substr(text.find("mma_fence", clear) - 10, 20));  // the fence's line
+  CHECK_MESSAGE(e.find("into scores_next: thread 0 accessed these registers since its last mma_fence") !=
+                    std::string::npos,
+                e);
+  // A loop whose async gemm accumulates across iterations (no clearing at its head) is left alone.
+  PassManager plain(passes);
+  TargetInfo g = test::sm90a();
+  g.bulk_copy = true;
+  CHECK(testing::check_lowered_params(*find("gemm"), f16, {{"M", 128}, {"N", 128}, {"K", 256}}, plain, g, rng)
+            .find("_next") == std::string::npos);
 }
 
 // wgmma's RS form in the interpreter: A read from each lane's registers (a=a[0]); those registers

@@ -5,8 +5,8 @@
 #   1. builds the tilegen CLI and the cuda plugin (build folder shared with tma_check.sh);
 #   2. flash_attention's and gemm_softmax's conformance with the switches, and flash_attention's with
 #      TMA and warp roles too (K/V as bulk copies, a producer warpgroup); ragged runs of both;
-#   3. B8 H16 S4096 D128 f16/bf16, non-causal/causal, the mma.sync default, wgmma, and wgmma with
-#      TMA and warp roles, each beside
+#   3. B8 H16 S4096 D128 f16/bf16, non-causal/causal, the mma.sync default, wgmma, wgmma with
+#      TMA and warp roles, and that with issue_ahead (TILEGEN_CUDA_ISSUE_AHEAD=1), each beside
 #      PyTorch SDPA (bench/torch_sdpa_peer.py: cuDNN and FA2 back-ends) in the same call;
 #   4. tiles on wgmma, without and with TMA + roles (block_M 128 on two warpgroups, block_N 128, 3 stages);
 #   5. compute-sanitizer racecheck / synccheck / memcheck on a ragged causal run; ptxas -v; ncu.
@@ -21,26 +21,28 @@ TG=$B/bin/tilegen
 echo "built at +$(($(date +%s) - START)) s"
 W="TILEGEN_CUDA_WGMMA_TRANS_B=1 TILEGEN_CUDA_WGMMA_ROWS=1"
 R="$W TILEGEN_CUDA_TMA=1 TILEGEN_CUDA_WARP_ROLES=1"  # K/V by bulk copies, a producer warpgroup
+A="$R TILEGEN_CUDA_ISSUE_AHEAD=1"  # and the next Q·Kᵀ issued beside this tile's softmax
 t env $W "$TG" conformance --target cuda --sample flash_attention,gemm_softmax \
   --json "$L/conformance_fa_wgmma.json" > "$L/x/conf_fa_wgmma.txt"
 tail -2 "$L/x/conf_fa_wgmma.txt"
-t env $R "$TG" conformance --target cuda --sample flash_attention > "$L/x/conf_fa_roles.txt"
-tail -2 "$L/x/conf_fa_roles.txt"
-for e in "$W" "$R"; do
+t env $A "$TG" conformance --target cuda --sample flash_attention > "$L/x/conf_fa_ahead.txt"
+tail -2 "$L/x/conf_fa_ahead.txt"
+for e in "$W" "$A"; do
   for run in "--set S=130,D=64" "--set S=100,D=128,causal=1" "--dtype bf16 --set S=200,D=128,causal=1,block_M=128,threads=256" \
     "--set S=257,D=64,block_N=128"; do
     r=$(env $e timeout 60 "$TG" run flash_attention $run --target cuda 2>&1 | grep -E "PASS|FAIL|rror|max" | tr '\n' ' ')
-    echo "$([ "$e" = "$W" ] && echo wgmma || echo roles) run $run :: $r"
+    echo "$([ "$e" = "$W" ] && echo wgmma || echo ahead) run $run :: $r"
   done
 done
 pack
 SHAPE=B=8,H=16,HKV=16,S=4096,D=128
 for dt in f16 bf16; do
   for causal in 0 1; do
-    for w in 0 1 2; do  # mma.sync (the default), wgmma, wgmma + TMA + warp roles
+    for w in 0 1 2 3; do  # mma.sync (the default), wgmma, wgmma + TMA + warp roles, + issue_ahead
       e="TILEGEN_CUDA_WGMMA_ROWS=0"
       [ $w = 1 ] && e=$W
       [ $w = 2 ] && e=$R
+      [ $w = 3 ] && e=$A
       r=$(env $e timeout 90 "$TG" bench flash_attention --target cuda \
         --dtype $dt --set $SHAPE,causal=$causal --csv "$L/bench_fa_wgmma$w.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
       echo "fa $dt causal=$causal path=$w :: $r"
@@ -53,17 +55,17 @@ for dt in f16 bf16; do
 done
 for v in block_M=128,threads=256 block_M=128,block_N=128,threads=256 block_M=128,threads=256,stages=3 \
   block_N=128 block_M=192,threads=384; do
-  for e in "$W" "$R"; do
+  for e in "$R" "$A"; do
     late && break 2
     r=$(env $e timeout 60 "$TG" bench flash_attention --target cuda --dtype f16 --set $SHAPE,$v \
       --csv "$L/bench_fa_wgmma_tiles.csv" 2>&1 | grep -E "median|rror" | tr '\n' ' ')
-    echo "fa $([ "$e" = "$W" ] && echo wgmma || echo roles) tile $v :: $r"
+    echo "fa $([ "$e" = "$R" ] && echo roles || echo ahead) tile $v :: $r"
   done
 done
 pack
 late || {
   for tool in racecheck synccheck memcheck; do
-    for e in "$W" "$R"; do
+    for e in "$W" "$A"; do
       t env $e compute-sanitizer --tool $tool --error-exitcode 9 "$TG" run flash_attention --target cuda \
         --set S=200,D=128,causal=1
     done

@@ -7,6 +7,7 @@
 #include "tilegen/passes/async_mma.h"
 #include "tilegen/passes/contract_fma.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/issue_ahead.h"
 #include "tilegen/passes/pad_shared_tiles.h"
 #include "tilegen/passes/place_shared_memory.h"
 #include "tilegen/passes/warp_roles.h"
@@ -78,6 +79,8 @@ std::vector<PassEntry> source_pipeline(const CompileOptions& opt, std::vector<Pa
   passes.push_back({"fence_async_proxy", fence_async_proxy});
   // After the barriers are final: the roles replace those that order a slot's refill.
   passes.push_back({"warp_roles", warp_roles});
+  // In the consumers' loop the roles leave: the next iteration's head gemm issued early.
+  passes.push_back({"issue_ahead", issue_ahead});
   passes.push_back({"place_shared_memory", place_shared_memory});
   return passes;
 }

@@ -52,6 +52,13 @@ const ParamKey kWgmmaTransB = ParamKey::on_off("wgmma_trans_b", false, "TILEGEN_
 const ParamKey kWgmmaRows = ParamKey::on_off("wgmma_rows", false, "TILEGEN_CUDA_WGMMA_ROWS",
                                              "wgmma for gemms whose rows are reduced (not yet run on a GPU)");
 
+// Off by default until it has run on a GPU: --param issue_ahead=1 or TILEGEN_CUDA_ISSUE_AHEAD=1
+// issues a loop's leading async gemm one iteration early (the pass issue_ahead: attention's next
+// Q·Kᵀ beside this tile's softmax).
+const ParamKey kIssueAhead =
+    ParamKey::on_off("issue_ahead", false, "TILEGEN_CUDA_ISSUE_AHEAD",
+                     "the next iteration's leading async gemm issued early (not yet run on a GPU)");
+
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
 // architecture was named; with bulk copies where the tma switch is on and the chip has them.
 TargetInfo with_wgmma(const TargetInfo& info, const CompileOptions& opt) {
@@ -87,7 +94,7 @@ class CudaPlugin final : public TargetPlugin {
 
   // Switches that leave a pass out of the pipeline.
   std::vector<ParamKey> param_keys() const override {
-    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles, kWgmmaTransB, kWgmmaRows};
+    return {kCpAsync, kLdmatrix, kWgmma, kTma, kWarpRoles, kWgmmaTransB, kWgmmaRows, kIssueAhead};
   }
 
   // The shared GPU pipeline for an NVIDIA TargetInfo (32-lane warps, mma.sync units), then
@@ -99,6 +106,8 @@ class CudaPlugin final : public TargetPlugin {
     std::vector<PassEntry> passes = gpu::source_pipeline(opt, std::move(mine));
     if (!param_on(opt, kWarpRoles))
       std::erase_if(passes, [](const PassEntry& p) { return p.name == "warp_roles"; });
+    if (!param_on(opt, kIssueAhead))
+      std::erase_if(passes, [](const PassEntry& p) { return p.name == "issue_ahead"; });
     // every pass sees the device it compiles for
     if (param_on(opt, kWgmma) || param_on(opt, kTma) || param_on(opt, kWgmmaTransB) ||
         param_on(opt, kWgmmaRows))
