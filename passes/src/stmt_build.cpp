@@ -381,6 +381,7 @@ class BarrierThinning {
       }
       Stmt t = thin(s0, cur);
       Stmt after = hoist_trailing_barrier(t);
+      if (!after) after = hoist_branch_barrier(t);
       if (always_syncs(t)) {
         cur = tail_after_barrier(t, scope_);  // what follows its last barrier
       } else {
@@ -419,6 +420,32 @@ class BarrierThinning {
     auto n = std::make_shared<ir::For>(*f);
     n->body = make_seq(std::move(rest), body->loc);
     loop = Stmt(std::move(n));
+    return barrier;
+  }
+
+  // An if on a block-uniform condition (not the thread index, not warp roles) whose branch ends
+  // in a barrier loses it, the barrier returned to follow the if and be placed as any other:
+  //   if ko >= bx { S; barrier }  →  if ko >= bx { S }; barrier   (guard_masks' masked tiles)
+  // On the path through that branch the barrier only moves later, past nothing it must precede
+  // (thin_seq places it before the first conflicting statement); the other path gains one.
+  Stmt hoist_branch_barrier(Stmt& s) const {
+    const auto* n = s.as<ir::If>();
+    if (!n || n->concurrent || (space_.tx && vars_in(n->cond).count(space_.tx))) return Stmt();
+    auto trailing = [](const Stmt& b) {
+      const auto* seq = b ? b.as<ir::Seq>() : nullptr;
+      return seq && !seq->stmts.empty() && is_barrier(seq->stmts.back());
+    };
+    const bool t = trailing(n->then_body), e = trailing(n->else_body);
+    if (!t && !e) return Stmt();
+    auto strip = [](const Stmt& b) {
+      const auto* seq = b.as<ir::Seq>();
+      return make_seq(std::vector<Stmt>(seq->stmts.begin(), seq->stmts.end() - 1), seq->loc);
+    };
+    auto m = std::make_shared<ir::If>(*n);
+    Stmt barrier = t ? n->then_body.as<ir::Seq>()->stmts.back() : n->else_body.as<ir::Seq>()->stmts.back();
+    if (t) m->then_body = strip(n->then_body);
+    if (e) m->else_body = strip(n->else_body);
+    s = Stmt(std::move(m));
     return barrier;
   }
 

@@ -158,8 +158,8 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
   CHECK_THROWS_WITH_AS(plugin->info_for_arch("sm_80"), doctest::Contains("gfx942"), Error);
   std::vector<PassEntry> mine = plugin->pipeline(info, {}), shared = gpu_pipeline();
   // then fma contraction, the padding, the async-mma passes (no-ops here: no async unit), warp
-  // roles (a no-op: no bulk copies), the plan
-  REQUIRE(mine.size() == shared.size() + 7);
+  // roles (a no-op: no bulk copies), issue_ahead (a no-op: no async mma), the plan
+  REQUIRE(mine.size() == shared.size() + 8);
   for (size_t i = 0; i < shared.size(); ++i) CHECK(mine[i].name == shared[i].name);
   CHECK(mine[shared.size()].name == "contract_fma");
   CHECK(mine[shared.size() + 1].name == "pad_shared_tiles");
@@ -167,6 +167,7 @@ TEST_CASE("hip: the plugin runs the shared gpu pipeline and says why it cannot r
   CHECK(mine[shared.size() + 3].name == "overlap_async_mma");
   CHECK(mine[shared.size() + 4].name == "fence_async_proxy");
   CHECK(mine[shared.size() + 5].name == "warp_roles");
+  CHECK(mine[shared.size() + 6].name == "issue_ahead");
   CHECK(mine.back().name == "place_shared_memory");
   if (!dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL)) {
     ProbeResult r = plugin->probe();

@@ -55,17 +55,18 @@ TEST_CASE("pass manager: stages and timings") {
   PassManager pm(default_pipeline());
   Function g = pm.run(f, TargetInfo{});
   auto& stages = pm.stages();
-  REQUIRE(stages.size() == 5);
+  REQUIRE(stages.size() == 6);
   CHECK(stages[0].first == "input");
   CHECK(stages[1].first == "bind_sizes");
   CHECK(stages[2].first == "simplify");
   CHECK(stages[3].first == "bounds");
   CHECK(stages[4].first == "simplify");
+  CHECK(stages[5].first == "guard_masks");
   CHECK(stages[0].second == print(f));
   CHECK(stages[1].second == print(f));  // no sizes to bind
-  CHECK(stages[4].second == print(g));
+  CHECK(stages[5].second == print(g));
   CHECK(stages[2].second != stages[3].second);  // bounds added the guard
-  REQUIRE(pm.timings().size() == 4);
+  REQUIRE(pm.timings().size() == 5);
   for (auto& [name, ms] : pm.timings()) CHECK(ms >= 0.0);
   CHECK(pm.timings()[2].first == "bounds");
 
@@ -73,7 +74,7 @@ TEST_CASE("pass manager: stages and timings") {
   quiet.keep_stages = false;
   pm.run(f, TargetInfo{}, quiet);
   CHECK(pm.stages().empty());
-  CHECK(pm.timings().size() == 4);
+  CHECK(pm.timings().size() == 5);
 }
 
 TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
@@ -100,7 +101,7 @@ TEST_CASE("pass manager: dumps after a named pass, a list, or all") {
   out.str("");
   opt.dump_after = "all";
   pm.run(f, TargetInfo{}, opt);
-  CHECK(count(out.str(), "# IR after ") == 5);
+  CHECK(count(out.str(), "# IR after ") == 6);
 
   out.str("");
   opt.dump_after = "";
@@ -127,7 +128,7 @@ TEST_CASE("pass manager: TILEGEN_DUMP_AFTER adds to the options") {
     opt.dump_after = "";
     pm.run(f, TargetInfo{}, opt);
   }
-  CHECK(count(out.str(), "# IR after ") == 5);
+  CHECK(count(out.str(), "# IR after ") == 6);
 }
 
 TEST_CASE("pass manager: an unknown pass name lists the passes") {
