@@ -39,11 +39,7 @@ class BulkCopies : public IRMutator {
     tiles_.clear();
     for (auto& [b, user] : lower::async_mma_tiles(op->body)) tiles_.insert(b);
     Stmt body = mutate(op->body);
-    if (added_.empty()) return self;
-    auto k = std::make_shared<ir::Kernel>(*op);
-    k->body = std::move(body);
-    k->buffers.insert(k->buffers.end(), added_.begin(), added_.end());
-    return Stmt(std::move(k));
+    return added_.empty() ? self : kernel_with(*op, std::move(body), added_);
   }
 
   Stmt visit(const ir::Seq* op, const Stmt& self) override {

@@ -130,9 +130,6 @@ bool has_effect(const Stmt& s) {
   struct Scan : IRVisitor {
     bool found = false;
     using IRVisitor::visit;
-    void visit(const ir::For* op) override { IRVisitor::visit(op); }
-    void visit(const ir::Seq* op) override { IRVisitor::visit(op); }
-    void visit(const ir::Let* op) override { IRVisitor::visit(op); }
     void visit(const ir::Store*) override { found = true; }
     void visit(const ir::Atomic*) override { found = true; }
     void visit(const ir::Copy*) override { found = true; }

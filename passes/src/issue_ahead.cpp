@@ -48,7 +48,6 @@ bool async_mmas_into(const Stmt& s, const Buffer& acc) {
       any = true;
       ok = ok && u && u->async && op->c.buffer.same_as(acc) && op->a.is_tile() && op->b.is_tile();
     }
-    void visit(const ir::For* op) override { IRVisitor::visit(op); }
     void visit(const ir::Store*) override { ok = false; }
     void visit(const ir::MmaSync*) override { ok = false; }
     void visit(const ir::MBarrier*) override { ok = false; }
@@ -118,11 +117,7 @@ class IssueAhead : public IRMutator {
   Stmt visit(const ir::Kernel* op, const Stmt& self) override {
     added_.clear();
     Stmt body = mutate(op->body);
-    if (added_.empty()) return self;
-    auto k = std::make_shared<ir::Kernel>(*op);
-    k->body = std::move(body);
-    k->buffers.insert(k->buffers.end(), added_.begin(), added_.end());
-    return Stmt(std::move(k));
+    return added_.empty() ? self : kernel_with(*op, std::move(body), added_);
   }
 
   Stmt visit(const ir::For* op, const Stmt& self) override {

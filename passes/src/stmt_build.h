@@ -60,6 +60,14 @@ bool fills_shared_from_global(const Stmt& s);
 /// Whether s holds a bulk copy (the pass bulk_copies' fills).
 bool has_bulk_copies(const Stmt& s);
 
+/// Kernel k with `body` and `added` buffers after its own (a pass's new registers or barriers).
+inline Stmt kernel_with(const ir::Kernel& k, Stmt body, const std::vector<Buffer>& added) {
+  auto n = std::make_shared<ir::Kernel>(k);
+  n->body = std::move(body);
+  n->buffers.insert(n->buffers.end(), added.begin(), added.end());
+  return Stmt(std::move(n));
+}
+
 /// A Seq's statements, or s alone.
 inline std::vector<Stmt> stmts_of(const Stmt& s) {
   const auto* seq = s.as<ir::Seq>();
