@@ -323,6 +323,10 @@ TEST_CASE("issue_ahead: flash_attention's next Q·Kᵀ in flight beside this til
   testing::check_lowered_params(s, f16, shape(60, 64, false, 64, 128), pm, info, rng);
   testing::check_lowered_params(s, bf16, shape(330, 64, false, 128, 256), pm, info, rng);
   testing::check_lowered_params(s, bf16, shape(130, 128, true, 128, 256), pm, info, rng);
+  // Head dimension 256 (O on m64n256, 128 registers; the producer stays a warp).
+  ir = testing::check_lowered_params(s, f16, shape(90, 256, true, 64, 128), pm, info, rng);
+  CHECK(ir.find("wgmma_m64n256k16_f16_f32\" a=P[kk*8]") != std::string::npos);
+  CHECK(ir.find("scores_next") != std::string::npos);
   // Mutations the interpreter must catch: the next tile's mbarrier wait dropped (its K read before
   // it lands), and the fence between clearing scores_next and the mmas into it.
   samples::Params p = samples::resolve(s, shape(200, 64, false, 64, 128));
