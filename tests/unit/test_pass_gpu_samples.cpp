@@ -39,6 +39,7 @@ void check_sample(const Sample& s, DType t, int sm, bool default_tiles, bool arc
   if (bulk) opt.params["tma"] = "1";  // cuda's switch for the pass bulk_copies
   if (roles) opt.params["warp_roles"] = "1";  // and for warp_roles
   if (wgmma_all) opt.params["wgmma_trans_b"] = opt.params["wgmma_rows"] = "1";  // and for wgmma's reach
+  if (wgmma_all && roles) opt.params["issue_ahead"] = "1";  // and the early issue in the roles' loop
   if (!cuda) info.bulk_copy = bulk;
   if (!cuda) info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = wgmma_all;
   PassManager pm(cuda ? cuda->pipeline(info, opt) : gpu_pipeline());
@@ -105,6 +106,18 @@ TEST_CASE(
     for (DType t : s.dtypes) {
       SUBCASE(("sm_90a wgmma " + s.name + " " + std::string(t.name())).c_str()) {
         check_sample(s, t, 90, false, true, false, false, true);
+      }
+    }
+}
+
+// Everything sm_90a has, together: bulk copies, warp roles, wgmma wherever it reaches, and
+// issue_ahead (flash_attention's next Q·Kᵀ issued beside its softmax).
+TEST_CASE("gpu pipeline for sm_90a with every Hopper switch on every sample and dtype: the interpreter "
+          "reproduces the references") {
+  for (const Sample& s : all())
+    for (DType t : s.dtypes) {
+      SUBCASE(("sm_90a all " + s.name + " " + std::string(t.name())).c_str()) {
+        check_sample(s, t, 90, false, true, true, true, true);
       }
     }
 }
