@@ -198,6 +198,7 @@ class GuardMasks : public IRMutator {
 Function guard_masks(const Function& f, const TargetInfo&) {
   GuardMasks pass;
   Function out = pass.mutate_function(f);
+  if (out.body.same_as(f.body)) return f;  // nothing guarded: no simplification either
   out.body = simplify_stmt(out.body, RangeContext::for_function(out));
   return out;
 }

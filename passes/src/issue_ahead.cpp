@@ -170,6 +170,7 @@ Function issue_ahead(const Function& f, const TargetInfo& info) {
   if (info.warp_size <= 1) return f;
   IssueAhead pass;
   Function out = pass.mutate_function(f);
+  if (out.body.same_as(f.body)) return f;  // no loop matched: no simplification either
   out.body = simplify_stmt(out.body, RangeContext::for_function(out));
   return out;
 }
