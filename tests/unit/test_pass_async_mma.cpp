@@ -42,6 +42,14 @@ std::vector<PassEntry> sm90a_passes() {
   return passes;
 }
 
+// flash_attention's params for the sm_90a tests: B1, H2 over one kv head (grouped-query), block_N 64,
+// 2 stages.
+Params attention_shape(int64_t S, int64_t D, bool causal, int64_t bm, int64_t threads) {
+  return Params{
+      {"B", 1},        {"H", 2},        {"HKV", 1},           {"S", S},     {"D", D}, {"causal", causal},
+      {"block_M", bm}, {"block_N", 64}, {"threads", threads}, {"stages", 2}};
+}
+
 // The gemm sample through cuda's pipeline for sm_90a.
 Function lowered_gemm(int64_t M, int64_t N, int64_t K, int64_t bm, int64_t bn, int64_t bk, int threads = 128,
                       DType t = f16, int stages = 2, bool bulk = false) {
@@ -256,20 +264,16 @@ TEST_CASE("sm_90a flash_attention on wgmma: P read from registers (the RS form)"
   PassManager pm(sm90a_passes());
   TargetInfo info = test::sm90a();
   info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = true;
-  auto shape = [](int64_t S, int64_t D, bool causal, int64_t bm, int64_t threads) {
-    return Params{
-        {"B", 1},        {"H", 2},        {"HKV", 1},           {"S", S},     {"D", D}, {"causal", causal},
-        {"block_M", bm}, {"block_N", 64}, {"threads", threads}, {"stages", 2}};
-  };
-  std::string ir = testing::check_lowered_params(s, f16, shape(130, 64, false, 64, 128), pm, info, rng);
+  std::string ir =
+      testing::check_lowered_params(s, f16, attention_shape(130, 64, false, 64, 128), pm, info, rng);
   CHECK(ir.find("mma \"wgmma_m64n64k16_f16_f32\" a=P[kk*8], b=tile V_shared[") != std::string::npos);
   CHECK(ir.find("b=tile trans K_shared[") != std::string::npos);
   CHECK(ir.find("local P: f16[32]") != std::string::npos);
   CHECK(ir.find("from_fragment") == std::string::npos);  // nothing fell back to a shared tile
   CHECK(ir.find("shared scores") == std::string::npos);
   CHECK(ir.find("mma_m16n8k16") == std::string::npos);
-  testing::check_lowered_params(s, f16, shape(100, 64, true, 64, 128), pm, info, rng);
-  ir = testing::check_lowered_params(s, bf16, shape(72, 128, true, 128, 256), pm, info, rng);
+  testing::check_lowered_params(s, f16, attention_shape(100, 64, true, 64, 128), pm, info, rng);
+  ir = testing::check_lowered_params(s, bf16, attention_shape(72, 128, true, 128, 256), pm, info, rng);
   CHECK(ir.find("a=P[kk*8], b=tile V_shared[") != std::string::npos);
   CHECK(ir.find("wgmma_m64n128k16_bf16_f32") != std::string::npos);
   // With bulk copies and warp roles: K and V as rank-reducing boxes (K[b, h, s0 +: 64, ..] into the
@@ -280,20 +284,20 @@ TEST_CASE("sm_90a flash_attention on wgmma: P read from registers (the RS form)"
     PassManager roles(passes);
     TargetInfo bulk = info;
     bulk.bulk_copy = true;
-    ir = testing::check_lowered_params(s, f16, shape(200, 128, true, 64, 128), roles, bulk, rng);
+    ir = testing::check_lowered_params(s, f16, attention_shape(200, 128, true, 64, 128), roles, bulk, rng);
     CHECK(ir.find("bulk_copy K[0 +: 1, ") != std::string::npos);
     CHECK(ir.find(", concurrently {") != std::string::npos);
     CHECK(ir.find("a=P[kk*8]") != std::string::npos);
     CHECK(ir.find("set_max_registers 216") != std::string::npos);  // one warpgroup: 2 blocks a multiprocessor
     // Two consumer warpgroups: 2 blocks (which the shared memory allows) would leave each consumer
     // 96 registers, fewer than its fragments hold, so 1 block and 232.
-    ir = testing::check_lowered_params(s, bf16, shape(130, 64, false, 128, 256), roles, bulk, rng);
+    ir = testing::check_lowered_params(s, bf16, attention_shape(130, 64, false, 128, 256), roles, bulk, rng);
     CHECK(ir.find("set_max_registers 232") != std::string::npos);
   }
   // Without register A the scores stay on wgmma but P·V does not: P goes to mma.sync registers
   // no wgmma reads, so everything stays as the mma.sync path has it.
   info.async_mma_register_a = false;
-  ir = testing::check_lowered_params(s, f16, shape(64, 64, false, 64, 128), pm, info, rng);
+  ir = testing::check_lowered_params(s, f16, attention_shape(64, 64, false, 64, 128), pm, info, rng);
   CHECK(ir.find("a=P[") == std::string::npos);
 }
 
@@ -311,25 +315,21 @@ TEST_CASE("issue_ahead: flash_attention's next Q·Kᵀ in flight beside this til
   PassManager pm(passes);
   TargetInfo info = test::sm90a();
   info.async_mma_trans_b = info.async_mma_rows = info.async_mma_register_a = info.bulk_copy = true;
-  auto shape = [](int64_t S, int64_t D, bool causal, int64_t bm, int64_t threads) {
-    return Params{
-        {"B", 1},        {"H", 2},        {"HKV", 1},           {"S", S},     {"D", D}, {"causal", causal},
-        {"block_M", bm}, {"block_N", 64}, {"threads", threads}, {"stages", 2}};
-  };
-  std::string ir = testing::check_lowered_params(s, f16, shape(200, 128, true, 64, 128), pm, info, rng);
+  std::string ir =
+      testing::check_lowered_params(s, f16, attention_shape(200, 128, true, 64, 128), pm, info, rng);
   CHECK(ir.find("local scores_next: f32[32]") != std::string::npos);
   CHECK(ir.find("b=tile trans K_shared[(ko + 1) % 2, 0, kk*16], c=scores_next[0]") != std::string::npos);
   CHECK(ir.find("scores[r] = scores_next[r]") != std::string::npos);
-  testing::check_lowered_params(s, f16, shape(60, 64, false, 64, 128), pm, info, rng);
-  testing::check_lowered_params(s, bf16, shape(330, 64, false, 128, 256), pm, info, rng);
-  testing::check_lowered_params(s, bf16, shape(130, 128, true, 128, 256), pm, info, rng);
+  testing::check_lowered_params(s, f16, attention_shape(60, 64, false, 64, 128), pm, info, rng);
+  testing::check_lowered_params(s, bf16, attention_shape(330, 64, false, 128, 256), pm, info, rng);
+  testing::check_lowered_params(s, bf16, attention_shape(130, 128, true, 128, 256), pm, info, rng);
   // Head dimension 256 (O on m64n256, 128 registers; the producer stays a warp).
-  ir = testing::check_lowered_params(s, f16, shape(90, 256, true, 64, 128), pm, info, rng);
+  ir = testing::check_lowered_params(s, f16, attention_shape(90, 256, true, 64, 128), pm, info, rng);
   CHECK(ir.find("wgmma_m64n256k16_f16_f32\" a=P[kk*8]") != std::string::npos);
   CHECK(ir.find("scores_next") != std::string::npos);
   // Mutations the interpreter must catch: the next tile's mbarrier wait dropped (its K read before
   // it lands), and the fence between clearing scores_next and the mmas into it.
-  samples::Params p = samples::resolve(s, shape(200, 64, false, 64, 128));
+  samples::Params p = samples::resolve(s, attention_shape(200, 64, false, 64, 128));
   Function f = s.build(p, f16).function();
   samples::Problem pr = s.make_problem(p, f16, rng);
   Function lowered = pm.run(bind_sizes(f, infer_sizes(f, testing::tensor_shapes(f, pr))), info);
