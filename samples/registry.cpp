@@ -11,7 +11,8 @@ const std::vector<Sample>& all() {
     using namespace detail;
     std::vector<Sample> v{gemm_sample(),    gemm_relu_sample(),       softmax_sample(),
                           rmsnorm_sample(), flash_attention_sample(), dequant_gemm_sample(),
-                          conv2d_sample(),  block_reduce_sample(),    gemm_softmax_sample()};
+                          conv2d_sample(),  block_reduce_sample(),    gemm_softmax_sample(),
+                          fp8_gemm_sample()};
     for (Sample& s : v) s.tune_space = tune_space_of(s.name);
     return v;
   }();

@@ -61,5 +61,6 @@ Sample dequant_gemm_sample();
 Sample conv2d_sample();
 Sample block_reduce_sample();
 Sample gemm_softmax_sample();
+Sample fp8_gemm_sample();
 
 }  // namespace tg::samples::detail

@@ -196,6 +196,12 @@ std::function<TuneSpace(const Params&, DType, const TargetInfo&)> tune_space_of(
   if (sample == "gemm_relu")
     return [](const Params& p, DType t, const TargetInfo& i) { return gemm_like_space(p, t, i, false); };
   if (sample == "gemm_softmax") return gemm_softmax_space;
+  if (sample == "fp8_gemm")  // one-byte elements: K steps up to 128 (a 128-byte swizzled row)
+    return [](const Params& p, DType t, const TargetInfo& i) {
+      TuneSpace s = gemm_like_space(p, t, i, true);
+      if (kind(i) == Device::Gpu) s.params[2].values = {64, 128};
+      return s;
+    };
   if (sample == "flash_attention") return flash_attention_space;
   if (sample == "softmax")
     return [](const Params& p, DType t, const TargetInfo& i) {

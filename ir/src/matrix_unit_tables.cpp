@@ -56,23 +56,35 @@ MatrixUnit mma_m16n8k16(DType in) {
   return u;
 }
 
-// ---- Hopper wgmma.mma_async.m64nNk16 (PTX ISA, "Register Fragments and Shared Memory Matrix
-// Layouts" for wgmma). A warpgroup of 128 threads; warp w = lane / 32 owns rows 16w .. 16w+15.
+// ---- Hopper wgmma.mma_async.m64nNk16 (f16, bf16) and m64nNk32 (e4m3, e5m2) (PTX ISA, "Register
+// Fragments and Shared Memory Matrix Layouts" for wgmma). A warpgroup of 128 threads; warp w =
+// lane / 32 owns rows 16w .. 16w+15.
 //   C/D (64×N, N/2 regs): within its warp, a thread repeats the m16n8 C pattern for every 8
 //     columns: row = 16w + groupID + 8·((i>>1)&1), col = 8·(i>>2) + 2·tid + (i&1).
-//   A (64×16, 8 regs): the register-sourced (RS) form, the m16n8k16 A pattern per warp.
-//   B (16×N): hardware reads B from shared memory through a descriptor, so no lane owns it.
+//   A (64×K): the register-sourced (RS) form, per warp the m16n8k16 A pattern (8 16-bit elements)
+//     or, for 8-bit types, m16n8k32's (16 elements: row groupID + 8·((i>>2)&1), col 4·tid + (i&3)
+//     + 16·(i>>3)).
+//   B (K×N): hardware reads B from shared memory through a descriptor, so no lane owns it.
 //     For interpretation we model it as registers: lane L holds row-major elements
 //     L·regs .. L·regs + regs − 1 of the K×N tile. Targets must not read this as a hardware layout.
-MatrixUnit wgmma_m64nNk16(int n, DType in) {
-  std::string name = "wgmma_m64n" + std::to_string(n) + "k16_" + std::string(in.name()) + "_f32";
-  MatrixUnit u = unit(name, "wgmma", 64, n, 16, 128, in, in, f32);
+// The 8-bit forms read both operands K-major (no transposed descriptors).
+MatrixUnit wgmma_m64nN(int n, DType in) {
+  const int k = in.bits() == 8 ? 32 : 16;
+  std::string name =
+      "wgmma_m64n" + std::to_string(n) + "k" + std::to_string(k) + "_" + std::string(in.name()) + "_f32";
+  MatrixUnit u = unit(name, "wgmma", 64, n, k, 128, in, in, f32);
   u.async = true;
-  u.a_layout = table(128, 8, [](int lane, int i) {
-    Slot s = mma_a(lane % 32, i);
-    return Slot{16 * (lane / 32) + s.row, s.col};
-  });
-  int b_regs = 16 * n / 128;
+  if (k == 16)
+    u.a_layout = table(128, 8, [](int lane, int i) {
+      Slot s = mma_a(lane % 32, i);
+      return Slot{16 * (lane / 32) + s.row, s.col};
+    });
+  else
+    u.a_layout = table(128, 16, [](int lane, int i) {
+      int g = (lane % 32) >> 2, t = lane % 4;
+      return Slot{16 * (lane / 32) + g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >> 3)};
+    });
+  int b_regs = k * n / 128;
   u.b_layout = table(128, b_regs, [n, b_regs](int lane, int r) {
     int e = lane * b_regs + r;
     return Slot{e / n, e % n};
@@ -141,8 +153,10 @@ std::vector<MatrixUnit> builtin_matrix_units() {
   units.push_back(mma_m16n8k16(f16));
   units.push_back(mma_m16n8k16(bf16));
   for (int n : {64, 128, 256}) {
-    units.push_back(wgmma_m64nNk16(n, f16));
-    units.push_back(wgmma_m64nNk16(n, bf16));
+    units.push_back(wgmma_m64nN(n, f16));
+    units.push_back(wgmma_m64nN(n, bf16));
+    units.push_back(wgmma_m64nN(n, fp8_e4m3));
+    units.push_back(wgmma_m64nN(n, fp8_e5m2));
   }
   units.push_back(mfma_16x16(16, f16, "f16"));
   units.push_back(mfma_16x16(16, bf16, "bf16"));  // gfx90a v_mfma_f32_16x16x16bf16_1k

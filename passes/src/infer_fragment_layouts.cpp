@@ -154,6 +154,8 @@ std::optional<Tiling> async_tiling(const ir::Gemm& g, const TargetInfo& info, in
       a->scope != (register_a ? Scope::Fragment : Scope::Shared) || b->scope != Scope::Shared ||
       a.rank() != 2 || b.rank() != 2 || !full_region(g.a) || !full_region(g.b) || a->dtype.is_packed())
     return std::nullopt;
+  // 8-bit units (wgmma k32 on e4m3/e5m2) read both operands K-major from shared memory.
+  if (a->dtype.bits() == 8 && (!g.trans_b || register_a)) return std::nullopt;
   // The shared tiles must take a swizzle the unit's descriptors read (swizzle_shared_tiles).
   const int64_t e = a->dtype.bits() / 8;
   if ((!register_a && swizzle_bits_for(k * e, bm) == 0) ||

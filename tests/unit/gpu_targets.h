@@ -30,9 +30,12 @@ inline TargetInfo model_nvidia(int sm, bool arch_specific = false) {
   t.register_file = 65536;
   t.reallocate_registers = arch_specific && sm >= 90;
   if (arch_specific)  // sm_90a: wgmma first
-    t.matrix_units.insert(t.matrix_units.begin(), {"wgmma_m64n256k16_f16_f32", "wgmma_m64n128k16_f16_f32",
-                                                   "wgmma_m64n64k16_f16_f32", "wgmma_m64n256k16_bf16_f32",
-                                                   "wgmma_m64n128k16_bf16_f32", "wgmma_m64n64k16_bf16_f32"});
+    t.matrix_units.insert(
+        t.matrix_units.begin(),
+        {"wgmma_m64n256k16_f16_f32", "wgmma_m64n128k16_f16_f32", "wgmma_m64n64k16_f16_f32",
+         "wgmma_m64n256k16_bf16_f32", "wgmma_m64n128k16_bf16_f32", "wgmma_m64n64k16_bf16_f32",
+         "wgmma_m64n256k32_e4m3_f32", "wgmma_m64n128k32_e4m3_f32", "wgmma_m64n64k32_e4m3_f32",
+         "wgmma_m64n256k32_e5m2_f32", "wgmma_m64n128k32_e5m2_f32", "wgmma_m64n64k32_e5m2_f32"});
   return t;
 }
 inline TargetInfo model_cdna(const std::string& gfx) {

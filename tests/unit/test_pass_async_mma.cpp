@@ -219,6 +219,41 @@ TEST_CASE("sm_90a gemm with trans_B: wgmma reads B K-major, a transposed shared 
   CHECK(plain.find("wgmma") == std::string::npos);
 }
 
+// fp8_gemm (A [M,K], B [N,K], e4m3/e5m2) on wgmma m64nNk32: both operands K-major shared tiles,
+// K steps of 32 one-byte elements (the 32 bytes of the f16 units' k16), 128-byte swizzle at
+// block_K=128 and 64-byte at 64; cp.async and bulk copies, ragged M/N/K, against the reference.
+// Without the trans_b switch (B K-major), and for A from registers, the 8-bit units are not used.
+TEST_CASE("sm_90a fp8_gemm: wgmma k32 reads e4m3/e5m2 A and B K-major from swizzled tiles") {
+  const Sample& s = *find("fp8_gemm");
+  PassManager pm(sm90a_passes());
+  std::mt19937_64 rng(5);
+  for (bool bulk : {false, true}) {
+    TargetInfo info = test::sm90a();
+    info.async_mma_trans_b = true;
+    info.bulk_copy = bulk;
+    CAPTURE(bulk);
+    std::string ir = testing::check_lowered_params(
+        s, fp8_e4m3, {{"M", 200}, {"N", 136}, {"K", 328}, {"block_K", 128}}, pm, info, rng);
+    CHECK(ir.find("mma \"wgmma_m64n128k32_e4m3_f32\"") != std::string::npos);
+    CHECK(ir.find("b=tile trans B_shared[") != std::string::npos);
+    CHECK(ir.find("layout=swizzle(3)") != std::string::npos);
+    testing::check_lowered_params(s, fp8_e5m2, {{"M", 130}, {"N", 257}, {"K", 136}, {"block_K", 64}}, pm,
+                                  info, rng);
+    testing::check_lowered_params(s, fp8_e4m3,
+                                  {{"M", 256},
+                                   {"N", 264},
+                                   {"K", 256},
+                                   {"block_K", 128},
+                                   {"block_N", 256},
+                                   {"threads", 256},
+                                   {"out_f16", 1}},
+                                  pm, info, rng);
+  }
+  std::string plain = testing::check_lowered_params(s, fp8_e4m3, {{"M", 128}, {"N", 128}, {"K", 128}}, pm,
+                                                    test::sm90a(), rng);
+  CHECK(plain.find("wgmma") == std::string::npos);
+}
+
 // A gemm whose rows are then reduced (gemm_softmax) on wgmma, where the target allows it
 // (TargetInfo::async_mma_rows; cuda's --param wgmma_rows=1): the scores stay in the warpgroup's
 // registers, row vectors beside them (C register r in row slot r / 2 % 2 of each unit tile, as on

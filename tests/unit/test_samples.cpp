@@ -82,11 +82,12 @@ void run_sample(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("samples: the registry lists the nine samples in order") {
+TEST_CASE("samples: the registry lists the ten samples in order") {
   std::vector<std::string> names;
   for (const Sample& s : all()) names.push_back(s.name);
   CHECK(names == std::vector<std::string>{"gemm", "gemm_relu", "softmax", "rmsnorm", "flash_attention",
-                                          "dequant_gemm", "conv2d", "block_reduce", "gemm_softmax"});
+                                          "dequant_gemm", "conv2d", "block_reduce", "gemm_softmax",
+                                          "fp8_gemm"});
   CHECK(find("gemm") == &all()[0]);
   CHECK(find("nope") == nullptr);
   for (const Sample& s : all()) {

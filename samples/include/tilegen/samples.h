@@ -98,7 +98,7 @@ struct Sample {
 };
 
 /// Every sample, in a stable order: gemm, gemm_relu, softmax, rmsnorm, flash_attention,
-/// dequant_gemm, conv2d, block_reduce.
+/// dequant_gemm, conv2d, block_reduce, gemm_softmax, fp8_gemm.
 const std::vector<Sample>& all();
 /// nullptr when unknown.
 const Sample* find(const std::string& name);

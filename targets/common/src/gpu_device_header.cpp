@@ -139,6 +139,34 @@ TG_DEVICE float tg_e2m1_to_f32(tg_u8 nib) {
   return (nib & 8) ? -v : v;
 }
 
+// ---- fp8 and fp4 encoding with float_to_fp8_bits' rounding (ties to even; e4m3 and e2m1 saturate
+// at their largest finite value, e5m2 overflows to inf; NaN is 0x7f, 0 for fp4). Normal range: drop
+// 23 - mbits bits of the f32 pattern, ties to even, a carry rolling into the exponent, and rebias;
+// below the smallest normal: |v| in units of the smallest subnormal, rounded to even (exact).
+TG_DEVICE tg_u32 tg_small_float_code(float v, int mbits, int bias) {
+  tg_u32 a = tg_f32_bits(v) & 0x7fffffffu;
+  float mag = tg_f32_from_bits(a);
+  if (mag < ldexpf(1.f, 1 - bias)) return tg_u32(rintf(ldexpf(mag, bias - 1 + mbits)));
+  int drop = 23 - mbits;
+  tg_u32 r = a + ((1u << (drop - 1)) - 1u) + ((a >> drop) & 1u);
+  return (r >> drop) - (tg_u32(127 - bias) << mbits);
+}
+TG_DEVICE tg_u8 tg_f32_to_e4m3(float v) {
+  if (v != v) return 0x7f;
+  tg_u32 c = tg_small_float_code(v, 3, 7);
+  return tg_u8((c > 0x7eu ? 0x7eu : c) | ((tg_f32_bits(v) >> 24) & 0x80u));
+}
+TG_DEVICE tg_u8 tg_f32_to_e5m2(float v) {
+  if (v != v) return 0x7f;
+  tg_u32 c = tg_small_float_code(v, 2, 15);
+  return tg_u8((c > 0x7bu ? 0x7cu : c) | ((tg_f32_bits(v) >> 24) & 0x80u));
+}
+TG_DEVICE int tg_f32_to_e2m1(float v) {
+  if (v != v) return 0;
+  tg_u32 c = tg_small_float_code(v, 1, 1);
+  return int((c > 7u ? 7u : c) | ((tg_f32_bits(v) >> 28) & 8u));
+}
+
 // ---- packed 4-bit elements: element i in the low nibble of byte i/2 when i is even.
 TG_DEVICE int tg_ld_u4(const tg_u8* p, tg_i64 i) { return (p[i >> 1] >> ((i & 1) * 4)) & 15; }
 TG_DEVICE int tg_ld_i4(const tg_u8* p, tg_i64 i) { int v = tg_ld_u4(p, i); return v >= 8 ? v - 16 : v; }

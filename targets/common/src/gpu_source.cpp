@@ -426,9 +426,9 @@ void SourceEmitter::store(const ir::Store& op) {
   if (t == f16) return line(buf + "[" + at + "] = tg_f32_to_f16(" + unrounded(v, "tg_round_f16(") + ");");
   if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + unrounded(v, "tg_round_bf16(") + ");");
   if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
-  if (t.is_float() && t.bits() < 16)
-    throw Error("the " + target_name() + " target cannot store " + std::string(t.name()) + " elements yet",
-                op.loc);
+  if (t == fp4_e2m1) return line("tg_st_4(" + buf + ", " + at + ", tg_f32_to_e2m1(" + v + "));");
+  if (t == fp8_e4m3 || t == fp8_e5m2)
+    return line(buf + "[" + at + "] = tg_f32_to_" + std::string(t.name()) + "(" + v + ");");
   line(buf + "[" + at + "] = " + v + ";");
 }
 

@@ -20,8 +20,9 @@ TargetInfo nvidia_target_info(int sm, bool arch_specific) {
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
   if (arch_specific && sm >= 90) {
     std::vector<std::string> units;
-    for (const char* t : {"f16", "bf16"})
-      for (int n : {256, 128, 64}) units.push_back("wgmma_m64n" + std::to_string(n) + "k16_" + t + "_f32");
+    for (const char* t : {"f16", "bf16", "e4m3", "e5m2"})
+      for (int n : {256, 128, 64})
+        units.push_back("wgmma_m64n" + std::to_string(n) + (t[0] == 'e' ? "k32_" : "k16_") + t + "_f32");
     info.matrix_units.insert(info.matrix_units.begin(), units.begin(), units.end());
     info.reallocate_registers = true;  // setmaxnreg
   }

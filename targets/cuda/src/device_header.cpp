@@ -249,6 +249,25 @@ __device__ __forceinline__ void tg_fence_operand_pair(tg_u16* r) {
            "\n      : \"r\"(A[0]), \"r\"(A[1]), \"r\"(A[2]), \"r\"(A[3]), \"l\"(desc_b), \"r\"(1), "
            "\"n\"(TB));\n}\n";
     }
+  // The 8-bit forms: both operands K-major (PTX has no imm-trans for them), A from shared memory.
+  for (const char* t : {"e4m3", "e5m2"})
+    for (int n : {64, 128, 256}) {
+      const int regs = n / 2;
+      std::string list, operands;
+      for (int i = 0; i < regs; ++i) {
+        list += (i ? "," : "") + std::string("%") + std::to_string(i);
+        operands += (i ? ", " : "") + std::string("\"+f\"(d[") + std::to_string(i) + "])";
+      }
+      auto op = [&](int k) { return "%" + std::to_string(regs + k); };
+      s += "template <int TA, int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) +
+           "k32_" + t +
+           "_f32(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n"
+           "  static_assert(TA == 0 && TB == 0, \"8-bit wgmma reads A and B K-major\");\n"
+           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
+           op(2) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k32.f32." + t + "." + t +
+           " {" + list + "}, " + op(0) + ", " + op(1) + ", p, 1, 1;\\n}\"\n      : " + operands +
+           "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n}\n";
+    }
   s += "#endif\n";
   return s;
 }

@@ -32,7 +32,7 @@ struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 TG_MATH1(expf, __builtin_expf) TG_MATH1(exp2f, __builtin_exp2f) TG_MATH1(logf, __builtin_logf)
 TG_MATH1(log2f, __builtin_log2f) TG_MATH1(sqrtf, __builtin_sqrtf) TG_MATH1(fabsf, __builtin_fabsf)
 TG_MATH1(floorf, __builtin_floorf) TG_MATH1(ceilf, __builtin_ceilf) TG_MATH1(roundf, __builtin_roundf)
-TG_MATH1(sinf, __builtin_sinf) TG_MATH1(cosf, __builtin_cosf)
+TG_MATH1(sinf, __builtin_sinf) TG_MATH1(cosf, __builtin_cosf) TG_MATH1(rintf, __builtin_rintf)
 TG_MATHD(exp, __builtin_exp) TG_MATHD(exp2, __builtin_exp2) TG_MATHD(log, __builtin_log)
 TG_MATHD(log2, __builtin_log2) TG_MATHD(sqrt, __builtin_sqrt) TG_MATHD(fabs, __builtin_fabs)
 TG_MATHD(floor, __builtin_floor) TG_MATHD(ceil, __builtin_ceil) TG_MATHD(round, __builtin_round)
@@ -130,6 +130,14 @@ TG_DEVICE void tg_mfma_f32_32x32x8_bf16(float* c, const tg_u16* a, const tg_u16*
 TG_DEVICE void tg_mfma_f32_16x16x4_f32(float* c, const float* a, const float* b) {
   tg_unvec(c, __builtin_amdgcn_mfma_f32_16x16x4f32(a[0], b[0], tg_vec<tg_f32x4>(c), 0, 0, 0));
 }
+// e4m3 → f16, exact: its 7 magnitude bits shifted into f16's exponent and mantissa fields are the
+// value times 2^-8 (bias 15 against 7; e4m3's subnormals land on f16's), so one multiply by 256
+// rescales; S.1111.111 (NaN) is set apart.
+TG_DEVICE _Float16 tg_e4m3_to_f16(tg_u8 b) {
+  const tg_u16 bits = tg_u16(((b & 0x7f) << 7) | ((b & 0x80) << 8));
+  const _Float16 v = __builtin_bit_cast(_Float16, bits) * (_Float16)256.0f;
+  return (b & 0x7f) == 0x7f ? __builtin_bit_cast(_Float16, tg_u16(0x7e00)) : v;
+}
 // 16x16x32 with OCP e4m3 inputs (the IR's fp8). gfx942's fp8 MFMA reads the FNUZ variant (bias 8),
 // which cannot hold e4m3 values of 256 and above, so the lane's 8 k-values are decoded to f16
 // (exact) and multiplied as two 16x16x16 f16 MFMAs: lane L's k = 8*(L/16) + i splits into
@@ -139,8 +147,8 @@ TG_DEVICE void tg_mfma_f32_16x16x32_fp8(float* c, const tg_u8* a, const tg_u8* b
   for (int h = 0; h < 2; ++h) {
     tg_f16x4 av, bv;
     for (int i = 0; i < 4; ++i) {
-      av[i] = (_Float16)tg_e4m3_to_f32(a[4 * h + i]);
-      bv[i] = (_Float16)tg_e4m3_to_f32(b[4 * h + i]);
+      av[i] = tg_e4m3_to_f16(a[4 * h + i]);
+      bv[i] = tg_e4m3_to_f16(b[4 * h + i]);
     }
     acc = __builtin_amdgcn_mfma_f32_16x16x16f16(av, bv, acc, 0, 0, 0);
   }

@@ -77,6 +77,7 @@ class KernelLowering {
   uint32_t lazy_select(uint32_t cond, const Expr& t, const Expr& f, DType type);
   uint32_t access_check(const ir::AccessCheck& op);  // lower_access_check.cpp
   uint32_t decode_small_float(DType t, uint32_t bits);
+  uint32_t encode_small_float(DType t, uint32_t value);  // f32 → the format's bits, as i32
   uint32_t round_bf16(uint32_t value);
   uint32_t round_f16(uint32_t value);
   uint32_t erf(uint32_t x);

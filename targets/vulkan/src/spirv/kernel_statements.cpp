@@ -136,7 +136,8 @@ Error KernelLowering::workgroup_overflow(int64_t bytes, const std::string& share
             "variables of parallel loops over its shape)";
   return Error(
       "unsupported: " + what + " need " + std::to_string(bytes) +
-          " bytes of Workgroup memory (f16, bf16, i16, i8, u8 at their width and 4-bit formats as "
+          " bytes of Workgroup memory (f16, bf16, i16, i8, u8, e4m3, e5m2 at their width and 4-bit formats "
+          "as "
           "bytes with shaderFloat16, shaderInt16 and shaderInt8, other formats below 32 bits as 32-bit "
           "values); this Vulkan device has " +
           std::to_string(M.features.max_shared_bytes) + ": use smaller tiles" +
@@ -170,8 +171,8 @@ void KernelLowering::narrow_shared(DType t, BufferStorage* s) {
   } else if ((t == bf16 || t == i16) && M.features.int16) {
     m.capability(spv::CapInt16);
     s->element_type = m.type_int(16, t == i16), s->form = BufferStorage::Form::Narrow;
-  } else if ((t == i8 || t == u8 || t.is_packed()) && M.features.int8) {  // int4, uint4, fp4: a byte each
-    m.capability(spv::CapInt8);
+  } else if ((t == i8 || t == u8 || t == fp8_e4m3 || t == fp8_e5m2 || t.is_packed()) && M.features.int8) {
+    m.capability(spv::CapInt8);  // fp8 as its bits (as in a tensor); int4, uint4, fp4: a byte each
     s->element_type = m.type_int(8, t == i8 || t == int4), s->form = BufferStorage::Form::Narrow;
   }
 }

@@ -2,7 +2,7 @@
 // flat indices, access chains, narrow and packed formats (see kernel_lowering.h).
 //   f16 tensor element  → OpFConvert to f32         bf16 → its bits << 16, as f32
 //   int4 (two a byte)   → OpBitFieldSExtract of the byte at i/2, bits (i%2)*4 ..+4
-//   e4m3 / e5m2 / e2m1  → decoded in integer and float arithmetic (loads only)
+//   e4m3 / e5m2 / e2m1  → decoded and encoded (ties to even) in integer and float arithmetic
 #include <cmath>
 #include <limits>
 
@@ -80,10 +80,9 @@ uint32_t KernelLowering::round_f16(uint32_t v) {
 uint32_t KernelLowering::round_to(DType t, uint32_t v, const SourceLoc& loc) {
   if (t == f16) return round_f16(v);
   if (t == bf16) return round_bf16(v);
-  if (t.is_float() && t.bits() < 16)
-    throw Error("unsupported: the vulkan target cannot compute in " + std::string(t.name()) +
-                    " (it decodes such elements when loading them); compute in f16 or f32",
-                loc);
+  (void)loc;
+  // e4m3, e5m2, e2m1: through their bits (NaN stays NaN for fp8; fp4 has none, as on the host)
+  if (t.is_float() && t.bits() < 16) return decode_small_float(t, encode_small_float(t, v));
   return v;
 }
 
@@ -238,6 +237,43 @@ uint32_t KernelLowering::decode_small_float(DType t, uint32_t bits) {
               {m.op(spv::OpINotEqual, bt, {sign, c_i32(0)}), m.op(spv::OpFNegate, f, {v}), v});
 }
 
+// f32 → e4m3 / e5m2 / e2m1 bits with float_to_fp8_bits' (and float_to_fp4_bits') rounding: ties to
+// even, e4m3 and e2m1 saturating at their largest finite value, e5m2 overflowing to inf. Normal
+// range: drop 23 - mbits bits of the f32 pattern with ties to even (a carry rolls into the
+// exponent) and rebias; below the smallest normal: |v| in units of the smallest subnormal, rounded
+// to even (exact: the scale is a power of two). NaN → 0x7F for fp8 (its sign dropped), 0 for fp4.
+uint32_t KernelLowering::encode_small_float(DType t, uint32_t v) {
+  uint32_t f = M.t_f32, i = M.t_i32, bt = M.t_bool;
+  const int ebits = t == fp8_e5m2   ? 5
+                    : t == fp8_e4m3 ? 4
+                                    : 2,
+            mbits = t == fp8_e5m2   ? 2
+                    : t == fp8_e4m3 ? 3
+                                    : 1;
+  const int bias = (1 << (ebits - 1)) - 1, drop = 23 - mbits;
+  auto op = [&](uint32_t code, uint32_t a, uint32_t b) { return m.op(code, i, {a, b}); };
+  uint32_t u = m.op(spv::OpBitcast, i, {v});
+  uint32_t a = op(spv::OpBitwiseAnd, u, c_i32(0x7fffffff));
+  uint32_t lsb = m.op(spv::OpBitFieldUExtract, i, {a, c_i32(drop), c_i32(1)});
+  uint32_t r = op(spv::OpIAdd, a, op(spv::OpIAdd, c_i32((int64_t(1) << (drop - 1)) - 1), lsb));
+  uint32_t normal =
+      op(spv::OpISub, op(spv::OpShiftRightLogical, r, c_i32(drop)), c_i32(int64_t(127 - bias) << mbits));
+  uint32_t mag = glsl(f, 4 /* FAbs */, {v});
+  uint32_t units =
+      glsl(f, 2 /* RoundEven */, {m.op(spv::OpFMul, f, {mag, c_f32(std::ldexp(1.0, bias - 1 + mbits))})});
+  uint32_t sub = m.op(spv::OpFOrdLessThan, bt, {mag, c_f32(std::ldexp(1.0, 1 - bias))});
+  uint32_t code = m.op(spv::OpSelect, i, {sub, m.op(spv::OpConvertFToS, i, {units}), normal});
+  const int largest = (1 << (ebits + mbits)) - 1;  // all exponent and mantissa bits set
+  if (t == fp8_e5m2)                               // past 57344 (0x7B): inf
+    code = m.op(spv::OpSelect, i, {m.op(spv::OpSGreaterThan, bt, {code, c_i32(0x7B)}), c_i32(0x7C), code});
+  else  // e4m3: 448 (0x7E) is the largest finite, e2m1: 6 (0x7)
+    code = glsl(i, 39 /* SMin */, {code, c_i32(t == fp8_e4m3 ? largest - 1 : largest)});
+  uint32_t sign = op(spv::OpShiftLeftLogical, m.op(spv::OpBitFieldUExtract, i, {u, c_i32(31), c_i32(1)}),
+                     c_i32(ebits + mbits));
+  code = op(spv::OpBitwiseOr, code, sign);
+  return m.op(spv::OpSelect, i, {m.op(spv::OpIsNan, bt, {v}), c_i32(t == fp4_e2m1 ? 0 : 0x7F), code});
+}
+
 void KernelLowering::store_element(const BufferStorage& b, const std::vector<Expr>& indices, uint32_t v,
                                    const SourceLoc& loc) {
   uint32_t mem = memory_operand(b);
@@ -250,10 +286,6 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
   auto to_byte = [&](uint32_t w) {
     return m.op(spv::OpUConvert, m.type_int(8, false), {m.op(spv::OpBitcast, M.t_u32, {w})});
   };
-  if (b.dtype.is_float() && b.dtype.bits() < 16)
-    throw Error("unsupported: the vulkan target cannot store " + std::string(b.dtype.name()) +
-                    " elements (it decodes them on load only); store f16 or f32",
-                loc);
   if (b.form == BufferStorage::Form::Packed)  // two elements a byte: no race-free byte store in SPIR-V
     throw Error("unsupported: the vulkan target does not store " + std::string(b.dtype.name()) +
                     " elements to a tensor (two share a byte, and threads storing neighbours would undo each "
@@ -276,6 +308,9 @@ void KernelLowering::store_element(const BufferStorage& b, const std::vector<Exp
     case TypeCode::I4: return raw_store(ptr, m.op(spv::OpSConvert, b.element_type, {v}));
     case TypeCode::U8:
     case TypeCode::U4: return raw_store(ptr, to_byte(v));
+    case TypeCode::F8E4M3:
+    case TypeCode::F8E5M2:
+    case TypeCode::F4E2M1: return raw_store(ptr, to_byte(encode_small_float(b.dtype, v)));
     case TypeCode::Bool:
       return raw_store(ptr, to_byte(m.op(spv::OpSelect, M.t_i32, {v, c_i32(1), c_i32(0)})));
     default: throw Error("vulkan codegen: no store for " + std::string(b.dtype.name()), loc);
