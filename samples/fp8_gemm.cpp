@@ -92,8 +92,10 @@ void add_fp8_shapes(Sample& s) {
 }  // namespace
 
 // Where a warpgroup unit takes the dtype (wgmma k32 for e4m3/e5m2), K steps of 128: one 128-byte
-// swizzled row of fp8 per tile row, the f16 gemm's 64-wide steps in bytes. The cpu's tiles are
-// gemm's (fp8 is widened to f32 there, so the f32 gemm's blocking holds).
+// swizzled row of fp8 per tile row, the f16 gemm's 64-wide steps in bytes. The default 32 is one
+// step of mma.sync m16n8k32 (sm_89+) and MFMA 16x16x32: two unrolled steps of 128×128 took ptxas to
+// 255 registers and a spill on sm_90, one stays within them. The cpu's tiles are gemm's (fp8 is
+// widened to f32 there, so the f32 gemm's blocking holds).
 Params fp8_gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
   if (!target.is_cpu) {
     for (const std::string& name : target.matrix_units) {
@@ -117,7 +119,7 @@ Sample fp8_gemm_sample() {
               {"K", 1024, "reduction length"},
               {"block_M", 128, "rows of a block's tile"},
               {"block_N", 128, "columns of a block's tile"},
-              {"block_K", 64, "K step of the pipelined loop"},
+              {"block_K", 32, "K step of the pipelined loop"},
               {"threads", 128, "threads per block", 1, 1024},
               {"stages", 3, "pipeline depth of the K loop"},
               flag("out_f16", 0, "C in f16 instead of bf16")};

@@ -56,6 +56,24 @@ MatrixUnit mma_m16n8k16(DType in) {
   return u;
 }
 
+// ---- CUDA mma.sync.aligned.m16n8k32 with 8-bit floats (e4m3, e5m2; sm_89 and later; PTX ISA,
+// "Matrix Fragments for mma.m16n8k32"): four bytes a 32-bit register, the lower-numbered lowest.
+//   A (16×32, a0..a15): row = groupID + 8·((i>>2)&1), col = 4·tid + (i&3) + 16·(i>>3)
+//   B (32×8,  b0..b7):  row = 4·tid + (i&3) + 16·(i>>2),   col = groupID
+//   C: as m16n8k16's.
+MatrixUnit mma_m16n8k32(DType in) {
+  MatrixUnit u =
+      unit("mma_m16n8k32_" + std::string(in.name()) + "_f32", "mma.sync", 16, 8, 32, 32, in, in, f32);
+  u.a_layout = table(32, 16, [](int lane, int i) {
+    return Slot{(lane >> 2) + 8 * ((i >> 2) & 1), (lane % 4) * 4 + (i & 3) + 16 * (i >> 3)};
+  });
+  u.b_layout = table(32, 8, [](int lane, int i) {
+    return Slot{(lane % 4) * 4 + (i & 3) + 16 * (i >> 2), lane >> 2};
+  });
+  u.c_layout = table(32, 4, mma_c);
+  return u;
+}
+
 // ---- Hopper wgmma.mma_async.m64nNk16 (f16, bf16) and m64nNk32 (e4m3, e5m2) (PTX ISA, "Register
 // Fragments and Shared Memory Matrix Layouts" for wgmma). A warpgroup of 128 threads; warp w =
 // lane / 32 owns rows 16w .. 16w+15.
@@ -152,6 +170,8 @@ std::vector<MatrixUnit> builtin_matrix_units() {
   std::vector<MatrixUnit> units;
   units.push_back(mma_m16n8k16(f16));
   units.push_back(mma_m16n8k16(bf16));
+  units.push_back(mma_m16n8k32(fp8_e4m3));
+  units.push_back(mma_m16n8k32(fp8_e5m2));
   for (int n : {64, 128, 256}) {
     units.push_back(wgmma_m64nN(n, f16));
     units.push_back(wgmma_m64nN(n, bf16));

@@ -1257,8 +1257,9 @@ class LayoutLowering : public IRMutator {
 
   // Loads of one operand's registers for every unit tile along M (A) or N (B):
   //   for mi { for r { a_regs[mi*8 + r] = A_shared[row(mi, r), kk*16 + col(r)] } }
-  // Where registers 2p and 2p+1 hold neighbours along the tile's contiguous dimension (A's k for
-  // a row-major A), they are loaded as pairs, which code generators turn into one 32-bit load:
+  // Where runs of w registers (w·element ≤ 32 bits: pairs of 16-bit elements, fours of 8-bit
+  // ones) hold neighbours along the tile's contiguous dimension (A's k for a row-major A), each run
+  // is loaded as one, which code generators turn into one 32-bit load:
   //   for mi { for p { for h in vectorized(0 +: 2) { a_regs[mi*8 + p*2 + h] = A_shared[..., ... + h] } } }
   Stmt load_operand(const ir::Gemm& g, const Tiling& t, bool is_a, const Buffer& regs, const Expr& warp,
                     const Expr& lane, const Expr& kk) {
@@ -1267,12 +1268,15 @@ class LayoutLowering : public IRMutator {
     const int nregs = is_a ? u.a_regs() : u.b_regs();
     // The operand's (row, col) that is contiguous in the source buffer.
     const bool row_contiguous = is_a ? g.trans_a : g.trans_b;
-    const int pair = paired(layout, nregs, row_contiguous) ? 2 : 1;
+    const int bits = (is_a ? g.a.buffer : g.b.buffer)->dtype.bits();
+    int pair = 1;
+    for (int w : {4, 2})
+      if (pair == 1 && w * bits <= 32 && paired(layout, nregs, row_contiguous, w)) pair = w;
     std::vector<MatrixUnit::Slot> firsts;
     for (std::size_t i = 0; i < layout.size(); i += std::size_t(pair)) firsts.push_back(layout[i]);
-    Var tile(is_a ? "mi" : "ni"), r(pair == 2 ? "p" : "r"), h("h");
+    Var tile(is_a ? "mi" : "ni"), r(pair > 1 ? "p" : "r"), h("h");
     SlotExprs s = *slot_exprs(firsts, u.group_size, nregs / pair, lane, r);
-    Expr step = pair == 2 ? Expr(h) : Expr(0);
+    Expr step = pair > 1 ? Expr(h) : Expr(0);
     Expr row = s.row + (row_contiguous ? step : Expr(0)), col = s.col + (row_contiguous ? Expr(0) : step);
     std::vector<Expr> at;
     if (is_a) {
@@ -1284,19 +1288,20 @@ class LayoutLowering : public IRMutator {
     }
     const Buffer& src = is_a ? g.a.buffer : g.b.buffer;
     Stmt st = make_store(regs, {tile * nregs + r * pair + step}, cast(regs->dtype, src.load(at)), g.loc);
-    if (pair == 2) st = make_for(h, 0, 2, st, ForKind::Vectorized, g.loc);
+    if (pair > 1) st = make_for(h, 0, pair, st, ForKind::Vectorized, g.loc);
     st = make_for(r, 0, nregs / pair, st, ForKind::Unrolled, g.loc);
     return make_for(tile, 0, is_a ? t.mt : t.nt, st, ForKind::Unrolled, g.loc);
   }
 
-  // Whether registers 2p+1 always hold the element after 2p along rows (or columns).
-  static bool paired(const std::vector<MatrixUnit::Slot>& layout, int regs, bool along_rows) {
-    if (regs % 2 != 0) return false;
-    for (std::size_t i = 0; i + 1 < layout.size(); i += 2) {
-      MatrixUnit::Slot a = layout[i], b = layout[i + 1];
-      if (along_rows ? (b.row != a.row + 1 || b.col != a.col) : (b.col != a.col + 1 || b.row != a.row))
-        return false;
-    }
+  // Whether registers w·p .. w·p + w-1 always hold consecutive elements along rows (or columns).
+  static bool paired(const std::vector<MatrixUnit::Slot>& layout, int regs, bool along_rows, int w = 2) {
+    if (regs % w != 0) return false;
+    for (std::size_t i = 0; i + std::size_t(w) - 1 < layout.size(); i += std::size_t(w))
+      for (int j = 1; j < w; ++j) {
+        MatrixUnit::Slot a = layout[i], b = layout[i + std::size_t(j)];
+        if (along_rows ? (b.row != a.row + j || b.col != a.col) : (b.col != a.col + j || b.row != a.row))
+          return false;
+      }
     return true;
   }
 

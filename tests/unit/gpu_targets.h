@@ -27,6 +27,8 @@ inline TargetInfo model_nvidia(int sm, bool arch_specific = false) {
   t.async_copy = t.lane_shuffle = true;
   t.max_grid = {2147483647, 65535, 65535};
   t.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  if (sm >= 89)
+    t.matrix_units.insert(t.matrix_units.end(), {"mma_m16n8k32_e4m3_f32", "mma_m16n8k32_e5m2_f32"});
   t.register_file = 65536;
   t.reallocate_registers = arch_specific && sm >= 90;
   if (arch_specific)  // sm_90a: wgmma first

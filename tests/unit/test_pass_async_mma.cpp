@@ -222,7 +222,8 @@ TEST_CASE("sm_90a gemm with trans_B: wgmma reads B K-major, a transposed shared 
 // fp8_gemm (A [M,K], B [N,K], e4m3/e5m2) on wgmma m64nNk32: both operands K-major shared tiles,
 // K steps of 32 one-byte elements (the 32 bytes of the f16 units' k16), 128-byte swizzle at
 // block_K=128 and 64-byte at 64; cp.async and bulk copies, ragged M/N/K, against the reference.
-// Without the trans_b switch (B K-major), and for A from registers, the 8-bit units are not used.
+// Without the trans_b switch (B K-major), and for A from registers, the 8-bit wgmma units are not
+// used: mma.sync m16n8k32 is.
 TEST_CASE("sm_90a fp8_gemm: wgmma k32 reads e4m3/e5m2 A and B K-major from swizzled tiles") {
   const Sample& s = *find("fp8_gemm");
   PassManager pm(sm90a_passes());
@@ -249,9 +250,15 @@ TEST_CASE("sm_90a fp8_gemm: wgmma k32 reads e4m3/e5m2 A and B K-major from swizz
                                    {"out_f16", 1}},
                                   pm, info, rng);
   }
+  // Without it, mma.sync m16n8k32 (sm_89+), its four bytes a register loaded as one 32-bit run.
   std::string plain = testing::check_lowered_params(s, fp8_e4m3, {{"M", 128}, {"N", 128}, {"K", 128}}, pm,
                                                     test::sm90a(), rng);
   CHECK(plain.find("wgmma") == std::string::npos);
+  CHECK(plain.find("mma \"mma_m16n8k32_e4m3_f32\"") != std::string::npos);
+  CHECK(plain.find("for h in vectorized(0 +: 4)") != std::string::npos);
+  testing::check_lowered_params(s, fp8_e5m2,
+                                {{"M", 50}, {"N", 37}, {"K", 45}, {"block_M", 32}, {"block_N", 32}}, pm,
+                                test::sm90a(), rng);
 }
 
 // A gemm whose rows are then reduced (gemm_softmax) on wgmma, where the target allows it

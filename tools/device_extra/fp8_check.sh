@@ -2,9 +2,9 @@
 # fp8_check.sh LOG_DIR — issue 15's fp8 row: fp8_gemm (A [M,K], B [N,K] in e4m3/e5m2, per-tensor
 # scales, bf16 out) on wgmma m64nNk32, in one call (at most ~8 minutes; later steps skipped past 460 s):
 #   1. builds the tilegen CLI and the cuda plugin (build folder shared with tma_check.sh);
-#   2. fp8_gemm's conformance on the default path (the SIMT loop: 8-bit wgmma needs B K-major,
+#   2. fp8_gemm's conformance on the default path (mma.sync m16n8k32: 8-bit wgmma needs B K-major,
 #      TILEGEN_CUDA_WGMMA_TRANS_B=1), with it (W), and with TMA and warp roles too (R); ragged runs;
-#   3. e4m3 8192³ and 4096³ → bf16 on W and R beside torch._scaled_mm (bench/torch_scaled_mm_peer.py)
+#   3. e4m3 8192³ and 4096³ → bf16 on the three beside torch._scaled_mm (bench/torch_scaled_mm_peer.py)
 #      in the same call, then tiles (block_K 128 / 64, block_N 256 on two warpgroups, 4 stages);
 #   4. compute-sanitizer memcheck / racecheck / synccheck on a ragged run of W and R; ptxas -v; ncu.
 # Summaries on stdout; text logs in LOG_DIR/logs.tgz, rewritten after each step.
@@ -31,7 +31,7 @@ for e in "$W" "$R"; do
 done
 pack
 for n in 8192 4096; do
-  for e in "$W" "$R"; do
+  for e in "TILEGEN_CUDA_WGMMA_TRANS_B=0" "$W" "$R"; do  # mma.sync m16n8k32, wgmma, wgmma + TMA + roles
     r=$(env $e timeout 90 "$TG" bench fp8_gemm --target cuda --dtype e4m3 --set M=$n,N=$n,K=$n \
       --csv "$L/bench_fp8.csv" 2>&1 | grep -E "median|rror|TFLOP" | tr '\n' ' ')
     echo "fp8 $n $e :: $r"

@@ -18,6 +18,8 @@ TargetInfo nvidia_target_info(int sm, bool arch_specific) {
   info.lane_shuffle = true;                    // shfl.sync
   info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
+  if (sm >= 89)  // Ada and Hopper: mma.sync on fp8 (e4m3, e5m2)
+    info.matrix_units.insert(info.matrix_units.end(), {"mma_m16n8k32_e4m3_f32", "mma_m16n8k32_e5m2_f32"});
   if (arch_specific && sm >= 90) {
     std::vector<std::string> units;
     for (const char* t : {"f16", "bf16", "e4m3", "e5m2"})
