@@ -6,24 +6,10 @@ warm-up, CUDA events); bf16 A·Bᵀ by torch.matmul beside it. Prints one line p
     scaled_mm M=.. N=.. K=.. dtype=.. out=.. median_ms=.. tflops=..
 Run on the GPU machine beside `tilegen bench fp8_gemm` so both come from one run."""
 import argparse
-import statistics
 
 import torch
 
-
-def time_ms(fn, warmup=10, runs=50):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from torch_sdpa_peer import time_ms  # the same timing as the attention peer (bench/)
 
 
 def main():

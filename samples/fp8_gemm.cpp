@@ -4,7 +4,6 @@
 // step leaves them); the f32 accumulator is scaled once, in registers, and stored in bf16 (or f16
 // with out_f16=1).
 #include "sample_support.h"
-#include "tilegen/ir/matrix_unit.h"
 
 namespace tg::samples::detail {
 namespace {
@@ -91,24 +90,11 @@ void add_fp8_shapes(Sample& s) {
 
 }  // namespace
 
-// Where a warpgroup unit takes the dtype (wgmma k32 for e4m3/e5m2), K steps of 128: one 128-byte
-// swizzled row of fp8 per tile row, the f16 gemm's 64-wide steps in bytes. The default 32 is one
-// step of mma.sync m16n8k32 (sm_89+) and MFMA 16x16x32: two unrolled steps of 128×128 took ptxas to
-// 255 registers and a spill on sm_90, one stays within them. The cpu's tiles are gemm's (fp8 is
-// widened to f32 there, so the f32 gemm's blocking holds).
-Params fp8_gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
-  if (!target.is_cpu) {
-    for (const std::string& name : target.matrix_units) {
-      const MatrixUnit* u = find_matrix_unit(name);
-      if (u && u->family == "wgmma" && u->a_type == t) return {{"block_K", 128}};
-    }
-    return {};
-  }
-  const bool big = std::min(param(p, "M"), param(p, "N")) >= 2048;
-  return big ? Params{{"block_M", 192}, {"block_N", 256}, {"block_K", 64}}
-             : Params{{"block_M", 96}, {"block_N", 128}, {"block_K", 128}};
-}
-
+// Tiles as gemm's (gemm_tiles_with), with K steps of 128 where a warpgroup unit takes the dtype (wgmma
+// k32 for e4m3/e5m2): one 128-byte swizzled row of fp8 per tile row, the f16 gemm's 64-wide steps
+// in bytes. The default 32 is one step of mma.sync m16n8k32 (sm_89+) and MFMA 16x16x32: two
+// unrolled steps of 128×128 took ptxas to 255 registers and a spill on sm_90, one stays within
+// them. On the cpu fp8 is widened to f32, so the f32 gemm's blocking holds.
 Sample fp8_gemm_sample() {
   Sample s;
   s.name = "fp8_gemm";
@@ -141,7 +127,9 @@ Sample fp8_gemm_sample() {
   add_fp8_shapes(s);
   s.bench_shapes = {{{"M", 8192}, {"N", 8192}, {"K", 8192}}, {{"M", 4096}, {"N", 4096}, {"K", 4096}}};
   s.flops = [](const Params& p, DType) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); };
-  s.tuned = fp8_gemm_tiles;
+  s.tuned = [](const TargetInfo& target, const Params& p, DType t) {
+    return gemm_tiles_with(target, p, t, 128);
+  };
   s.bytes = [](const Params& p, DType) {
     double M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
     return M * K + K * N + M * N * 2.0;

@@ -110,11 +110,11 @@ void add_gemm_shapes(Sample& s) {
 // Where a warpgroup unit (wgmma) takes the dtype, K steps of 64: one 128-byte swizzled row of f16
 // per tile row, and half the waits per K of 32. Measured on an H100 at 18f6100 (PERF.md, GEMM
 // f16 4096³, 128×128, 3 stages): 0.297 ms against 0.343 ms with K steps of 32.
-Params gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
+Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k) {
   if (!target.is_cpu) {
     for (const std::string& name : target.matrix_units) {
       const MatrixUnit* u = find_matrix_unit(name);
-      if (u && u->family == "wgmma" && u->a_type == t) return {{"block_K", 64}};
+      if (u && u->family == "wgmma" && u->a_type == t) return {{"block_K", warpgroup_block_k}};
     }
     return {};
   }

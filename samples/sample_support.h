@@ -38,8 +38,13 @@ inline double element_bytes(DType t) { return t.bits() / 8.0; }
 inline std::string dtype_name(DType t) { return std::string(t.name()); }
 
 /// The cpu target's tiles for a gemm-shaped sample (block_M, block_N, block_K), from bench_cpu's
-/// measurements (docs/PERF.md, CPU); empty for any other target. gemm.cpp.
-Params gemm_tiles(const TargetInfo& target, const Params& p, DType t);
+/// measurements (docs/PERF.md, CPU); on a GPU whose warpgroup unit (wgmma) takes the dtype, K
+/// steps of `warpgroup_block_k` (one 128-byte swizzled row a tile row: 64 f16, 128 fp8); else
+/// empty. gemm.cpp.
+Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k);
+inline Params gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
+  return gemm_tiles_with(target, p, t, 64);
+}
 
 /// Row kernels' tiles (softmax, rmsnorm) on a hardware GPU with lane shuffles: one row a block,
 /// the whole row in one tile (block_N the power of two ≥ N, up to 16384) over N/16 threads, so

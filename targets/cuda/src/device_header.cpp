@@ -72,20 +72,18 @@ __device__ __forceinline__ void tg_mma_m16n8k16_bf16_f32(float* c, const tg_u16*
 }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 // mma.sync m16n8k32 on 8-bit floats (sm_89 and later): four bytes a register, a0..a15 in A[0..3].
-__device__ __forceinline__ void tg_mma_m16n8k32_e4m3_f32(float* c, const tg_u8* a, const tg_u8* b) {
-  const tg_u32* A = reinterpret_cast<const tg_u32*>(a);
-  const tg_u32* B = reinterpret_cast<const tg_u32*>(b);
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
-}
-__device__ __forceinline__ void tg_mma_m16n8k32_e5m2_f32(float* c, const tg_u8* a, const tg_u8* b) {
-  const tg_u32* A = reinterpret_cast<const tg_u32*>(a);
-  const tg_u32* B = reinterpret_cast<const tg_u32*>(b);
-  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));
-}
+#define TG_MMA_M16N8K32(T)                                                                                   \
+  __device__ __forceinline__ void tg_mma_m16n8k32_##T##_f32(float* c, const tg_u8* a, const tg_u8* b) {     \
+    const tg_u32* A = reinterpret_cast<const tg_u32*>(a);                                                    \
+    const tg_u32* B = reinterpret_cast<const tg_u32*>(b);                                                    \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." #T "." #T                                         \
+                 ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                \
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                            \
+                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "r"(B[0]), "r"(B[1]));                        \
+  }
+TG_MMA_M16N8K32(e4m3)
+TG_MMA_M16N8K32(e5m2)
+#undef TG_MMA_M16N8K32
 #endif
 
 // ---- Shared-memory movement for hand-written and future lowered code: ldmatrix (four 8×8
