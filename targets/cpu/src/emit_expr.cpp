@@ -6,6 +6,8 @@
 //             store float %e, ptr %xf.ij
 #include <llvm/IR/Intrinsics.h>
 
+#include <cmath>
+
 #include "emitter.h"
 #include "tilegen/ir/int_semantics.h"
 #include "tilegen/ir/visitor.h"
@@ -96,16 +98,6 @@ Value* Emitter::constant(DType t, double v) {
   return llvm::ConstantInt::get(reg_type(t), uint64_t(int64_t(v)), true);
 }
 
-llvm::FunctionCallee Emitter::helper(const char* name, llvm::Type* ret, llvm::Type* arg) {
-  auto* fty = llvm::FunctionType::get(ret, {arg}, false);
-  llvm::FunctionCallee f = mod.getOrInsertFunction(name, fty);
-  if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
-    fn->setDoesNotThrow();
-    fn->setDoesNotAccessMemory();
-  }
-  return f;
-}
-
 /// fp8 / fp4 bits → float: a constant table (256 or 16 entries) the vectoriser can gather from.
 Value* Emitter::fp8_table(DType t) {
   std::string name = std::string("tg.decode.") + std::string(t.name());
@@ -126,7 +118,43 @@ Value* Emitter::round_to(Value* v, DType t) {
   return v;
 }
 
-// Register value → the integer bits stored in memory (fp8/fp4 encode through small C helpers).
+// f32 → e4m3 / e5m2 / e2m1 bits with float_to_fp8_bits' (float_to_fp4_bits') rounding, in integer
+// and float operations the vectoriser keeps in vectors: ties to even, e4m3 and e2m1 saturating at
+// their largest finite value, e5m2 overflowing to inf. Normal range: drop 23 - mbits bits of the f32
+// pattern, ties to even (a carry rolls into the exponent), and rebias; below the smallest normal:
+// |v| in units of the smallest subnormal, rounded to even (exact: a power-of-two scale). NaN → 0x7F
+// for fp8 (its sign dropped), 0 for fp4. The vulkan and GPU-source targets spell the same steps.
+Value* Emitter::encode_small_float(Value* v, DType t) {
+  const int ebits = t == fp8_e5m2   ? 5
+                    : t == fp8_e4m3 ? 4
+                                    : 2,
+            mbits = t == fp8_e5m2   ? 2
+                    : t == fp8_e4m3 ? 3
+                                    : 1;
+  const int bias = (1 << (ebits - 1)) - 1, drop = 23 - mbits;
+  llvm::Type* i32 = B.getInt32Ty();
+  Value* u = B.CreateBitCast(v, i32);
+  Value* a = B.CreateAnd(u, 0x7fffffff);
+  Value* lsb = B.CreateAnd(B.CreateLShr(a, uint64_t(drop)), 1);
+  Value* r = B.CreateAdd(a, B.CreateAdd(B.getInt32((1u << (drop - 1)) - 1), lsb));
+  Value* normal = B.CreateSub(B.CreateLShr(r, uint64_t(drop)), B.getInt32(uint32_t(127 - bias) << mbits));
+  Value* mag = B.CreateBitCast(a, B.getFloatTy());
+  Value* scaled = B.CreateFMul(mag, llvm::ConstantFP::get(B.getFloatTy(), std::ldexp(1.0, bias - 1 + mbits)));
+  Value* units = B.CreateFPToSI(B.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, scaled), i32);
+  Value* sub = B.CreateFCmpOLT(mag, llvm::ConstantFP::get(B.getFloatTy(), std::ldexp(1.0, 1 - bias)));
+  Value* code = B.CreateSelect(sub, units, normal);
+  const int largest = (1 << (ebits + mbits)) - 1;  // every exponent and mantissa bit set
+  if (t == fp8_e5m2)                               // past 57344 (0x7B): inf
+    code = B.CreateSelect(B.CreateICmpUGT(code, B.getInt32(0x7B)), B.getInt32(0x7C), code);
+  else  // e4m3: 448 (0x7E) is the largest finite, e2m1: 6 (0x7)
+    code = B.CreateBinaryIntrinsic(llvm::Intrinsic::umin, code,
+                                   B.getInt32(uint32_t(t == fp8_e4m3 ? largest - 1 : largest)));
+  code = B.CreateOr(code, B.CreateShl(B.CreateLShr(u, 31), uint64_t(ebits + mbits)));
+  code = B.CreateSelect(B.CreateFCmpUNO(v, v), B.getInt32(t == fp4_e2m1 ? 0 : 0x7F), code);
+  return B.CreateTrunc(code, B.getInt8Ty());
+}
+
+// Register value → the integer bits stored in memory.
 Value* Emitter::to_bits(Value* v, DType t) {
   switch (t.code) {
     case TypeCode::BF16: {
@@ -137,11 +165,8 @@ Value* Emitter::to_bits(Value* v, DType t) {
       return B.CreateTrunc(B.CreateSelect(B.CreateFCmpUNO(v, v), nan, r), B.getInt16Ty());
     }
     case TypeCode::F8E4M3:
-      return B.CreateCall(helper("tg_cpu_f32_to_e4m3", B.getInt8Ty(), B.getFloatTy()), {v});
     case TypeCode::F8E5M2:
-      return B.CreateCall(helper("tg_cpu_f32_to_e5m2", B.getInt8Ty(), B.getFloatTy()), {v});
-    case TypeCode::F4E2M1:
-      return B.CreateCall(helper("tg_cpu_f32_to_e2m1", B.getInt8Ty(), B.getFloatTy()), {v});
+    case TypeCode::F4E2M1: return encode_small_float(v, t);
     case TypeCode::Bool: return B.CreateZExt(v, B.getInt8Ty());
     default: return v;
   }

@@ -557,7 +557,7 @@ int64_t gemm_steps(const Gemm& g, const EmitOptions& opt) {
 /// Whether the micro-kernel handles this gemm (f32 C, float A and B, constant extents);
 /// the pipeline lowers the others to loops (lower_tile_ops' keep_gemm).
 bool gemm_has_microkernel(const Gemm& g) {
-  auto ok_in = [](DType t) { return t == f32 || t == f16 || t == bf16; };
+  auto ok_in = [](DType t) { return t == f32 || t == f16 || t == bf16 || t == fp8_e4m3 || t == fp8_e5m2; };
   if (g.c.buffer->dtype != f32 || !ok_in(g.a.buffer->dtype) || !ok_in(g.b.buffer->dtype)) return false;
   for (const Region* r : {&g.a, &g.b, &g.c}) {
     if (r->extents.size() < 2 || r->buffer->scope == Scope::Global) return false;

@@ -105,7 +105,7 @@ class Emitter {
   llvm::Value* compare(DType t, llvm::Value* a, llvm::Value* b, ir::BinOp op);
   llvm::Value* wrap(llvm::Value* v, DType t);  // int4/uint4: back into 4 bits
   llvm::Value* fp8_table(DType t);
-  llvm::FunctionCallee helper(const char* name, llvm::Type* ret, llvm::Type* arg);
+  llvm::Value* encode_small_float(llvm::Value* v, DType t);  // f32 → e4m3/e5m2/e2m1 bits (i8)
   void emit_for(const ir::For& f);
   void emit_if(const ir::If& i);
   void emit_block_loop(const ir::Kernel& k, llvm::Value* begin, llvm::Value* end);

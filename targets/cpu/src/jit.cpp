@@ -25,13 +25,6 @@
 #include "tilegen/ir/dtype.h"
 #include "tilegen/ir/error.h"
 
-// fp8 / fp4 encoders called from generated code (decoding is a table in the module itself).
-extern "C" {
-static uint8_t tg_cpu_f32_to_e4m3(float v) { return tg::float_to_fp8_bits(tg::fp8_e4m3, v); }
-static uint8_t tg_cpu_f32_to_e5m2(float v) { return tg::float_to_fp8_bits(tg::fp8_e5m2, v); }
-static uint8_t tg_cpu_f32_to_e2m1(float v) { return tg::float_to_fp4_bits(v); }
-}
-
 namespace tg::cpu {
 
 namespace {
@@ -199,7 +192,8 @@ JitModule::~JitModule() = default;
 
 namespace {
 
-/// An LLJIT with the process's symbols (libm, memset) and the fp8 encoders visible.
+/// An LLJIT with the process's symbols (libm, memset) visible. (fp8/fp4 are encoded and decoded in
+/// the generated code itself: emit_expr.cpp.)
 std::unique_ptr<llvm::orc::LLJIT> make_jit(const CpuTarget& t) {
   init_llvm();
   // A cached object may call libmvec without this process having compiled anything yet.
@@ -210,16 +204,6 @@ std::unique_ptr<llvm::orc::LLJIT> make_jit(const CpuTarget& t) {
   jd.addGenerator(unwrap(
       llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit->getDataLayout().getGlobalPrefix()),
       "opening the process's symbols"));
-  llvm::orc::SymbolMap helpers;
-  auto add = [&](const char* name, void* fn) {
-    helpers[jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                                           llvm::JITSymbolFlags::Exported};
-  };
-  add("tg_cpu_f32_to_e4m3", reinterpret_cast<void*>(&tg_cpu_f32_to_e4m3));
-  add("tg_cpu_f32_to_e5m2", reinterpret_cast<void*>(&tg_cpu_f32_to_e5m2));
-  add("tg_cpu_f32_to_e2m1", reinterpret_cast<void*>(&tg_cpu_f32_to_e2m1));
-  if (auto e = jd.define(llvm::orc::absoluteSymbols(std::move(helpers))))
-    throw Error("cpu: registering helpers: " + error_text(std::move(e)));
   return jit;
 }
 
