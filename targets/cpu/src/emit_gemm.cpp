@@ -150,7 +150,7 @@ class GemmEmitter {
     return a;
   }
 
-  // A narrower than f32 (f16, bf16) as an f32 copy in the same layout, so that the micro-kernel
+  // A narrower than f32 (f16, bf16, e4m3, e5m2) as an f32 copy in the same layout, so that the micro-kernel
   // broadcasts with one vbroadcastss per row instead of a load, a shift (bf16) or vcvtph2ps
   // (f16), a move and a shuffle; the conversion loop is contiguous and vectorises.
   void widen_a() {

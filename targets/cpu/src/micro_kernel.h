@@ -24,7 +24,7 @@ struct EmitOptions {
   bool amx = false;              // bf16 gemm in AMX tiles (amx-bf16 CPUs whose OS grants the tile state)
 };
 
-/// Whether emit_gemm's micro-kernel handles this gemm (f32 C, f32/f16/bf16 A and B, constant
+/// Whether emit_gemm's micro-kernel handles this gemm (f32 C, f32/f16/bf16/fp8 A and B, constant
 /// extents, no Global operand); the pipeline lowers the other gemms to loops.
 bool gemm_has_microkernel(const ir::Gemm& g);
 
