@@ -32,6 +32,7 @@
 #include "tilegen/passes/simplify.h"
 #include "tilegen/plugin.h"
 #include "trim_edge_tiles.h"
+#include "widen_gemm_tiles.h"
 
 namespace tg::cpu {
 namespace {
@@ -128,6 +129,9 @@ const ParamKey kPanelRows = ParamKey::count(
 const ParamKey kTrimEdges =
     ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
                      "edge blocks' gemms over the rows, columns and K steps that exist (trim_edge_tiles)");
+const ParamKey kWidenTiles = ParamKey::on_off(
+    "widen_tiles", true, "TILEGEN_CPU_WIDEN_TILES",
+    "f16/fp8 tiles only copies fill and micro-kernel gemms read held in f32 (widen_gemm_tiles)");
 const ParamKey kNumThreads = ParamKey::count(
     "num_threads", 0, 4096, 0, "", "the kernel's own oneTBB arena of this many threads; 0: the process's");
 
@@ -346,6 +350,10 @@ class CpuPlugin final : public TargetPlugin {
     target_for(info, &here);
     const int64_t l2 = here ? host_cache_bytes(2) : 0;
     pack.max_panel_bytes = (l2 > 0 ? l2 : int64_t(1) << 20) / 2;
+    // Narrow float tiles only the micro-kernel reads held in f32: the copy converts them once.
+    if (micro && param_on(opt, kWidenTiles))
+      p.push_back(
+          {"widen_gemm_tiles", [](const Function& f, const TargetInfo&) { return widen_gemm_tiles(f); }});
     p.push_back({"pack_gemm_operands",
                  [pack](const Function& f, const TargetInfo&) { return pack_gemm_operands(f, pack); }});
     // An edge block's gemm computes the rows, columns and K steps that exist, not the whole tile.
@@ -411,7 +419,7 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   std::vector<ParamKey> param_keys() const override {
-    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kTrimEdges, kNumThreads};
+    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kTrimEdges, kWidenTiles, kNumThreads};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {
