@@ -234,8 +234,12 @@ __device__ __forceinline__ void tg_fence_operand_pair(tg_u16* r) {
   asm volatile("" : "+r"(*reinterpret_cast<tg_u32*>(r)) :: "memory");
 }
 )TGDEV";
-  for (const char* t : {"f16", "bf16"})
+  // f16/bf16 (k16) and the 8-bit forms (k32: both operands K-major, PTX has no imm-trans for them,
+  // and no RS form here).
+  for (const char* t : {"f16", "bf16", "e4m3", "e5m2"})
     for (int n : {64, 128, 256}) {
+      const bool bytes = t[0] == 'e';
+      const std::string shape = "m64n" + std::to_string(n) + (bytes ? "k32" : "k16");
       const int regs = n / 2;
       std::string list, operands;
       for (int i = 0; i < regs; ++i) {
@@ -243,45 +247,26 @@ __device__ __forceinline__ void tg_fence_operand_pair(tg_u16* r) {
         operands += (i ? ", " : "") + std::string("\"+f\"(d[") + std::to_string(i) + "])";
       }
       auto op = [&](int k) { return "%" + std::to_string(regs + k); };
-      s += "template <int TA, int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) +
-           "k16_" + t +
-           "_f32(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n"
-           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
-           op(2) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t +
-           " {" + list + "}, " + op(0) + ", " + op(1) + ", p, 1, 1, " + op(3) + ", " + op(4) +
-           ";\\n}\"\n      : " + operands +
-           "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1), \"n\"(TA), \"n\"(TB));\n}\n";
+      s += "template <int TA, int TB>\n__device__ __forceinline__ void tg_wgmma_" + shape + "_" + t +
+           "_f32(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n" +
+           (bytes ? "  static_assert(TA == 0 && TB == 0, \"8-bit wgmma reads A and B K-major\");\n" : "") +
+           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " + op(2) +
+           ", 0;\\nwgmma.mma_async.sync.aligned." + shape + ".f32." + t + "." + t + " {" + list + "}, " + op(0) +
+           ", " + op(1) + ", p, 1, 1" + (bytes ? "" : ", " + op(3) + ", " + op(4)) + ";\\n}\"\n      : " +
+           operands + "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1)" +
+           (bytes ? "" : ", \"n\"(TA), \"n\"(TB)") + ");\n}\n";
+      if (bytes) continue;
       // The RS form: A from four 32-bit registers (eight 16-bit elements, the lower-numbered in
       // the low half, as mma.sync's A), B through its descriptor.
-      s += "template <int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) + "k16_" +
-           t +
+      s += "template <int TB>\n__device__ __forceinline__ void tg_wgmma_" + shape + "_" + t +
            "_f32_rs(float* d, const tg_u16* a, unsigned long long desc_b) {\n"
            "  const tg_u32* A = reinterpret_cast<const tg_u32*>(a);\n"
            "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
-           op(5) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k16.f32." + t + "." + t +
-           " {" + list + "}, {" + op(0) + ", " + op(1) + ", " + op(2) + ", " + op(3) + "}, " + op(4) +
-           ", p, 1, 1, " + op(6) + ";\\n}\"\n      : " + operands +
+           op(5) + ", 0;\\nwgmma.mma_async.sync.aligned." + shape + ".f32." + t + "." + t + " {" + list + "}, {" +
+           op(0) + ", " + op(1) + ", " + op(2) + ", " + op(3) + "}, " + op(4) + ", p, 1, 1, " + op(6) +
+           ";\\n}\"\n      : " + operands +
            "\n      : \"r\"(A[0]), \"r\"(A[1]), \"r\"(A[2]), \"r\"(A[3]), \"l\"(desc_b), \"r\"(1), "
            "\"n\"(TB));\n}\n";
-    }
-  // The 8-bit forms: both operands K-major (PTX has no imm-trans for them), A from shared memory.
-  for (const char* t : {"e4m3", "e5m2"})
-    for (int n : {64, 128, 256}) {
-      const int regs = n / 2;
-      std::string list, operands;
-      for (int i = 0; i < regs; ++i) {
-        list += (i ? "," : "") + std::string("%") + std::to_string(i);
-        operands += (i ? ", " : "") + std::string("\"+f\"(d[") + std::to_string(i) + "])";
-      }
-      auto op = [&](int k) { return "%" + std::to_string(regs + k); };
-      s += "template <int TA, int TB>\n__device__ __forceinline__ void tg_wgmma_m64n" + std::to_string(n) +
-           "k32_" + t +
-           "_f32(float* d, unsigned long long desc_a, unsigned long long desc_b) {\n"
-           "  static_assert(TA == 0 && TB == 0, \"8-bit wgmma reads A and B K-major\");\n"
-           "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, " +
-           op(2) + ", 0;\\nwgmma.mma_async.sync.aligned.m64n" + std::to_string(n) + "k32.f32." + t + "." + t +
-           " {" + list + "}, " + op(0) + ", " + op(1) + ", p, 1, 1;\\n}\"\n      : " + operands +
-           "\n      : \"l\"(desc_a), \"l\"(desc_b), \"r\"(1));\n}\n";
     }
   s += "#endif\n";
   return s;
