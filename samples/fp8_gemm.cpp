@@ -85,7 +85,8 @@ void add_fp8_shapes(Sample& s) {
   add_test_shape(s, "ragged 33x40x70, f16 out", f16_out);
   add_test_shape(s, "tiny 1x1x1", shape(1, 1, 1));
   add_test_shape(s, "ragged 200x150x136, default tiles", {{"M", 200}, {"N", 150}, {"K", 136}}, true);
-  add_test_shape(s, "aligned 256^3, default tiles", {{"M", 256}, {"N", 256}, {"K", 256}}, true);
+  // One default-tile case (gemm's own cover the aligned 256³): software GPUs run these at their
+  // full tiles, and CI's time is short.
 }
 
 }  // namespace

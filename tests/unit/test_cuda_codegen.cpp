@@ -473,6 +473,36 @@ TEST_CASE("cuda: integer / % << >> compile with NVRTC through the device header'
   }
 }
 
+// Casts to fp8/fp4 and stores of them (test_small_float_stores.cpp checks the same rounding on the
+// targets that run here): through the shared header's encoders, a value already rounded stored as
+// its bits, no decode/encode round trip left behind.
+TEST_CASE("cuda: casts to e4m3/e5m2/e2m1 and their stores compile with NVRTC through the encoders") {
+  TargetPlugin* plugin = cuda_plugin();
+  if (!plugin || !nvrtc_present()) return;
+  KernelBuilder k("small_floats");
+  auto X = k.tensor("X", {64}, f32);
+  auto Y = k.tensor("Y", {64}, fp8_e4m3);
+  auto Z = k.tensor("Z", {64}, fp8_e5m2);
+  auto W = k.tensor("W", {64}, fp4_e2m1);
+  k.grid(1).threads(64).body([&](Expr) {
+    Expr i = k.thread_index();
+    Y(i) = cast(fp8_e4m3, X(i) * 2.0f);
+    Z(i) = cast(fp8_e5m2, cast(f32, cast(fp8_e4m3, X(i))) + 1.0f);
+    W(i) = cast(fp4_e2m1, X(i));
+  });
+  const Function f = k.build().function();
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    INFO(arch);
+    Artifact a;
+    REQUIRE_NOTHROW(a = Target::codegen_for(*plugin, plugin->info_for_arch(arch), f, {}));
+    CHECK(!a.binary.empty());
+    CHECK(a.source.find("Y[tx] = tg_f32_to_e4m3((float)(") != std::string::npos);
+    CHECK(a.source.find("tg_e4m3_to_f32(tg_f32_to_e4m3(") != std::string::npos);  // the inner cast, rounded
+    CHECK(a.source.find("tg_f32_to_e2m1(") != std::string::npos);
+    CHECK(a.source.find("tg_e5m2_to_f32(tg_f32_to_e5m2(") == std::string::npos);  // stored as its bits
+  }
+}
+
 TEST_CASE("cuda: check_bounds=all guards a thread-indexed store with the record and NVRTC compiles it") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin || !nvrtc_present()) return;

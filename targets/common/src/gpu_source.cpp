@@ -16,9 +16,14 @@ namespace tg::gpu {
 
 namespace {
 
+// A float value rounded to t's format, held as float (fp8 and fp4 through their bits, with the
+// interpreter's ties to even and saturation).
 std::string round_to(DType t, const std::string& v) {
   if (t == f16) return "tg_round_f16(" + v + ")";
   if (t == bf16) return "tg_round_bf16(" + v + ")";
+  if (t == fp8_e4m3 || t == fp8_e5m2)
+    return "tg_" + std::string(t.name()) + "_to_f32(tg_f32_to_" + std::string(t.name()) + "(" + v + "))";
+  if (t == fp4_e2m1) return "tg_e2m1_to_f32(tg_f32_to_e2m1(" + v + "))";
   return v;
 }
 
@@ -266,7 +271,8 @@ std::string SourceEmitter::cast(DType to, const Expr& a) {
   DType from = a.dtype();
   if (to == from) return v;
   if (to.is_bool()) return "((" + v + ") != 0)";
-  if (to == f16 || to == bf16) return round_to(to, "(float)(" + v + ")");
+  if (to == f16 || to == bf16 || to == fp8_e4m3 || to == fp8_e5m2 || to == fp4_e2m1)
+    return round_to(to, "(float)(" + v + ")");
   if (to == f32) return "((float)(" + v + "))";
   if (to == f64) return "((double)(" + v + "))";
   if (to.is_float())
@@ -427,8 +433,13 @@ void SourceEmitter::store(const ir::Store& op) {
   if (t == bf16) return line(buf + "[" + at + "] = tg_f32_to_bf16(" + unrounded(v, "tg_round_bf16(") + ");");
   if (t == int4 || t == uint4) return line("tg_st_4(" + buf + ", " + at + ", " + v + ");");
   if (t == fp4_e2m1) return line("tg_st_4(" + buf + ", " + at + ", tg_f32_to_e2m1(" + v + "));");
-  if (t == fp8_e4m3 || t == fp8_e5m2)
-    return line(buf + "[" + at + "] = tg_f32_to_" + std::string(t.name()) + "(" + v + ");");
+  if (t == fp8_e4m3 || t == fp8_e5m2) {
+    // A value already rounded to the element's format (round_to: decode(encode(x))) stores its bits.
+    const std::string name = std::string(t.name()), bits = unrounded(v, "tg_" + name + "_to_f32(");
+    if (bits != v && bits.rfind("tg_f32_to_" + name + "(", 0) == 0)
+      return line(buf + "[" + at + "] = " + bits + ";");
+    return line(buf + "[" + at + "] = tg_f32_to_" + name + "(" + v + ");");
+  }
   line(buf + "[" + at + "] = " + v + ";");
 }
 
