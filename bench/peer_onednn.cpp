@@ -127,9 +127,9 @@ dnnl_memory_desc_t matrix_desc(int64_t rows, int64_t cols, dnnl_data_type_t t, b
 }
 
 /// Random bytes of a valid value of type t for n elements (bf16/f16 as the top halves of f32).
-std::vector<uint8_t> random_matrix(int64_t n, DType t, std::mt19937& rng) {
+HostVector<uint8_t> random_matrix(int64_t n, DType t, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<uint8_t> out(std::size_t(n) * std::size_t(t.bits() / 8));
+  HostVector<uint8_t> out(std::size_t(n) * std::size_t(t.bits() / 8));
   for (int64_t i = 0; i < n; ++i) {
     float v = dist(rng);
     if (t == f32) {
@@ -187,7 +187,7 @@ void set_threads(int threads) {
 
 /// A primitive with the inputs and outputs it runs on.
 struct Job {
-  std::vector<uint8_t> in0, in1, out;
+  HostVector<uint8_t> in0, in1, out;
   std::unique_ptr<Primitive> prim;
 };
 

@@ -114,7 +114,7 @@ PreparedPeer openblas_prepare(const std::string& sample, const samples::Params& 
   const int m = dimension(p, "M", sample), n = dimension(p, "N", sample), k = dimension(p, "K", sample);
   const bool trans_a = flag(p, "trans_A"), trans_b = flag(p, "trans_B"), relu = sample == "gemm_relu";
   struct Data {
-    std::vector<float> a, b, c;
+    HostVector<float> a, b, c;
   };
   auto d = std::make_shared<Data>();
   d->a.resize(std::size_t(m) * k), d->b.resize(std::size_t(k) * n), d->c.resize(std::size_t(m) * n);

@@ -14,10 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "tilegen/host_device_context.h"
 #include "tilegen/ir/dtype.h"
 #include "tilegen/samples.h"
 
 namespace tg::bench {
+
+/// A peer's operands and results live in host memory as the host targets allocate it (2 MiB
+/// pages from 2 MiB up: tg::allocate_host_memory), so a comparison does not time the page size.
+template <class T>
+using HostVector = std::vector<T, HostAllocator<T>>;
 
 struct PeerTiming {
   double median_ms = 0, min_ms = 0;

@@ -32,8 +32,11 @@ struct Rasterize : IRMutator {
         ny(by.name() + "_r", by.dtype());
     const int64_t panel = int64_t(group) * *gx;
     Stmt body = substitute(op->body, {{bx, nx}, {by, ny}});
-    body = make_let(nx, block % panel / rows, body, op->loc);
-    body = make_let(ny, block / panel * group + block % panel % rows, body, op->loc);
+    // Both stay inside the grid (a block of the last, shorter panel included), but interval
+    // arithmetic cannot see it through the division by `rows`: the min states it, so that guards
+    // such as bx_r*256 + c < N where the grid covers N exactly fold away (one min per block).
+    body = make_let(nx, min(block % panel / rows, Expr(*gx - 1)), body, op->loc);
+    body = make_let(ny, min(block / panel * group + block % panel % rows, Expr(*gy - 1)), body, op->loc);
     body = make_let(rows, min(Expr(*gy) - block / panel * group, Expr(group)), body, op->loc);
     body = make_let(block, by * *gx + bx, body, op->loc);
     auto k = std::make_shared<ir::Kernel>(*op);

@@ -2,8 +2,10 @@
 // results, with vector grouping, bounds predication, barriers, and fragments moved to shared.
 #include "gpu_pass_test_util.h"
 #include "tilegen/passes/gpu_pipeline.h"
+#include "tilegen/passes/lower_tile_ops.h"
 #include "tilegen/passes/partition_threads.h"
 #include "tilegen/passes/rasterize_blocks.h"
+#include "tilegen/passes/simplify.h"
 
 using namespace tg;
 using namespace tg::test;
@@ -129,6 +131,16 @@ func mm(A: f32[80, 8] global, B: f32[8, 24] global, C: f32[80, 24] global) {
   check_same_results(f, partition_threads(g, test::sm80()));
   // No gemm, or too few block rows: unchanged.
   CHECK(rasterize_blocks(f, test::sm80(), 16).body.same_as(f.body));
+  // The grid covers C exactly (3 × 8 columns, 10 × 8 rows), and the permuted block indices are
+  // bounded by it (min(..., 2), min(..., 9)): the lowered copies keep no bounds guard.
+  CHECK(contains(text, "let bx_r: i32 = min(block % 12 / rows, 2)"));
+  CHECK(contains(text, "% rows, 9)"));
+  LowerTileOpsOptions keep;
+  keep.lower_gemm = false;
+  std::string lowered = print(simplify(lower_tile_ops(g, test::sm80(), keep), test::sm80()));
+  INFO(lowered);
+  CHECK(!contains(lowered, "select("));
+  CHECK(!contains(lowered, "if "));
 }
 
 // Found by the kernel fuzzer (tests/fuzz/kernels/barrier-collective-without-shared.tgir): a

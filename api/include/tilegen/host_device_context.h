@@ -6,6 +6,8 @@
 //     void launch(const std::shared_ptr<void>&, const Function&, const std::vector<LaunchArg>&) override;
 //   };
 #pragma once
+#include <cstddef>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -13,13 +15,44 @@
 
 namespace tg {
 
+/// Host memory as the host targets hand it out for tensors: 64-byte aligned, rounded up to whole
+/// lines; from 2 MiB up, 2 MiB aligned, rounded up to whole 2 MiB and (Linux) marked for
+/// transparent huge pages, so that a tile copy walking a large matrix's rows does not miss the
+/// TLB at every row (TILEGEN_HUGE_PAGES=0: 4 KiB pages). Null when the host is out of memory.
+/// Zero bytes still get a distinct pointer. Release with release_host_memory.
+///   allocate_host_memory(16 << 20) → 2 MiB-aligned, madvise(MADV_HUGEPAGE) over 16 MiB
+void* allocate_host_memory(std::size_t bytes);
+void release_host_memory(void* p);
+
+/// allocate_host_memory for standard containers: std::vector<float, HostAllocator<float>> holds
+/// its elements in memory like a host target's tensors (benchmark peers use it, so both sides of
+/// a comparison get the same pages).
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  HostAllocator() = default;
+  template <class U>
+  HostAllocator(const HostAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    if (n > std::size_t(-1) / sizeof(T)) throw std::bad_array_new_length();
+    void* p = allocate_host_memory(n * sizeof(T));
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) { release_host_memory(p); }
+  template <class U>
+  bool operator==(const HostAllocator<U>&) const {
+    return true;
+  }
+};
+
 class HostDeviceContext : public DeviceContext {
  public:
   /// `target` names the target in error messages ("cpu: out of host memory ...").
   explicit HostDeviceContext(std::string target) : target_(std::move(target)) {}
 
-  /// 64-byte aligned (a cache line, an AVX-512 vector), rounded up to whole lines. A zero-byte
-  /// tensor still gets a distinct, non-null pointer.
+  /// allocate_host_memory: 64-byte aligned (a cache line, an AVX-512 vector), large tensors on
+  /// huge pages. A zero-byte tensor still gets a distinct, non-null pointer.
   void* allocate(std::size_t bytes) override;
   void release(void* ptr) override;
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
