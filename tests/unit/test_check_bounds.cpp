@@ -233,7 +233,7 @@ TEST_CASE("CompileOptions params: an unknown key is an error listing the keys th
     CHECK_THROWS_WITH_AS(
         Target::get("cpu").compile(store_by_thread(), o),
         doctest::Contains("the params it knows are amx, bf16_dot, check_bounds, fast_math, gemm, "
-                          "gemm_panel_rows, num_threads, trim_edges, widen_tiles"),
+                          "gemm_panel_rows, num_threads, trim_edges, version_edges, widen_tiles"),
         Error);
   o.params = {{"fast_math", "1"}};
   if (available("cpu")) CHECK_NOTHROW(Target::get("cpu").compile(store_by_thread(), o));

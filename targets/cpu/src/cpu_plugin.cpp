@@ -32,6 +32,7 @@
 #include "tilegen/passes/simplify.h"
 #include "tilegen/plugin.h"
 #include "trim_edge_tiles.h"
+#include "version_edge_copies.h"
 #include "widen_gemm_tiles.h"
 
 namespace tg::cpu {
@@ -129,6 +130,9 @@ const ParamKey kPanelRows = ParamKey::count(
 const ParamKey kTrimEdges =
     ParamKey::on_off("trim_edges", true, "TILEGEN_CPU_TRIM_EDGES",
                      "edge blocks' gemms over the rows, columns and K steps that exist (trim_edge_tiles)");
+const ParamKey kVersionEdges = ParamKey::on_off(
+    "version_edges", true, "TILEGEN_CPU_VERSION_EDGES",
+    "copies over a ragged tile test their columns only in the edge blocks (version_edge_copies)");
 const ParamKey kWidenTiles = ParamKey::on_off(
     "widen_tiles", true, "TILEGEN_CPU_WIDEN_TILES",
     "f16/fp8 tiles only copies fill and micro-kernel gemms read held in f32 (widen_gemm_tiles)");
@@ -378,12 +382,17 @@ class CpuPlugin final : public TargetPlugin {
     p.push_back({"simplify", simplify});
     // A tile's copy in, element-wise updates and copy out: one pass over the tile, not three.
     p.push_back({"fuse_parallel_loops", fuse_parallel_loops});
-    // Last, on the loops codegen sees: a pipelined loop's gemms prefetch its next tile copies.
+    // On the loops codegen sees: a pipelined loop's gemms prefetch its next tile copies.
     p.push_back({"insert_prefetches", [opt](const Function& f, const TargetInfo& info) {
                    bool here = false;
                    CpuTarget t = target_for(info, &here);
                    return insert_prefetches(f, emit_options(t, here, opt));
                  }});
+    // A ragged tile's copies test its columns only in the edge blocks: no masked vector moves
+    // elsewhere.
+    if (param_on(opt, kVersionEdges))
+      p.push_back({"version_edge_copies",
+                   [](const Function& f, const TargetInfo&) { return version_edge_copies(f); }});
     return p;
   }
 
@@ -419,7 +428,8 @@ class CpuPlugin final : public TargetPlugin {
   }
 
   std::vector<ParamKey> param_keys() const override {
-    return {kAmx, kBf16Dot, kFastMath, kGemm, kPanelRows, kTrimEdges, kWidenTiles, kNumThreads};
+    return {kAmx,       kBf16Dot,      kFastMath,   kGemm,      kPanelRows,
+            kTrimEdges, kVersionEdges, kWidenTiles, kNumThreads};
   }
 
   std::unique_ptr<DeviceContext> open(int index) override {

@@ -83,9 +83,17 @@ class Walk {
     } else if (auto* f = s.as<For>()) {
       loop(s, *f);
     } else if (auto* i = s.as<If>()) {
+      // Overwritten afterwards: what both branches overwrite (version_edge_copies' two nests).
       uses(i->cond);
-      tentatively(i->then_body);
-      tentatively(i->else_body);
+      const BufferSet before = defined_;
+      stmt(i->then_body);
+      BufferSet after_then = std::move(defined_);
+      defined_ = before;
+      stmt(i->else_body);
+      BufferSet both;
+      for (const BufferNode* b : defined_)
+        if (after_then.count(b)) both.insert(b);
+      defined_ = std::move(both);
     } else if (auto* g = s.as<Gemm>(); g && g->clear_c && whole(g->c)) {
       uses_region(g->a), uses_region(g->b);
       defined_.insert(g->c.buffer.get());

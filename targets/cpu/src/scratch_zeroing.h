@@ -15,7 +15,8 @@
 // value does not read it), or by a clearing gemm of all of it. Anything else that reads or writes
 // a buffer not yet overwritten — in any statement, under an If or in a loop that may run no
 // iteration included — leaves it zeroed. A loop with at least one iteration is followed into its
-// first iteration; what an If or a possibly empty loop overwrites does not count after it.
+// first iteration; what a possibly empty loop, or one branch of an If but not the other,
+// overwrites does not count after it.
 #pragma once
 #include <unordered_set>
 
