@@ -39,6 +39,15 @@ class NoKernelCache {
   std::optional<std::string> old_;
 };
 
+/// The cpu plugin (for its passes without a device), or null after printing that `what` is skipped
+/// and why (the test then passes vacuously).
+inline TargetPlugin* cpu_plugin_or_skip(const char* what) {
+  std::string why;
+  TargetPlugin* p = find_plugin("cpu", &why);
+  if (!p) MESSAGE("cpu ", what, " tests skipped: ", why);
+  return p;
+}
+
 /// The cpu target, or nullopt after printing why it is unavailable (the test then passes vacuously).
 inline std::optional<Target> cpu_target_or_skip() {
   for (const TargetStatus& s : targets())
@@ -176,6 +185,31 @@ inline Function run_cpu_pass(TargetPlugin& cpu, const Function& f, const std::st
     }
   FAIL("the cpu pipeline has no ", name);
   return f;
+}
+
+/// cpu code equals the interpreter on a ragged gemm — 61×83×70 in 24×48×16 tiles: 13 rows, 35
+/// columns and 6 K steps at the edges — in each of `types` and transpose, with the param `key` at
+/// each of `values`.
+inline void check_ragged_gemms(const Target& cpu, const std::string& key,
+                               const std::vector<std::string>& values, const std::vector<DType>& types,
+                               std::mt19937_64& rng) {
+  NoKernelCache no_cache;
+  for (const std::string& value : values)
+    for (DType t : types)
+      for (int tr = 0; tr < 4; ++tr) {
+        const bool ta = tr & 1, tb = tr & 2;
+        INFO(key << " " << value << " " << t.name() << " trans_a " << ta << " trans_b " << tb);
+        const int64_t M = 61, N = 83, K = 70;
+        Kernel k = gemm_kernel(t, ta, tb, M, N, K, 24, 48, 16, 3);
+        std::vector<int64_t> as = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
+        std::vector<int64_t> bs = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
+        CompileOptions opt;
+        opt.params[key] = value;
+        check_cpu_matches_interpreter(
+            cpu, k.function(),
+            {random_array(as, t, rng), random_array(bs, t, rng), random_array({M, N}, f32, rng)}, {}, 1e-4,
+            opt);
+      }
 }
 
 /// `text` with its first `from` replaced by `to` (which must be there).

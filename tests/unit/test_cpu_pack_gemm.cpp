@@ -26,12 +26,7 @@ std::mt19937_64& rng() {
   return r;
 }
 
-TargetPlugin* cpu_plugin() {
-  std::string why;
-  TargetPlugin* p = find_plugin("cpu", &why);
-  if (!p) MESSAGE("cpu pack_gemm_operands tests skipped: ", why);
-  return p;
-}
+TargetPlugin* cpu_plugin() { return testing::cpu_plugin_or_skip("pack_gemm_operands"); }
 
 CompileOptions panel_rows(int rows) {
   CompileOptions o;

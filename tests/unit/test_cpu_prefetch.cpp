@@ -44,12 +44,7 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TargetPlugin* cpu_plugin() {
-  std::string why;
-  TargetPlugin* p = find_plugin("cpu", &why);
-  if (!p) MESSAGE("cpu prefetch tests skipped: ", why);
-  return p;
-}
+TargetPlugin* cpu_plugin() { return testing::cpu_plugin_or_skip("prefetch"); }
 
 /// The cpu pipeline's insert_prefetches on f, for a CPU LLVM knows by name.
 Function insert_prefetches(TargetPlugin& cpu, const Function& f, const std::string& arch,

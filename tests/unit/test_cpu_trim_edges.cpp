@@ -13,8 +13,6 @@
 #include "tilegen/plugin.h"
 
 using namespace tg;
-using tg::testing::check_cpu_matches_interpreter;
-using tg::testing::random_array;
 using tg::testing::with;
 
 namespace {
@@ -24,12 +22,7 @@ std::mt19937_64& rng() {
   return r;
 }
 
-TargetPlugin* cpu_plugin() {
-  std::string why;
-  TargetPlugin* p = find_plugin("cpu", &why);
-  if (!p) MESSAGE("cpu trim_edge_tiles tests skipped: ", why);
-  return p;
-}
+TargetPlugin* cpu_plugin() { return testing::cpu_plugin_or_skip("trim_edge_tiles"); }
 
 // 20×20×20 in 8×16×8 tiles: the last row block has 4 rows, the last column block 4 columns
 // (rounded up to a vector, 8), the last K step 4 of 8.
@@ -164,22 +157,5 @@ TEST_CASE("trim_edge_tiles: the edge gemms keep the prefetches of the next tiles
 TEST_CASE("trim_edge_tiles: cpu code equals the interpreter, ragged, every dtype and transpose") {
   auto cpu = tg::testing::cpu_target_or_skip();
   if (!cpu) return;
-  tg::testing::NoKernelCache no_cache;
-  for (const char* trim : {"1", "0"})
-    for (DType t : {f32, f16, bf16})
-      for (int tr = 0; tr < 4; ++tr) {
-        const bool ta = tr & 1, tb = tr & 2;
-        INFO("trim_edges " << trim << " " << t.name() << " trans_a " << ta << " trans_b " << tb);
-        // 61×83×70 in 24×48×16 tiles: 13 rows, 35 columns and 6 K steps at the edges.
-        const int64_t M = 61, N = 83, K = 70;
-        Kernel k = tg::testing::gemm_kernel(t, ta, tb, M, N, K, 24, 48, 16, 3);
-        std::vector<int64_t> as = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
-        std::vector<int64_t> bs = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
-        CompileOptions opt;
-        opt.params["trim_edges"] = trim;
-        check_cpu_matches_interpreter(
-            *cpu, k.function(),
-            {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({M, N}, f32, rng())}, {},
-            1e-4, opt);
-      }
+  tg::testing::check_ragged_gemms(*cpu, "trim_edges", {"1", "0"}, {f32, f16, bf16}, rng());
 }

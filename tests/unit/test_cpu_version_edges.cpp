@@ -13,8 +13,6 @@
 #include "tilegen/plugin.h"
 
 using namespace tg;
-using tg::testing::check_cpu_matches_interpreter;
-using tg::testing::random_array;
 using tg::testing::with;
 
 namespace {
@@ -24,12 +22,7 @@ std::mt19937_64& rng() {
   return r;
 }
 
-TargetPlugin* cpu_plugin() {
-  std::string why;
-  TargetPlugin* p = find_plugin("cpu", &why);
-  if (!p) MESSAGE("cpu version_edge_copies tests skipped: ", why);
-  return p;
-}
+TargetPlugin* cpu_plugin() { return testing::cpu_plugin_or_skip("version_edge_copies"); }
 
 // A lowered copy in (select) and out (if) over 20×20 in 8×16 blocks: the column guard holds for
 // every column of block bx = 0, not of bx = 1.
@@ -135,22 +128,5 @@ TEST_CASE("version_edge_copies: which terms it versions") {
 TEST_CASE("version_edge_copies: cpu code equals the interpreter on ragged gemms, with and without") {
   auto cpu = tg::testing::cpu_target_or_skip();
   if (!cpu) return;
-  tg::testing::NoKernelCache no_cache;
-  for (const char* on : {"1", "0"})
-    for (DType t : {f32, f16})
-      for (int tr = 0; tr < 4; ++tr) {
-        const bool ta = tr & 1, tb = tr & 2;
-        INFO("version_edges " << on << " " << t.name() << " trans_a " << ta << " trans_b " << tb);
-        // 61×83×70 in 24×48×16 tiles: 13 rows, 35 columns and 6 K steps at the edges.
-        const int64_t M = 61, N = 83, K = 70;
-        Kernel k = tg::testing::gemm_kernel(t, ta, tb, M, N, K, 24, 48, 16, 3);
-        std::vector<int64_t> as = ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K};
-        std::vector<int64_t> bs = tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N};
-        CompileOptions opt;
-        opt.params["version_edges"] = on;
-        check_cpu_matches_interpreter(
-            *cpu, k.function(),
-            {random_array(as, t, rng()), random_array(bs, t, rng()), random_array({M, N}, f32, rng())}, {},
-            1e-4, opt);
-      }
+  tg::testing::check_ragged_gemms(*cpu, "version_edges", {"1", "0"}, {f32, f16}, rng());
 }

@@ -14,12 +14,7 @@ using tg::testing::with;
 
 namespace {
 
-TargetPlugin* cpu_plugin() {
-  std::string why;
-  TargetPlugin* p = find_plugin("cpu", &why);
-  if (!p) MESSAGE("cpu widen_gemm_tiles tests skipped: ", why);
-  return p;
-}
+TargetPlugin* cpu_plugin() { return testing::cpu_plugin_or_skip("widen_gemm_tiles"); }
 
 // fp8_gemm's shape at 20×20×20 in 8×16×8 tiles (B stored N×K): ragged edges, zero-filled copies.
 const std::string kFp8 =
