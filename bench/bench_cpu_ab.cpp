@@ -17,12 +17,11 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "cpu_run.h"
 #include "tilegen/samples.h"
 #include "tilegen/tilegen.h"
 
@@ -31,12 +30,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Variant {
-  Variant(std::string e, tg::CompiledKernel k) : env(std::move(e)), kernel(std::move(k)) {}
   std::string env;
-  tg::CompiledKernel kernel;
-  std::vector<tg::DeviceBuffer> keep;
-  std::vector<tg::KernelArg> args;
-  tg::samples::Problem problem;
+  std::unique_ptr<tg::bench::TilegenRun> run;
   std::vector<double> ms;
 };
 
@@ -101,25 +96,15 @@ int run(int argc, char** argv) {
   std::vector<std::unique_ptr<Variant>> vs;
   for (const std::string& env : {a, b}) {
     apply_env(env);
-    tg::Kernel k = s->build(p, t);
-    tg::CompileOptions opt;
-    opt.params["num_threads"] = std::to_string(threads);
-    auto v = std::make_unique<Variant>(env, cpu.compile(k, opt));
-    std::mt19937_64 rng(1);
-    v->problem = s->make_inputs(p, t, rng);
-    v->args = tg::samples::kernel_args(k.function(), v->problem);
-    v->keep.reserve(v->args.size());
-    for (auto& arg : v->args)
-      if (auto* h = std::get_if<tg::HostTensor>(&arg)) {
-        v->keep.push_back(cpu.upload(*h));
-        arg = &v->keep.back();
-      }
+    auto v = std::make_unique<Variant>();
+    v->env = env;
+    v->run = tg::bench::prepare_tilegen(cpu, sample, p, t, threads);
     vs.push_back(std::move(v));
   }
   auto timed = [](Variant& v) {
-    v.kernel.launch(v.args);  // warm: this side's pool awake, its data in the caches it uses
+    v.run->call();  // warm: this side's pool awake, its data in the caches it uses
     const auto start = Clock::now();
-    v.kernel.launch(v.args);
+    v.run->call();
     v.ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
   };
   std::vector<double> ratio;
