@@ -109,12 +109,17 @@ void add_gemm_shapes(Sample& s) {
 // then loaded and stored once per 8 tile products instead of 2.
 // Where a warpgroup unit (wgmma) takes the dtype, K steps of 64: one 128-byte swizzled row of f16
 // per tile row, and half the waits per K of 32. Measured on an H100 at 18f6100 (PERF.md, GEMM
-// f16 4096³, 128×128, 3 stages): 0.297 ms against 0.343 ms with K steps of 32.
-Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k) {
+// f16 4096³, 128×128, 3 stages): 0.297 ms against 0.343 ms with K steps of 32. Where bulk copies
+// (TMA) fill them too, `bulk_stages` stages: measured on an H100 (2026-12-07, PERF.md), f16
+// 4096³ 128×128×64 with TMA 0.2672 ms at 4 stages against 0.2846 at 3.
+Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k,
+                       int64_t bulk_stages) {
   if (!target.is_cpu) {
     for (const std::string& name : target.matrix_units) {
       const MatrixUnit* u = find_matrix_unit(name);
-      if (u && u->family == "wgmma" && u->a_type == t) return {{"block_K", warpgroup_block_k}};
+      if (!u || u->family != "wgmma" || u->a_type != t) continue;
+      if (target.bulk_copy) return {{"block_K", warpgroup_block_k}, {"stages", bulk_stages}};
+      return {{"block_K", warpgroup_block_k}};
     }
     return {};
   }

@@ -39,11 +39,12 @@ inline std::string dtype_name(DType t) { return std::string(t.name()); }
 
 /// The cpu target's tiles for a gemm-shaped sample (block_M, block_N, block_K), from bench_cpu's
 /// measurements (docs/PERF.md, CPU); on a GPU whose warpgroup unit (wgmma) takes the dtype, K
-/// steps of `warpgroup_block_k` (one 128-byte swizzled row a tile row: 64 f16, 128 fp8); else
-/// empty. gemm.cpp.
-Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k);
+/// steps of `warpgroup_block_k` (one 128-byte swizzled row a tile row: 64 f16, 128 fp8), and
+/// `bulk_stages` pipeline stages where bulk copies (TMA) fill the tiles; else empty. gemm.cpp.
+Params gemm_tiles_with(const TargetInfo& target, const Params& p, DType t, int64_t warpgroup_block_k,
+                       int64_t bulk_stages);
 inline Params gemm_tiles(const TargetInfo& target, const Params& p, DType t) {
-  return gemm_tiles_with(target, p, t, 64);
+  return gemm_tiles_with(target, p, t, 64, 4);
 }
 
 /// Row kernels' tiles (softmax, rmsnorm) on a hardware GPU with lane shuffles: one row a block,

@@ -111,7 +111,9 @@ TEST_CASE("cuda: sm_90a compiles every sample; the gemm's PTX is wgmma.mma_async
     Params p = resolve(g, {{"M", 512}, {"N", 512}, {"K", 256}});
     Function f = g.build(p, t).function();
     f = bind_sizes(f, infer_sizes(f, {{512, 256}, {256, 512}, {512, 512}}));
-    Artifact a = Target::codegen_for(*plugin, info, f, CompileOptions{});
+    CompileOptions cp_async;  // the tiles by cp.async, as before bulk copies became the default
+    cp_async.params = {{"tma", "0"}};
+    Artifact a = Target::codegen_for(*plugin, info, f, cp_async);
     INFO(a.source);
     const std::string ty = t == f16 ? "f16" : "bf16";
     CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32." + ty + "." + ty) !=
@@ -165,8 +167,12 @@ TEST_CASE("cuda: with --param tma=1 the sm_90a gemm's tiles arrive by bulk tenso
   const std::string& ir = stages[stages.size() - 2].second;  // after the last pass (then: source)
   CHECK(ir.find("bulk_copy A[by*128 +: 128, ko*32 + 64 +: 32]") != std::string::npos);
   CHECK(ir.find("bulk_copy B[ko*32 + 64 +: 32, bx*128 + 64 +: 64]") != std::string::npos);
-  // Off by default, and never below sm_90.
-  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{}).assembly.find("mbarrier") ==
+  // On by default, off with tma=0, and never below sm_90.
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{})
+            .assembly.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  CompileOptions off;
+  off.params = {{"tma", "0"}};
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, off).assembly.find("mbarrier") ==
         std::string::npos);
   CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_80"), f, tma).assembly.find("mbarrier") ==
         std::string::npos);
@@ -197,9 +203,13 @@ TEST_CASE("cuda: with --param tma=1,warp_roles=1 the sm_90a gemm's copies are a 
   CHECK(a.assembly.find("bar.sync") != std::string::npos);  // the one barrier, after the init
   // Off without tma (nothing to specialise) and by default.
   CompileOptions alone;
-  alone.params = {{"warp_roles", "1"}};
+  alone.params = {{"warp_roles", "1"}, {"tma", "0"}};
   CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, alone)
             .source.find("__launch_bounds__(128)") != std::string::npos);
+  const Artifact by_default =
+      Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{});
+  CHECK(by_default.source.find("__launch_bounds__(128)") != std::string::npos);
+  CHECK(by_default.assembly.find("setmaxnreg") == std::string::npos);
   // On sm_90 named as such (mma.sync, no setmaxnreg): a producer warp.
   CompileOptions plain_sm90 = roles;
   plain_sm90.arch = "sm_90";
@@ -229,12 +239,17 @@ TEST_CASE("cuda: with --param wgmma_trans_b=1 the sm_90a gemm with trans_B reads
     CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
     CHECK(a.assembly.find("mma.sync.aligned") == std::string::npos);
   }
+  // On by default; wgmma_trans_b=0 keeps the gemm on mma.sync.
   CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{})
-            .assembly.find("wgmma") == std::string::npos);  // off by default
+            .assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
+  CompileOptions off;
+  off.params = {{"wgmma_trans_b", "0"}};
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, off).assembly.find("wgmma") ==
+        std::string::npos);
 }
 
 // With --param wgmma_rows=1 gemm_softmax's product runs on wgmma, its rows' max and sum by warp
-// shuffles beside the accumulator registers; off by default.
+// shuffles beside the accumulator registers; on by default.
 TEST_CASE("cuda: with --param wgmma_rows=1 the sm_90a gemm_softmax is wgmma with shuffled row statistics") {
   TargetPlugin* plugin = cuda_plugin();
   if (!plugin || !nvrtc_present()) return;
@@ -249,8 +264,13 @@ TEST_CASE("cuda: with --param wgmma_rows=1 the sm_90a gemm_softmax is wgmma with
   CHECK(a.assembly.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16") != std::string::npos);
   CHECK(a.assembly.find("shfl.sync.bfly") != std::string::npos);
   CHECK(a.assembly.find("mma.sync.aligned") == std::string::npos);
+  // On by default; wgmma_rows=0 keeps the gemm on mma.sync.
   CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, CompileOptions{})
-            .assembly.find("wgmma") == std::string::npos);
+            .assembly.find("wgmma.mma_async") != std::string::npos);
+  CompileOptions off;
+  off.params = {{"wgmma_rows", "0"}};
+  CHECK(Target::codegen_for(*plugin, plugin->info_for_arch("sm_90a"), f, off).assembly.find("wgmma") ==
+        std::string::npos);
 }
 
 // With --param wgmma_trans_b=1,wgmma_rows=1 flash_attention runs on wgmma throughout: Q·Kᵀ with
@@ -414,6 +434,7 @@ TEST_CASE("cuda: a pipelined loop waits for its tiles and syncs before reading t
         f = bind_sizes(f, infer_sizes(f, {{64, c.K}, {c.K, 64}, {64, 64}}));
         CompileOptions opt;
         opt.params["cp_async"] = cp_async;
+        opt.params["tma"] = "0";  // the cp.async fills (bulk copies: test_mbarrier.cpp, the tma cases here)
         Artifact a = Target::codegen_for(*plugin, plugin->info_for_arch("sm_90"), f, opt);
         INFO(std::string(c.sample) << " K=" << c.K << " " << t.name() << " cp_async=" << std::string(cp_async)
                                    << "\n"

@@ -31,33 +31,42 @@ const ParamKey kLdmatrix =
 const ParamKey kWgmma = ParamKey::on_off("wgmma", true, "TILEGEN_CUDA_WGMMA",
                                          "wgmma on an sm_90 device, compiled for sm_90a");
 
-// Off by default until the path has run on a GPU: --param tma=1 or TILEGEN_CUDA_TMA=1 lets the
-// pass bulk_copies feed pipelined tiles with bulk tensor copies on mbarriers (sm_90 and later).
-const ParamKey kTma = ParamKey::on_off("tma", false, "TILEGEN_CUDA_TMA",
-                                       "bulk tensor copies on mbarriers, sm_90 (not yet run on a GPU)");
+// On by default since the whole cuda conformance suite passed with it on an H100 (2026-12-07,
+// docs/PERF.md; memcheck, racecheck and synccheck clean on ragged gemms): the pass bulk_copies
+// feeds pipelined tiles with bulk tensor copies on mbarriers (sm_90 and later); --param tma=0 or
+// TILEGEN_CUDA_TMA=0 keeps cp.async.
+const ParamKey kTma =
+    ParamKey::on_off("tma", true, "TILEGEN_CUDA_TMA", "bulk tensor copies on mbarriers, sm_90 and later");
 
-// Off by default until the path has run on a GPU: --param warp_roles=1 or TILEGEN_CUDA_WARP_ROLES=1
-// lets the pass warp_roles give the bulk copies a producer warp of their own (with tma on).
-const ParamKey kWarpRoles = ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
-                                             "a producer warp for the bulk copies (not yet run on a GPU)");
+// Off by default: --param warp_roles=1 or TILEGEN_CUDA_WARP_ROLES=1 lets the pass warp_roles give
+// the bulk copies a producer warp of their own (with tma on). On an H100 (2026-12-07, PERF.md) it
+// was right where the gemms run on wgmma and wrong where one stays on mma.sync (gemm_softmax
+// 96×128×512 with wgmma_rows=0; trans_B 4096³ with wgmma_trans_b=0), which the interpreter's run
+// of the same lowered IR does not reproduce.
+const ParamKey kWarpRoles =
+    ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
+                     "a producer warp for the bulk copies (wrong with mma.sync gemms)");
 
-// Off by default until the path has run on a GPU: --param wgmma_trans_b=1 or
-// TILEGEN_CUDA_WGMMA_TRANS_B=1 lets a gemm with trans_b (B stored N×K) run on wgmma, B K-major.
-const ParamKey kWgmmaTransB = ParamKey::on_off("wgmma_trans_b", false, "TILEGEN_CUDA_WGMMA_TRANS_B",
-                                               "wgmma for B stored N×K, K-major (not yet run on a GPU)");
+// On by default since gemm's and fp8_gemm's conformance passed with it on an H100 (2026-12-07,
+// docs/PERF.md; trans_B 4096³ 437 TFLOP/s against 269 on mma.sync): a gemm with trans_b (B
+// stored N×K) runs on wgmma, B K-major; --param wgmma_trans_b=0 or TILEGEN_CUDA_WGMMA_TRANS_B=0
+// keeps such gemms on mma.sync.
+const ParamKey kWgmmaTransB =
+    ParamKey::on_off("wgmma_trans_b", true, "TILEGEN_CUDA_WGMMA_TRANS_B", "wgmma for B stored N×K, K-major");
 
-// Off by default until the path has run on a GPU: --param wgmma_rows=1 or TILEGEN_CUDA_WGMMA_ROWS=1
-// lets a gemm whose rows are then reduced (gemm_softmax, attention's scores) run on wgmma, and a
-// gemm whose A is such a fragment (attention's P) read A from registers (wgmma's RS form).
-const ParamKey kWgmmaRows = ParamKey::on_off("wgmma_rows", false, "TILEGEN_CUDA_WGMMA_ROWS",
-                                             "wgmma for gemms whose rows are reduced (not yet run on a GPU)");
+// On by default since gemm_softmax's and flash_attention's conformance passed with it on an H100
+// (2026-12-07, docs/PERF.md; attention 0.56× → 0.88× cuDNN): a gemm whose rows are then reduced
+// (gemm_softmax, attention's scores) runs on wgmma, and a gemm whose A is such a fragment
+// (attention's P) reads A from registers (wgmma's RS form); --param wgmma_rows=0 or
+// TILEGEN_CUDA_WGMMA_ROWS=0 keeps them on mma.sync.
+const ParamKey kWgmmaRows =
+    ParamKey::on_off("wgmma_rows", true, "TILEGEN_CUDA_WGMMA_ROWS", "wgmma for gemms whose rows are reduced");
 
-// Off by default until it has run on a GPU: --param issue_ahead=1 or TILEGEN_CUDA_ISSUE_AHEAD=1
-// issues a loop's leading async gemm one iteration early (the pass issue_ahead: attention's next
-// Q·Kᵀ beside this tile's softmax).
-const ParamKey kIssueAhead =
-    ParamKey::on_off("issue_ahead", false, "TILEGEN_CUDA_ISSUE_AHEAD",
-                     "the next iteration's leading async gemm issued early (not yet run on a GPU)");
+// Off by default: --param issue_ahead=1 or TILEGEN_CUDA_ISSUE_AHEAD=1 issues a loop's leading async
+// gemm one iteration early (the pass issue_ahead: attention's next Q·Kᵀ beside this tile's
+// softmax). Right on an H100 (flash_attention's conformance, 2026-12-07) but no faster there.
+const ParamKey kIssueAhead = ParamKey::on_off("issue_ahead", false, "TILEGEN_CUDA_ISSUE_AHEAD",
+                                              "the next iteration's leading async gemm issued early");
 
 // The device's TargetInfo as sm_90a where the wgmma switch is on, the device is an sm_90 and no
 // architecture was named; with bulk copies where the tma switch is on and the chip has them.
