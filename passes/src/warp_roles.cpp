@@ -6,6 +6,7 @@
 
 #include "stmt_build.h"
 #include "tilegen/ir/buffer_access.h"
+#include "tilegen/ir/matrix_unit.h"
 #include "tilegen/ir/visitor.h"
 #include "tilegen/passes/simplify.h"
 
@@ -82,6 +83,7 @@ class Roles {
       if (!plain(s)) return std::nullopt;
     const Stmt body = make_seq(region, loc);
     empty_ = Buffer::make(free_name("empty"), {Expr(S_)}, i64, Scope::Shared, {}, loc);
+    if (info_.roles_async_reads_only && !slots_read_by_async_mmas_only(body)) return std::nullopt;
     std::optional<Stmt> consumer = consume(body);
     if (!consumer || arrivals_ == 0 || writes_shared(*consumer)) return std::nullopt;
     loops_.clear();
@@ -224,6 +226,42 @@ class Roles {
     scan.waits = waits;
     scan.visit_stmt(s);
     return !scan.bad;
+  }
+
+  // Whether every read of a buffer the bulk copies in s fill is an asynchronous mma's tile
+  // operand (the header: a slot read by ldmatrix, a load or mma.sync keeps the kernel).
+  static bool slots_read_by_async_mmas_only(const Stmt& s) {
+    struct Slots : IRVisitor {
+      using IRVisitor::visit;
+      std::vector<const ir::BufferNode*> slots;
+      void visit(const ir::BulkCopy* c) override { slots.push_back(c->dst.buffer.get()); }
+    } fills;
+    fills.visit_stmt(s);
+    struct Reads : IRVisitor {
+      using IRVisitor::visit;
+      const std::vector<const ir::BufferNode*>* slots = nullptr;
+      bool other = false;
+      bool slot(const Buffer& b) const {
+        return std::find(slots->begin(), slots->end(), b.get()) != slots->end();
+      }
+      void visit(const ir::BulkCopy*) override {}  // its region is the write
+      void visit(const ir::Load* l) override {
+        other |= slot(l->buffer);
+        IRVisitor::visit(l);
+      }
+      void visit(const ir::LdMatrix* l) override {
+        other |= slot(l->src);
+        IRVisitor::visit(l);
+      }
+      void visit(const ir::Mma* m) override {
+        const MatrixUnit* u = find_matrix_unit(m->unit);
+        if (!u || !u->async) other |= slot(m->a.buffer) || slot(m->b.buffer);
+        IRVisitor::visit(m);
+      }
+    } reads;
+    reads.slots = &fills.slots;
+    reads.visit_stmt(s);
+    return !fills.slots.empty() && !reads.other;
   }
 
   // Whether s writes a shared buffer other than the ring's mbarriers.

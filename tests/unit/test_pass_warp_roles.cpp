@@ -308,6 +308,7 @@ TEST_CASE("warp_roles: gemm-like samples for sm_90a with tma and warp roles repr
   const std::vector<Case> cases = {
       {"gemm", f16, {{"M", 200}, {"N", 264}, {"K", 520}}},
       {"gemm", f16, {{"M", 130}, {"N", 257}, {"K", 456}, {"trans_B", 1}}},
+      // A stored K×M stays on mma.sync (ldmatrix reads the slots): no roles on cuda, the barrier kept
       {"gemm", f16, {{"M", 264}, {"N", 136}, {"K", 392}, {"trans_A", 1}}},  // A's rows 16-byte multiples
       {"gemm", bf16, {{"M", 192}, {"N", 136}, {"K", 392}}},
       {"gemm", f16, {{"M", 136}, {"N", 200}, {"K", 520}, {"block_K", 32}, {"stages", 4}}},
@@ -331,8 +332,48 @@ TEST_CASE("warp_roles: gemm-like samples for sm_90a with tma and warp roles repr
     for (auto& [k, v] : c.p) label += " " + k + "=" + std::to_string(v);
     SUBCASE(label.c_str()) {
       const std::string text = testing::check_lowered_params(*s, c.t, c.p, pm, info, rng);
-      CHECK_MESSAGE(text.find(", concurrently {") != std::string::npos, "no warp roles in\n" << text);
-      CHECK(text.find("mbarrier_arrive empty[") != std::string::npos);
+      const bool mma_sync = c.p.count("trans_A") > 0;
+      CHECK_MESSAGE((text.find(", concurrently {") != std::string::npos) == !mma_sync, "roles or not in\n"
+                                                                                           << text);
+      CHECK((text.find("mbarrier_arrive empty[") != std::string::npos) == !mma_sync);
+    }
+  }
+}
+
+// On cuda (TargetInfo::roles_async_reads_only) a ring whose slots ldmatrix reads for mma.sync
+// keeps the block's barrier: the two kernels that gave wrong answers with roles on an H100
+// (gemm_softmax 96×128×512 with wgmma_rows=0, trans_B gemm with wgmma_trans_b=0); with the
+// gemms on wgmma the same kernels get their roles. The synthetic rings above, on a TargetInfo
+// without the flag, keep theirs.
+TEST_CASE("warp_roles: cuda leaves rings that mma.sync reads through ldmatrix without roles") {
+  static const std::unique_ptr<TargetPlugin> cuda(cuda::make_plugin());
+  const TargetInfo info = cuda->info_for_arch("sm_90a");
+  CHECK(info.roles_async_reads_only);
+  CHECK_FALSE(hopper_like().roles_async_reads_only);
+  struct Case {
+    const char* sample;
+    samples::Params p;
+    const char* wgmma_switch;
+  };
+  for (const Case& c :
+       {Case{"gemm_softmax", {{"M", 96}, {"N", 128}, {"K", 512}}, "wgmma_rows"},
+        Case{"gemm", {{"M", 512}, {"N", 512}, {"K", 1024}, {"trans_B", 1}}, "wgmma_trans_b"}}) {
+    for (const char* on : {"0", "1"}) {
+      CAPTURE(c.sample);
+      CAPTURE(on);
+      CompileOptions opt;
+      opt.params = {{"tma", "1"}, {"warp_roles", "1"}, {c.wgmma_switch, on}};
+      PassManager pm(cuda->pipeline(info, opt));
+      const samples::Sample* s = samples::find(c.sample);
+      REQUIRE(s);
+      std::mt19937_64 rng(5);
+      const std::string text = testing::check_lowered_params(*s, f16, c.p, pm, info, rng);
+      const bool wgmma = std::string(on) == "1";
+      const bool roles = text.find(", concurrently {") != std::string::npos;
+      const bool ldmatrix = text.find("ldmatrix") != std::string::npos;
+      CHECK(roles == wgmma);
+      CHECK(ldmatrix == !wgmma);
+      CHECK(text.find("bulk_copy") != std::string::npos);  // the ring is there either way
     }
   }
 }

@@ -43,9 +43,8 @@ const ParamKey kTma =
 // was right where the gemms run on wgmma and wrong where one stays on mma.sync (gemm_softmax
 // 96×128×512 with wgmma_rows=0; trans_B 4096³ with wgmma_trans_b=0), which the interpreter's run
 // of the same lowered IR does not reproduce.
-const ParamKey kWarpRoles =
-    ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
-                     "a producer warp for the bulk copies (wrong with mma.sync gemms)");
+const ParamKey kWarpRoles = ParamKey::on_off("warp_roles", false, "TILEGEN_CUDA_WARP_ROLES",
+                                             "a producer warp for the bulk copies (rings that wgmma reads)");
 
 // On by default since gemm's and fp8_gemm's conformance passed with it on an H100 (2026-12-07,
 // docs/PERF.md; trans_B 4096³ 437 TFLOP/s against 269 on mma.sync): a gemm with trans_b (B

@@ -16,6 +16,7 @@ TargetInfo nvidia_target_info(int sm, bool arch_specific) {
   info.vector_bytes = 16;
   info.async_copy = sm >= 80;
   info.lane_shuffle = true;                    // shfl.sync
+  info.roles_async_reads_only = true;          // warp_roles.h: wgmma-read rings only
   info.max_grid = {2147483647, 65535, 65535};  // gridDim limits of every architecture since sm_30
   info.matrix_units = {"mma_m16n8k16_f16_f32", "mma_m16n8k16_bf16_f32"};
   if (sm >= 89)  // Ada and Hopper: mma.sync on fp8 (e4m3, e5m2)

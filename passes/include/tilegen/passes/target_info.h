@@ -22,6 +22,10 @@ struct TargetInfo {
   int vector_bytes = 16;     // widest single load/store
   bool async_copy = false;   // cp.async or equivalent
   bool bulk_copy = false;    // bulk tensor copies completing on mbarriers (Hopper's TMA; bulk_copies.h)
+  // warp_roles splits only rings whose slots asynchronous mmas alone read (warp_roles.h): set for
+  // NVIDIA GPUs, where a producer refilling slots that ldmatrix / mma.sync read gave wrong
+  // answers on an H100 (docs/PERF.md, 2026-12-07).
+  bool roles_async_reads_only = false;
   // Warpgroups (128 threads) may give registers back and take them at run time (setmaxnreg:
   // sm_90a), out of a register file of `register_file` 32-bit registers a multiprocessor (0:
   // unknown); warp_roles.h then gives the roles a warpgroup each and the consumers the registers.

@@ -58,7 +58,14 @@
 // barrier in the kernel's top-level sequence, the loops after them), every other barrier after
 // it directly before a fill, the consumers writing no shared memory after the barrier (only the
 // copy engine and the mbarriers order it), the fills' guards and loop bounds free of loads and
-// of the thread index, and room for a warp more in the block (TargetInfo::max_threads).
+// of the thread index, room for a warp more in the block (TargetInfo::max_threads), and, where
+// TargetInfo::roles_async_reads_only (NVIDIA GPUs), the ring's slots read only by asynchronous mmas (wgmma,
+// reading shared memory through the async proxy as the bulk copies write it): a slot read by ldmatrix, a load
+// or a synchronous mma keeps the kernel as it is. On an H100 (2026-12-07, docs/PERF.md) the roles gave wrong
+// answers where mma.sync's ldmatrix read the slots (gemm_softmax 96×128×512, trans_B gemm 4096³) and right
+// ones where wgmma did, while the interpreter ran both kernels' lowered IR right: the consumers'
+// generic-proxy reads, ordered before the copy engine's refill by an mbarrier arrive alone, are
+// what the hardware run did not bear out.
 #pragma once
 #include "tilegen/ir/function.h"
 #include "tilegen/passes/target_info.h"
