@@ -3,7 +3,8 @@
 # (issues 15 and 16), in one call (at most ~8 minutes; later steps skipped past LATE_S):
 #   1. builds the tilegen CLI, the cuda plugin and bench_cuda_vs_cublas;
 #   2. the whole cuda conformance suite with the defaults;
-#   3. bench_cuda_vs_cublas with the defaults; gemm_relu 4096³ beside torch.relu(a @ b);
+#   3. bench_cuda_vs_cublas with the defaults; gemm_relu 4096³ beside torch.relu(a @ b); gemm f16
+#      4096³ at 4, 5 and 6 stages and 128×256 on two warpgroups;
 #   4. flash_attention B8 H16 S4096 D128 f16/bf16, causal or not, at the default tile and at
 #      128×128 on two warpgroups, beside PyTorch SDPA (cuDNN, FA2) in the same call;
 #   5. fp8_gemm e4m3 8192³ at K steps of 128 (the default) and 64, beside torch._scaled_mm;
@@ -32,6 +33,11 @@ for dt in f16 bf16; do
     grep -E "median|rror" | tr '\n' ' ')
   q=$(timeout 60 python3 bench/torch_gemm_relu_peer.py --dtype $dt 2>&1 | tail -1)
   echo "gemm_relu $dt 4096 :: $r :: $q"
+done
+for cfg in stages=4 stages=5 stages=6 block_N=256,threads=256,stages=4; do  # deeper rings: ncu saw mbarrier waits
+  r=$(timeout 60 "$TG" bench gemm --target cuda --dtype f16 --set M=4096,N=4096,K=4096,$cfg --csv "$L/x/stages.csv" 2>&1 |
+    grep -E "median|rror" | tr '\n' ' ')
+  echo "gemm f16 4096 $cfg :: $r"
 done
 pack
 SHAPE=B=8,H=16,HKV=16,S=4096,D=128
